@@ -1,0 +1,223 @@
+// linum::Array: an immutable value handle (shared buffer, shape, dtype) that may also stand for a
+// tracer of an active transform; user code cannot tell the difference. Light header on purpose.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <linum/autodiff/dtype.hpp>
+#include <linum/error.hpp>
+
+namespace linum {
+
+using Shape = std::vector<std::int64_t>;
+
+// "(2, 3)", "(3,)", "()": shapes print like Python tuples, as JAX's messages show them.
+std::string shape_str(const Shape& s);
+std::int64_t shape_size(const Shape& s);
+
+class Array;
+using Arrays = std::vector<Array>;
+
+namespace detail {
+
+// The state behind an Array. level < 0: a concrete buffer (ConcreteImpl); otherwise a tracer
+// owned by the transform at that level of this thread's level stack (identified by trace_uid).
+struct ArrayImpl {
+  Shape shape;
+  DType dtype = DType::float32;
+  int level = -1;
+  std::uint64_t trace_uid = 0;
+  ArrayImpl() = default;
+  ArrayImpl(Shape s, DType d, int lvl = -1, std::uint64_t uid = 0)
+      : shape(std::move(s)), dtype(d), level(lvl), trace_uid(uid) {}
+  virtual ~ArrayImpl() = default;
+  // The value a grad/jvp tracer stands for (nullptr for concrete arrays and vmap tracers).
+  virtual const Array* primal_value() const { return nullptr; }
+};
+
+// A concrete, contiguous row-major buffer. Small arrays live inline (no second allocation);
+// larger ones share an aligned heap block, so reshape and astype-to-same are free.
+struct ConcreteImpl final : ArrayImpl {
+  std::shared_ptr<void> owner;
+  void* data = nullptr;
+  alignas(16) std::byte small[16];
+  ConcreteImpl(Shape s, DType d);
+  ConcreteImpl(Shape s, DType d, std::shared_ptr<void> owner_, void* data_)
+      : ArrayImpl(std::move(s), d), owner(std::move(owner_)), data(data_) {}
+};
+
+}  // namespace detail
+
+class Array {
+ public:
+  Array() = default;  // an empty handle; ops reject it, transform rules read it as a symbolic zero
+  explicit Array(std::shared_ptr<detail::ArrayImpl> impl) : impl_(std::move(impl)) {}
+
+  // A scalar (rank-0) array: Array(2.0f) is float32, Array(2.0) float64, Array(2) int32.
+  template <class V, class = std::enable_if_t<std::is_arithmetic_v<V>>>
+  Array(V value);  // NOLINT(google-explicit-constructor): scalars convert like JAX's Python scalars
+
+  bool valid() const { return impl_ != nullptr; }
+  const Shape& shape() const;
+  std::int64_t shape(int axis) const;  // negative axes count from the end
+  DType dtype() const;
+  int ndim() const { return static_cast<int>(shape().size()); }
+  std::int64_t size() const { return shape_size(shape()); }
+  bool is_tracer() const { return impl_ && impl_->level >= 0; }
+
+  // Element access on concrete arrays; throws for tracers and for a T that is not the dtype's type.
+  template <class V>
+  const V* data() const;
+  // The single element converted to T; the array must have size 1 and a concrete value.
+  template <class V>
+  V item() const;
+  // The concrete value behind this array (under grad/jvp, its primal); throws under vmap.
+  Array concrete() const;
+  // Truth value of a size-1 array, as numpy/JAX: anything else raises.
+  explicit operator bool() const;
+
+  // Methods mirroring jax.Array.
+  Array astype(DType d) const;
+  Array reshape(const Shape& s) const;
+  Array T() const;
+
+  const std::shared_ptr<detail::ArrayImpl>& impl() const { return impl_; }
+
+ private:
+  const detail::ConcreteImpl& concrete_impl(const char* fn) const;
+  std::shared_ptr<detail::ArrayImpl> impl_;
+};
+
+// Printing like JAX: Array([[1., 2.]], dtype=float32); large arrays are elided with "...".
+std::ostream& operator<<(std::ostream& os, const Array& a);
+std::string repr(const Array& a);
+
+// ---- creation -----------------------------------------------------------------------------
+
+Array empty(const Shape& shape, DType dtype = float32);  // uninitialised concrete buffer
+Array zeros(const Shape& shape, DType dtype = float32);
+Array ones(const Shape& shape, DType dtype = float32);
+Array full(const Shape& shape, double value, DType dtype = float32);
+Array zeros_like(const Array& a);
+Array ones_like(const Array& a);
+Array full_like(const Array& a, double value);
+Array arange(double start, double stop, double step = 1, DType dtype = int32);
+Array arange(std::int64_t stop, DType dtype = int32);
+Array linspace(double start, double stop, std::int64_t num, bool endpoint = true,
+               DType dtype = float32);
+Array eye(std::int64_t n, std::int64_t m = -1, std::int64_t k = 0, DType dtype = float32);
+
+// From a flat buffer (copied) with a shape; dtype follows T unless given (then values convert).
+template <class T>
+Array array(const std::vector<T>& values, const Shape& shape);
+template <class T>
+Array array(const std::vector<T>& values) {
+  return array(values, Shape{static_cast<std::int64_t>(values.size())});
+}
+template <class T>
+Array array(std::initializer_list<T> values) {
+  return array(std::vector<T>(values));
+}
+template <class T>
+Array array(std::initializer_list<std::initializer_list<T>> rows);
+template <class T>
+Array array(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks);
+template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+Array array(T value) {
+  return Array(value);
+}
+Array array(const Array& a, DType dtype);  // a copy converted to dtype
+
+namespace detail {
+Array make_scalar(double value, DType dtype);
+Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dtype);
+template <class T>
+Array from_values(const T* src, const Shape& shape) {
+  return from_buffer(src, shape, dtype_of<T>(), dtype_of<T>());
+}
+[[noreturn]] void throw_dtype_access(const char* fn, DType have, DType want);
+}  // namespace detail
+
+template <class V, class>
+Array::Array(V value) {
+  if constexpr (std::is_same_v<V, bool>) *this = detail::make_scalar(value, bool_);
+  else if constexpr (std::is_same_v<V, double>) *this = detail::make_scalar(value, float64);
+  else if constexpr (std::is_floating_point_v<V>) *this = detail::make_scalar(value, float32);
+  else if constexpr (std::is_unsigned_v<V>) *this = detail::make_scalar(static_cast<double>(value), uint32);
+  else *this = detail::make_scalar(static_cast<double>(value), int32);
+}
+
+template <class V>
+const V* Array::data() const {
+  const auto& c = concrete_impl("Array::data");
+  if (c.dtype != dtype_of<V>()) detail::throw_dtype_access("Array::data", c.dtype, dtype_of<V>());
+  return static_cast<const V*>(c.data);
+}
+
+template <class T>
+Array array(const std::vector<T>& values, const Shape& shape) {
+  if (static_cast<std::int64_t>(values.size()) != shape_size(shape))
+    throw ValueError("linum::array: " + std::to_string(values.size()) +
+                     " values do not fill shape " + shape_str(shape));
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<std::uint8_t> bytes(values.begin(), values.end());
+    return detail::from_buffer(bytes.data(), shape, bool_, bool_);
+  } else {
+    return detail::from_values(values.data(), shape);
+  }
+}
+
+template <class T>
+Array array(std::initializer_list<std::initializer_list<T>> rows) {
+  std::vector<T> flat;
+  const std::int64_t cols = rows.size() ? static_cast<std::int64_t>(rows.begin()->size()) : 0;
+  for (const auto& r : rows) {
+    if (static_cast<std::int64_t>(r.size()) != cols)
+      throw ValueError("linum::array: ragged nested list (rows of " + std::to_string(cols) +
+                       " and " + std::to_string(r.size()) + " elements)");
+    flat.insert(flat.end(), r.begin(), r.end());
+  }
+  return array(flat, Shape{static_cast<std::int64_t>(rows.size()), cols});
+}
+
+template <class T>
+Array array(std::initializer_list<std::initializer_list<std::initializer_list<T>>> blocks) {
+  std::vector<T> flat;
+  Shape inner;
+  for (const auto& b : blocks) {
+    Array m = array<T>(b);
+    if (!inner.empty() && m.shape() != inner)
+      throw ValueError("linum::array: ragged nested list (blocks of shape " + shape_str(inner) +
+                       " and " + shape_str(m.shape()) + ")");
+    inner = m.shape();
+    for (const auto& r : b) flat.insert(flat.end(), r.begin(), r.end());
+  }
+  Shape s{static_cast<std::int64_t>(blocks.size())};
+  s.insert(s.end(), inner.begin(), inner.end());
+  if (inner.empty()) s = {static_cast<std::int64_t>(blocks.size()), 0, 0};
+  return array(flat, s);
+}
+
+template <class V>
+V Array::item() const {
+  const auto& c = concrete_impl("Array::item");
+  if (shape_size(c.shape) != 1)
+    throw ValueError("Array::item: only arrays of size 1 convert to a scalar, got shape " +
+                     shape_str(c.shape));
+  switch (c.dtype) {
+    case DType::float32: return static_cast<V>(*static_cast<const float*>(c.data));
+    case DType::float64: return static_cast<V>(*static_cast<const double*>(c.data));
+    case DType::int32: return static_cast<V>(*static_cast<const std::int32_t*>(c.data));
+    case DType::uint32: return static_cast<V>(*static_cast<const std::uint32_t*>(c.data));
+    case DType::bool_: return static_cast<V>(*static_cast<const std::uint8_t*>(c.data) != 0);
+  }
+  return V{};
+}
+
+}  // namespace linum

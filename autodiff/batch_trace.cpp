@@ -1,0 +1,53 @@
+// Batching (vmap): a tracer carries a value and its batch axis; each primitive's batching rule
+// turns the per-example op into one vectorized op.
+#include <linum/autodiff/trace.hpp>
+
+#include <sstream>
+
+namespace linum::detail {
+namespace {
+
+struct BatchTracer final : ArrayImpl {
+  Array value;
+  int bdim;
+  BatchTracer(const Array& v, int b, Shape s, int lvl, std::uint64_t uid)
+      : ArrayImpl(std::move(s), v.dtype(), lvl, uid), value(v), bdim(b) {}
+};
+
+}  // namespace
+
+Array BatchTrace::wrap(const Array& value, int bdim) {
+  if (bdim < 0 || bdim >= value.ndim() || value.shape(bdim) != axis_size_) {
+    std::ostringstream os;
+    os << "vmap: internal batch axis " << bdim << " of a value of shape " << shape_str(value.shape())
+       << " does not have the axis size " << axis_size_;
+    throw Error(os.str());
+  }
+  Shape s = value.shape();
+  s.erase(s.begin() + bdim);
+  return Array(std::make_shared<BatchTracer>(value, bdim, std::move(s), level(), uid()));
+}
+
+std::pair<Array, int> BatchTrace::unwrap(const Array& y) const {
+  if (!owns(y)) return {y, -1};
+  const auto* t = static_cast<const BatchTracer*>(y.impl().get());
+  return {t->value, t->bdim};
+}
+
+Arrays BatchTrace::process(const PrimPtr& prim, std::span<const Array> in) {
+  Arrays values;
+  std::vector<int> bdims;
+  values.reserve(in.size());
+  bdims.reserve(in.size());
+  for (const Array& a : in) {
+    auto [v, b] = unwrap(a);
+    values.push_back(std::move(v));
+    bdims.push_back(b);
+  }
+  Batched r = prim->vmap(values, bdims);
+  for (std::size_t i = 0; i < r.outs.size(); ++i)
+    if (r.bdims[i] >= 0) r.outs[i] = wrap(r.outs[i], r.bdims[i]);
+  return std::move(r.outs);
+}
+
+}  // namespace linum::detail

@@ -1,0 +1,65 @@
+// Element types of linum arrays, their C++ counterparts, and JAX-style type promotion.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+#include <type_traits>
+
+namespace linum {
+
+enum class DType : std::uint8_t { float32, float64, int32, uint32, bool_ };
+
+inline constexpr DType float32 = DType::float32;
+inline constexpr DType float64 = DType::float64;
+inline constexpr DType int32 = DType::int32;
+inline constexpr DType uint32 = DType::uint32;
+inline constexpr DType bool_ = DType::bool_;
+
+constexpr std::size_t itemsize(DType d) {
+  switch (d) {
+    case DType::float64: return 8;
+    case DType::bool_: return 1;
+    default: return 4;
+  }
+}
+
+constexpr std::string_view dtype_name(DType d) {
+  switch (d) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::uint32: return "uint32";
+    case DType::bool_: return "bool";
+  }
+  return "?";
+}
+
+inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_name(d); }
+
+constexpr bool is_floating(DType d) { return d == DType::float32 || d == DType::float64; }
+constexpr bool is_integer(DType d) { return d == DType::int32 || d == DType::uint32; }
+
+// The dtype of a C++ element type: float->float32, double->float64, int32->int32, ...
+template <class T>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<T, float>) return DType::float32;
+  else if constexpr (std::is_same_v<T, double>) return DType::float64;
+  else if constexpr (std::is_same_v<T, bool>) return DType::bool_;
+  else if constexpr (std::is_same_v<T, std::uint32_t>) return DType::uint32;
+  else {
+    static_assert(std::is_same_v<T, std::int32_t>, "linum arrays hold float, double, int32, uint32 or bool");
+    return DType::int32;
+  }
+}
+
+// Promotion of two array dtypes (JAX's lattice restricted to linum's types, x64 enabled for floats):
+// bool < int32/uint32 < float32 < float64; int32 with uint32 gives int32 (JAX without x64).
+DType promote_types(DType a, DType b);
+
+// The dtype that a weakly typed C++ scalar of kind `scalar_kind` takes next to an array of dtype `d`
+// (JAX's weak types: 2 * float32 array stays float32, 1.5 * int32 array becomes float32).
+DType promote_weak(DType d, DType scalar_kind);
+
+}  // namespace linum

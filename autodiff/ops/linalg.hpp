@@ -1,0 +1,52 @@
+// Contractions (BLAS-backed), convolution and windowed reductions (lax / jnp names).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/array.hpp>
+
+namespace linum {
+
+Array dot(const Array& a, const Array& b);     // jnp.dot
+Array matmul(const Array& a, const Array& b);  // jnp.matmul: batch dims broadcast
+
+// lax.dot_general: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)); the result holds the
+// batch dims, then lhs free dims, then rhs free dims.
+struct DotDimensionNumbers {
+  std::vector<int> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
+};
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims);
+
+// Padding for conv/reduce_window: "SAME", "VALID", or explicit (low, high) per spatial dim.
+struct Padding {
+  std::string mode;  // "SAME", "VALID", or empty for explicit
+  std::vector<std::pair<std::int64_t, std::int64_t>> pads;
+  Padding(const char* m) : mode(m) {}  // NOLINT(google-explicit-constructor)
+  Padding(std::string m) : mode(std::move(m)) {}  // NOLINT(google-explicit-constructor)
+  Padding(std::vector<std::pair<std::int64_t, std::int64_t>> p) : pads(std::move(p)) {}  // NOLINT
+};
+
+// lax.conv_general_dilated with Flax's layout: NHWC input, HWIO kernel, NHWC output (any number
+// of spatial dims). feature_group_count splits input channels into groups.
+struct ConvOptions {
+  std::vector<std::int64_t> window_strides;  // default 1 per spatial dim
+  Padding padding = "VALID";
+  std::vector<std::int64_t> lhs_dilation;  // default 1
+  std::vector<std::int64_t> rhs_dilation;  // default 1
+  std::int64_t feature_group_count = 1;
+};
+Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions& opts = {});
+
+// lax.reduce_window with the sum or max monoid (init value 0 / -inf).
+enum class WindowReduce { sum, max };
+Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int64_t>& window,
+                    const std::vector<std::int64_t>& strides, const Padding& padding = "VALID");
+// flax.linen.avg_pool / max_pool over the spatial dims of an N...C input.
+Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
+Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
+
+}  // namespace linum

@@ -1,0 +1,47 @@
+// Shape and indexing ops: reshape, transpose, broadcasting, joining, slicing, gathering.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/ops/axes.hpp>
+
+namespace linum {
+
+Array reshape(const Array& x, const Shape& shape);  // one dimension may be -1
+Array ravel(const Array& x);
+Array transpose(const Array& x, std::vector<int> axes = {});  // empty: reverse the axes
+Array moveaxis(const Array& x, int source, int destination);
+Array expand_dims(const Array& x, int axis);
+Array squeeze(const Array& x, const Axes& axis = {});
+Array broadcast_to(const Array& x, const Shape& shape);
+Array concatenate(const Arrays& xs, int axis = 0);
+Array stack(const Arrays& xs, int axis = 0);
+// Split into `sections` equal parts, or at the given indices (numpy.split).
+Arrays split(const Array& x, std::int64_t sections, int axis = 0);
+Arrays split(const Array& x, const std::vector<std::int64_t>& indices, int axis = 0);
+
+// One axis of a static slice; like Python's start:stop:step, with nullopt for an omitted bound.
+struct Slice {
+  std::optional<std::int64_t> start, stop;
+  std::int64_t step = 1;
+};
+// x[s0, s1, ...]: slices for the leading axes, the rest are taken whole.
+Array slice(const Array& x, const std::vector<Slice>& slices);
+// lax.slice: start/limit/strides per axis.
+Array lax_slice(const Array& x, const std::vector<std::int64_t>& start,
+                const std::vector<std::int64_t>& limit, std::vector<std::int64_t> strides = {});
+// lax.dynamic_slice: start indices are clamped so that the slice fits, as in JAX.
+Array dynamic_slice(const Array& x, const Arrays& start, const std::vector<std::int64_t>& sizes);
+Array dynamic_slice(const Array& x, const std::vector<std::int64_t>& start,
+                    const std::vector<std::int64_t>& sizes);
+Array dynamic_update_slice(const Array& x, const Array& update, const Arrays& start);
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           const std::vector<std::int64_t>& start);
+// jnp.take / take_along_axis with integer indices; out-of-range indices are clamped (JAX's
+// default "fill"/"clip" modes are not needed by linum's users; the choice is documented here).
+Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt);
+Array take_along_axis(const Array& x, const Array& indices, int axis);
+
+}  // namespace linum

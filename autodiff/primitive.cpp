@@ -1,0 +1,20 @@
+// Default rules of Primitive: a missing rule is a clear error, never a wrong answer.
+#include <linum/autodiff/primitive.hpp>
+
+#include <string>
+
+namespace linum {
+
+Arrays Primitive::jvp(std::span<const Array>, std::span<const Array>, std::span<const Array>) const {
+  throw NotImplementedError(std::string("jvp of ") + name() + " is not implemented");
+}
+
+Arrays Primitive::vjp(std::span<const Array>, std::span<const Array>, std::span<const Array>) const {
+  throw NotImplementedError(std::string("vjp of ") + name() + " is not implemented");
+}
+
+Batched Primitive::vmap(std::span<const Array>, std::span<const int>) const {
+  throw NotImplementedError(std::string("vmap of ") + name() + " is not implemented");
+}
+
+}  // namespace linum

@@ -1,0 +1,68 @@
+// Primitive: one operation with its four rules (kernel, JVP, VJP, batching) and `bind`, the one
+// dispatch point through which every op passes so that active transforms can intercept it.
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/array.hpp>
+
+namespace linum {
+
+class Primitive;
+using PrimPtr = std::shared_ptr<const Primitive>;
+
+// Result of a batching rule: the outputs and, for each, its batch axis (-1: not batched).
+struct Batched {
+  Arrays outs;
+  std::vector<int> bdims;
+};
+
+class Primitive {
+ public:
+  virtual ~Primitive() = default;
+  virtual const char* name() const = 0;
+
+  // Kernel: concrete inputs in, concrete outputs out. Shapes/dtypes were validated by the op.
+  virtual Arrays eval(std::span<const Array> in) const = 0;
+
+  // Forward mode: output tangents from input tangents (empty Array = symbolic zero).
+  // `outs` are the primal outputs, for rules such as exp's that reuse them.
+  virtual Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                     std::span<const Array> outs) const;
+
+  // Reverse mode: input cotangents from output cotangents (empty Array = zero, both ways).
+  virtual Arrays vjp(std::span<const Array> primals, std::span<const Array> cotangents,
+                     std::span<const Array> outs) const;
+
+  // Batching: `bdims[i]` is the batch axis of in[i] (-1: unbatched; at least one is batched).
+  // The rule must emit vectorized ops, never a loop over the batch.
+  virtual Batched vmap(std::span<const Array> in, std::span<const int> bdims) const;
+
+  // Non-differentiable primitives (comparisons, argmax, stop_gradient) produce plain values
+  // under grad and jvp: no tape node, zero tangent.
+  virtual bool differentiable() const { return true; }
+
+  // Parameters for printing in error messages and tape dumps, e.g. "axes=(0,) keepdims=false".
+  virtual void print_params(std::ostream&) const {}
+};
+
+// Runs `prim` on `in` through the innermost active transform that owns one of the inputs, or
+// straight on the kernel when none does (the fast path).
+Arrays bind(const PrimPtr& prim, std::span<const Array> in);
+Array bind1(const PrimPtr& prim, std::span<const Array> in);
+inline Array bind1(const PrimPtr& prim, std::initializer_list<Array> in) {
+  return bind1(prim, std::span<const Array>(in.begin(), in.size()));
+}
+
+// A primitive without parameters is a process-wide singleton.
+template <class P>
+const PrimPtr& singleton() {
+  static const PrimPtr p = std::make_shared<const P>();
+  return p;
+}
+
+}  // namespace linum

@@ -1,0 +1,138 @@
+// Reverse mode: the tape records one node per primitive in creation order (a topological order),
+// so backward is one reverse sweep with no recursion and no sort.
+#include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/trace.hpp>
+
+#include <sstream>
+
+namespace linum::detail {
+namespace {
+
+struct TapeTracer final : ArrayImpl {
+  Array primal;
+  int var;
+  TapeTracer(const Array& p, int lvl, std::uint64_t uid, int v)
+      : ArrayImpl(p.shape(), p.dtype(), lvl, uid), primal(p), var(v) {}
+  const Array* primal_value() const override { return &primal; }
+};
+
+}  // namespace
+
+// Nodes index into flat vectors so that recording a node allocates nothing (amortised).
+struct TapeTrace::Impl {
+  struct Node {
+    PrimPtr prim;
+    std::uint32_t in_begin;   // inputs' primals at values[in_begin, in_begin + n_in)
+    std::uint32_t out_begin;  // outputs at values[out_begin, out_begin + n_out)
+    std::uint16_t n_in, n_out;
+    int out_var0;  // outputs have consecutive variable ids (non-float outputs get none)
+  };
+  std::vector<Node> nodes;
+  std::vector<Array> values;
+  std::vector<int> vars;  // variable id of each entry of `values` (-1: constant for this tape)
+  int nvars = 0;
+};
+
+TapeTrace::TapeTrace() : impl_(std::make_unique<Impl>()) {}
+TapeTrace::~TapeTrace() { clear(); }
+
+void TapeTrace::clear() {
+  impl_->nodes.clear();
+  impl_->nodes.shrink_to_fit();
+  impl_->values.clear();
+  impl_->values.shrink_to_fit();
+  impl_->vars.clear();
+  impl_->vars.shrink_to_fit();
+}
+
+std::size_t TapeTrace::num_nodes() const { return impl_->nodes.size(); }
+
+Array TapeTrace::watch(const Array& x) {
+  return Array(std::make_shared<TapeTracer>(x, level(), uid(), impl_->nvars++));
+}
+
+std::pair<Array, int> TapeTrace::unwrap(const Array& y) const {
+  if (!owns(y)) return {y, -1};
+  const auto* t = static_cast<const TapeTracer*>(y.impl().get());
+  return {t->primal, t->var};
+}
+
+Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
+  Impl& m = *impl_;
+  const auto in_begin = static_cast<std::uint32_t>(m.values.size());
+  for (const Array& a : in) {
+    auto [p, v] = unwrap(a);
+    m.values.push_back(std::move(p));
+    m.vars.push_back(v);
+  }
+  Arrays outs;
+  try {
+    outs = bind(prim, std::span<const Array>(m.values.data() + in_begin, in.size()));
+  } catch (...) {
+    m.values.resize(in_begin);
+    m.vars.resize(in_begin);
+    throw;
+  }
+  if (!prim->differentiable()) {
+    m.values.resize(in_begin);
+    m.vars.resize(in_begin);
+    return outs;
+  }
+  const auto out_begin = static_cast<std::uint32_t>(m.values.size());
+  const int out_var0 = m.nvars;
+  for (Array& o : outs) {
+    const bool diff = is_floating(o.dtype());
+    m.values.push_back(o);
+    m.vars.push_back(diff ? m.nvars : -1);
+    if (diff) o = Array(std::make_shared<TapeTracer>(o, level(), uid(), m.nvars++));
+  }
+  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint16_t>(in.size()),
+                               static_cast<std::uint16_t>(outs.size()), out_var0});
+  return outs;
+}
+
+Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array> cts,
+                           int n_inputs) const {
+  const Impl& m = *impl_;
+  Arrays ct(m.nvars);
+  auto accumulate = [&](int v, const Array& c) {
+    if (v < 0 || !c.valid()) return;
+    ct[v] = ct[v].valid() ? add(ct[v], c) : c;
+  };
+  for (std::size_t i = 0; i < out_vars.size(); ++i) accumulate(out_vars[i], cts[i]);
+
+  Arrays out_cts;
+  for (std::size_t n = m.nodes.size(); n-- > 0;) {
+    const auto& node = m.nodes[n];
+    out_cts.assign(node.n_out, Array());
+    bool any = false;
+    for (int j = 0; j < node.n_out; ++j) {
+      const int v = m.vars[node.out_begin + j];
+      if (v >= 0 && ct[v].valid()) {
+        out_cts[j] = std::move(ct[v]);  // each variable is read once: free it as we go
+        any = true;
+      }
+    }
+    if (!any) continue;
+    std::span<const Array> primals(m.values.data() + node.in_begin, node.n_in);
+    std::span<const Array> outs(m.values.data() + node.out_begin, node.n_out);
+    Arrays in_cts = node.prim->vjp(primals, out_cts, outs);
+    for (int j = 0; j < node.n_in; ++j) {
+      const int v = m.vars[node.in_begin + j];
+      if (v < 0 || !in_cts[j].valid()) continue;
+      const Array& c = in_cts[j];
+      if (c.shape() != primals[j].shape() || c.dtype() != primals[j].dtype()) {
+        std::ostringstream os;
+        os << "internal error: vjp rule of " << node.prim->name() << " returned a cotangent of shape "
+           << shape_str(c.shape()) << " dtype " << c.dtype() << " for input " << j << " of shape "
+           << shape_str(primals[j].shape()) << " dtype " << primals[j].dtype();
+        throw Error(os.str());
+      }
+      accumulate(v, c);
+    }
+  }
+  ct.resize(n_inputs);
+  return ct;
+}
+
+}  // namespace linum::detail

@@ -1,0 +1,76 @@
+// The per-thread level stack and bind: the single dispatch point for every primitive.
+#include <linum/autodiff/trace.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <sstream>
+
+namespace linum {
+namespace detail {
+namespace {
+
+thread_local std::vector<Trace*> t_stack;
+std::atomic<std::uint64_t> g_next_uid{1};
+
+[[noreturn]] void throw_escaped(const Primitive& p, const ArrayImpl& impl) {
+  std::ostringstream os;
+  os << p.name() << ": got a tracer (shape " << shape_str(impl.shape) << ", dtype " << impl.dtype
+     << ") from a transform that is no longer active on this thread; an Array created inside "
+        "grad/jvp/vmap must not be used after that transform returned";
+  throw UnexpectedTracerError(os.str());
+}
+
+}  // namespace
+
+Trace::Trace() : uid_(g_next_uid.fetch_add(1, std::memory_order_relaxed)) {}
+Trace::~Trace() = default;
+
+TraceScope::TraceScope(Trace& t) : trace_(&t) {
+  t.level_ = static_cast<int>(t_stack.size());
+  t_stack.push_back(&t);
+}
+
+void TraceScope::close() {
+  if (!trace_) return;
+  // Scopes close in LIFO order (RAII); erase defensively so a misuse cannot corrupt the stack.
+  auto it = std::find(t_stack.begin(), t_stack.end(), trace_);
+  if (it != t_stack.end()) t_stack.erase(it);
+  trace_->level_ = -1;
+  trace_ = nullptr;
+}
+
+int trace_depth() { return static_cast<int>(t_stack.size()); }
+
+BatchTrace* find_batch_trace(const std::string& name) {
+  for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
+    if (auto* b = dynamic_cast<BatchTrace*>(*it); b && b->axis_name() == name) return b;
+  return nullptr;
+}
+
+}  // namespace detail
+
+Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
+  int top = -1;
+  const detail::ArrayImpl* top_impl = nullptr;
+  for (const Array& a : in) {
+    const auto* impl = a.impl().get();
+    if (!impl)
+      throw ValueError(std::string(prim->name()) + ": got an empty Array handle (default-constructed)");
+    if (impl->level > top) {
+      top = impl->level;
+      top_impl = impl;
+    }
+  }
+  if (top < 0) return prim->eval(in);
+  auto& stack = detail::t_stack;
+  if (top >= static_cast<int>(stack.size()) || stack[top]->uid() != top_impl->trace_uid)
+    detail::throw_escaped(*prim, *top_impl);
+  return stack[top]->process(prim, in);
+}
+
+Array bind1(const PrimPtr& prim, std::span<const Array> in) {
+  Arrays outs = bind(prim, in);
+  return std::move(outs.front());
+}
+
+}  // namespace linum

@@ -1,0 +1,117 @@
+// The interpreters behind the transforms: a per-thread stack of levels (JAX's main traces).
+// Each level owns tracers of its kind; bind hands a primitive to the highest level among its
+// inputs. Three kinds exist: TapeTrace (reverse mode), JvpTrace (forward mode), BatchTrace (vmap).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/primitive.hpp>
+
+namespace linum::detail {
+
+class Trace {
+ public:
+  virtual ~Trace();
+  // Interprets `prim` on inputs, some of which are this level's tracers.
+  virtual Arrays process(const PrimPtr& prim, std::span<const Array> in) = 0;
+  virtual const char* transform_name() const = 0;
+
+  int level() const { return level_; }
+  std::uint64_t uid() const { return uid_; }
+  bool active() const { return level_ >= 0; }
+  // True when `a` is a tracer of this level (not of an outer or inner one).
+  bool owns(const Array& a) const {
+    return a.impl() && a.impl()->level == level_ && a.impl()->trace_uid == uid_ && level_ >= 0;
+  }
+
+ protected:
+  Trace();
+
+ private:
+  friend class TraceScope;
+  int level_ = -1;
+  std::uint64_t uid_;
+};
+
+// Pushes a trace on this thread's level stack; pops it (in LIFO order) when closed or destroyed.
+class TraceScope {
+ public:
+  explicit TraceScope(Trace& t);
+  ~TraceScope() { close(); }
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+  void close();
+
+ private:
+  Trace* trace_;
+};
+
+// Depth of this thread's level stack (the level a new trace would get).
+int trace_depth();
+
+// ---- reverse mode ------------------------------------------------------------------------
+
+// Records one node per primitive in creation order; backward is a single reverse sweep.
+class TapeTrace final : public Trace {
+ public:
+  TapeTrace();
+  ~TapeTrace() override;
+  Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
+  const char* transform_name() const override { return "grad"; }
+
+  // A new input variable of the tape (inputs get ids 0, 1, ... in the order watched).
+  Array watch(const Array& x);
+  // Primal value and variable id of y (-1 when y does not depend on this tape's inputs).
+  std::pair<Array, int> unwrap(const Array& y) const;
+  // Cotangents of the first n_inputs variables given cotangents of `out_vars` (vars < 0 skipped).
+  // The sweep runs ops through bind, so an outer transform records or batches it.
+  Arrays backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs) const;
+  std::size_t num_nodes() const;
+  // Frees every node (and the values they keep) without recursion.
+  void clear();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- forward mode ------------------------------------------------------------------------
+
+class JvpTrace final : public Trace {
+ public:
+  Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
+  const char* transform_name() const override { return "jvp"; }
+  Array watch(const Array& primal, const Array& tangent);
+  // Primal and tangent of y; the tangent is zeros when y does not depend on the inputs.
+  std::pair<Array, Array> unwrap(const Array& y) const;
+};
+
+// ---- batching (vmap) ---------------------------------------------------------------------
+
+class BatchTrace final : public Trace {
+ public:
+  BatchTrace(std::int64_t axis_size, std::string axis_name)
+      : axis_size_(axis_size), axis_name_(std::move(axis_name)) {}
+  Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
+  const char* transform_name() const override { return "vmap"; }
+  // A tracer standing for `value` batched along `bdim` (must be of size axis_size).
+  Array wrap(const Array& value, int bdim);
+  // Underlying value and batch axis of y (-1 when y is not batched by this level).
+  std::pair<Array, int> unwrap(const Array& y) const;
+  std::int64_t axis_size() const { return axis_size_; }
+  const std::string& axis_name() const { return axis_name_; }
+
+ private:
+  std::int64_t axis_size_;
+  std::string axis_name_;
+};
+
+// The innermost active BatchTrace whose axis name is `name` (nullptr when none).
+BatchTrace* find_batch_trace(const std::string& name);
+
+}  // namespace linum::detail

@@ -1,0 +1,272 @@
+// JAX's differentiation transforms: grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian,
+// and vmap. Each wraps its arguments' leaves as tracers of a new level, calls f, and unwraps.
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/trace.hpp>
+#include <linum/autodiff/tree_bridge.hpp>
+
+namespace linum {
+
+// Which positional arguments to differentiate: grad(f, argnums<0, 2>).
+template <int... I>
+struct Argnums {};
+template <int... I>
+inline constexpr Argnums<I...> argnums{};
+// f returns (output, aux) and aux is passed through: grad(f, has_aux).
+struct HasAux {};
+inline constexpr HasAux has_aux{};
+
+namespace detail {
+
+// Watches every leaf of x on the tape (in order), returning x rebuilt from the tracers.
+Array watch_input(TapeTrace& tape, const Array& x, const char* fn);
+// Checks the output of grad: a real scalar (JAX's messages).
+void check_grad_output(const Array& out, const char* fn);
+// Cotangents of the watched inputs; zeros where the output does not depend on an input.
+Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
+                const Arrays& cts, const Arrays& inputs, const char* fn);
+void check_cotangent(const Array& ct, const Array& primal, const char* fn);
+
+template <class T>
+T watch_tree(TapeTrace& tape, const T& x, Arrays& inputs, const char* fn) {
+  Arrays leaves = tree_arrays(x);
+  for (auto& l : leaves) {
+    inputs.push_back(l);
+    l = watch_input(tape, l, fn);
+  }
+  return tree_rebuild(x, leaves);
+}
+
+// Replaces this level's tracers in t by their primal values (for outputs and aux).
+template <class T>
+T unwrap_tree(const TapeTrace& tape, const T& t) {
+  return tree_apply(t, [&](const Array& a) { return tape.unwrap(a).first; });
+}
+
+template <class Tuple, int... I>
+auto select_args(const Tuple& t, Argnums<I...>) {
+  if constexpr (sizeof...(I) == 1) return std::get<I...>(t);
+  else return std::make_tuple(std::get<I>(t)...);
+}
+
+// Runs f under a new tape with the argnums' leaves watched. Returns (out, aux, grads).
+template <bool Aux, int... I, class F, class... Args>
+auto value_and_grad_impl(const F& f, const char* fn, Argnums<I...> an, const Args&... args) {
+  static_assert(sizeof...(I) > 0, "argnums must name at least one argument");
+  auto tape = std::make_shared<TapeTrace>();
+  TraceScope scope(*tape);
+  std::tuple<Args...> targs(args...);
+  Arrays inputs;
+  ((std::get<I>(targs) = watch_tree(*tape, std::get<I>(targs), inputs, fn)), ...);
+  auto result = std::apply(f, targs);
+  Array out;
+  if constexpr (Aux) out = std::get<0>(result);
+  else out = result;
+  check_grad_output(out, fn);
+  auto [primal, var] = tape->unwrap(out);
+  auto aux = [&] {
+    if constexpr (Aux) return unwrap_tree(*tape, std::get<1>(result));
+    else return 0;
+  }();
+  scope.close();
+  Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, inputs, fn);
+  tape->clear();
+  std::tuple<Args...> grads(args...);
+  std::size_t k = 0;
+  auto fill = [&](auto& g) {
+    Arrays leaves = tree_arrays(g);
+    for (auto& l : leaves) l = cts[k++];
+    g = tree_rebuild(g, leaves);
+  };
+  (fill(std::get<I>(grads)), ...);
+  return std::make_tuple(primal, aux, select_args(grads, an));
+}
+
+}  // namespace detail
+
+// value_and_grad(f)(x) -> (f(x), df/dx). With has_aux: ((value, aux), grad), as in JAX.
+template <class F, int... I, class... Opts>
+auto value_and_grad(F f, Argnums<I...> an, Opts...) {
+  constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
+  return [f = std::move(f), an](const auto&... args) {
+    auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "value_and_grad", an, args...);
+    if constexpr (aux) return std::make_pair(std::make_pair(v, a), g);
+    else return std::make_pair(v, g);
+  };
+}
+template <class F>
+auto value_and_grad(F f) { return value_and_grad(std::move(f), argnums<0>); }
+template <class F>
+auto value_and_grad(F f, HasAux) { return value_and_grad(std::move(f), argnums<0>, has_aux); }
+
+// grad(f)(x) -> df/dx for a scalar-valued f. Several argnums give a tuple of gradients;
+// with has_aux the result is (grad, aux).
+template <class F, int... I, class... Opts>
+auto grad(F f, Argnums<I...> an, Opts...) {
+  constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
+  return [f = std::move(f), an](const auto&... args) {
+    auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "grad", an, args...);
+    if constexpr (aux) return std::make_pair(g, a);
+    else return g;
+  };
+}
+template <class F>
+auto grad(F f) { return grad(std::move(f), argnums<0>); }
+template <class F>
+auto grad(F f, HasAux) { return grad(std::move(f), argnums<0>, has_aux); }
+
+// vjp(f, primals...) -> (f(primals...), vjp_fn) where vjp_fn(cotangent) returns a tuple with one
+// cotangent per primal. The tape lives as long as vjp_fn.
+template <class F, class... Args>
+auto vjp(const F& f, const Args&... primals) {
+  auto tape = std::make_shared<detail::TapeTrace>();
+  detail::TraceScope scope(*tape);
+  Arrays inputs;
+  std::tuple<Args...> targs(detail::watch_tree(*tape, primals, inputs, "vjp")...);
+  auto out = std::apply(f, targs);
+  Arrays out_leaves = detail::tree_arrays(out), out_primals;
+  std::vector<int> out_vars;
+  for (const auto& o : out_leaves) {
+    auto [p, v] = tape->unwrap(o);
+    out_primals.push_back(p);
+    out_vars.push_back(v);
+  }
+  scope.close();
+  auto primal_out = detail::tree_rebuild(out, out_primals);
+  std::tuple<Args...> like(primals...);
+  auto fn = [tape, out_primals, out_vars, inputs, like](const decltype(primal_out)& ct) {
+    Arrays cts = detail::tree_arrays(ct);
+    if (cts.size() != out_primals.size())
+      throw ValueError("vjp: the cotangent has " + std::to_string(cts.size()) +
+                       " leaves but the primal output has " + std::to_string(out_primals.size()));
+    Arrays g = detail::pullback(*tape, out_primals, out_vars, cts, inputs, "vjp");
+    std::size_t k = 0;
+    return std::apply(
+        [&](const auto&... p) {
+          auto one = [&](const auto& x) {
+            Arrays leaves = detail::tree_arrays(x);
+            for (auto& l : leaves) l = g[k++];
+            return detail::tree_rebuild(x, leaves);
+          };
+          return std::tuple<Args...>{one(p)...};
+        },
+        like);
+  };
+  return std::make_pair(primal_out, std::move(fn));
+}
+
+namespace detail {
+Array jvp_watch(JvpTrace& t, const Array& primal, const Array& tangent);
+}
+
+// jvp(f, {primals...}, {tangents...}) -> (f(primals...), directional derivative).
+template <class F, class... Args, class... Tans>
+auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Tans...>& tangents) {
+  static_assert(sizeof...(Args) == sizeof...(Tans), "jvp: one tangent per primal");
+  detail::JvpTrace trace;
+  detail::TraceScope scope(trace);
+  auto wrap = [&](const auto& p, const auto& t) {
+    Arrays ps = detail::tree_arrays(p), ts = detail::tree_arrays(t);
+    for (std::size_t i = 0; i < ps.size(); ++i) ps[i] = detail::jvp_watch(trace, ps[i], ts[i]);
+    return detail::tree_rebuild(p, ps);
+  };
+  auto targs = [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return std::tuple<Args...>{wrap(std::get<K>(primals), std::get<K>(tangents))...};
+  }(std::index_sequence_for<Args...>{});
+  auto out = std::apply(f, targs);
+  Arrays leaves = detail::tree_arrays(out), ps, ts;
+  for (const auto& o : leaves) {
+    auto [p, t] = trace.unwrap(o);
+    ps.push_back(p);
+    ts.push_back(t);
+  }
+  return std::make_pair(detail::tree_rebuild(out, ps), detail::tree_rebuild(out, ts));
+}
+
+// ---- vmap (Array arguments and results; in_axes per argument, -1 meaning "not batched") -------
+
+struct VmapOptions {
+  std::vector<int> in_axes;  // one per argument; empty: all 0. Use kNone for an unbatched arg.
+  int out_axes = 0;
+  std::string axis_name;
+  static constexpr int kNone = std::numeric_limits<int>::min();
+};
+
+namespace detail {
+std::int64_t vmap_axis_size(const Arrays& args, const std::vector<int>& in_axes);
+Array vmap_out(const BatchTrace& t, const Array& y, int out_axis);
+}  // namespace detail
+
+template <class F>
+auto vmap(F f, VmapOptions opts = {}) {
+  return [f = std::move(f), opts](const auto&... args) {
+    static_assert((std::is_same_v<std::decay_t<decltype(args)>, Array> && ...),
+                  "vmap: this version batches Array arguments");
+    Arrays xs{args...};
+    std::vector<int> axes = opts.in_axes.empty() ? std::vector<int>(xs.size(), 0) : opts.in_axes;
+    const std::int64_t n = detail::vmap_axis_size(xs, axes);
+    detail::BatchTrace trace(n, opts.axis_name);
+    detail::TraceScope scope(trace);
+    for (std::size_t i = 0; i < xs.size(); ++i)
+      if (axes[i] != VmapOptions::kNone)
+        xs[i] = trace.wrap(xs[i], axes[i] < 0 ? axes[i] + xs[i].ndim() : axes[i]);
+    auto out = [&]<std::size_t... K>(std::index_sequence<K...>) { return f(xs[K]...); }(
+        std::make_index_sequence<sizeof...(args)>{});
+    return detail::tree_apply(out, [&](const Array& y) { return detail::vmap_out(trace, y, opts.out_axes); });
+  };
+}
+
+// ---- Jacobians --------------------------------------------------------------------------------
+
+// jacrev(f)(x): the Jacobian of an Array -> Array function by reverse mode, shape out + in;
+// one vjp batched over the output basis with vmap.
+template <class F>
+auto jacrev(F f) {
+  return [f = std::move(f)](const Array& x) {
+    auto [y, fn] = vjp(f, x);
+    const std::int64_t m = y.size();
+    Array basis = reshape(eye(m, m, 0, y.dtype()), [&] {
+      Shape s{m};
+      s.insert(s.end(), y.shape().begin(), y.shape().end());
+      return s;
+    }());
+    Array rows = vmap([&](const Array& ct) { return std::get<0>(fn(ct)); })(basis);
+    Shape s = y.shape();
+    s.insert(s.end(), x.shape().begin(), x.shape().end());
+    return reshape(rows, s);
+  };
+}
+
+// jacfwd(f)(x): the Jacobian by forward mode: one jvp batched over the input basis.
+template <class F>
+auto jacfwd(F f) {
+  return [f = std::move(f)](const Array& x) {
+    const std::int64_t n = x.size();
+    Shape bs{n};
+    bs.insert(bs.end(), x.shape().begin(), x.shape().end());
+    Array basis = reshape(eye(n, n, 0, x.dtype()), bs);
+    Array cols = vmap([&](const Array& t) { return jvp(f, std::tuple{x}, std::tuple{t}).second; },
+                      {{0}, -1})(basis);  // shape out + (n,)
+    Shape s = cols.shape();
+    s.pop_back();
+    s.insert(s.end(), x.shape().begin(), x.shape().end());
+    return reshape(cols, s);
+  };
+}
+
+// hessian(f)(x) = jacfwd(jacrev(f))(x), as in JAX.
+template <class F>
+auto hessian(F f) {
+  return jacfwd(jacrev(std::move(f)));
+}
+
+}  // namespace linum

@@ -1,0 +1,7 @@
+// linum: JAX's composable function transforms and Flax's functional modules, in C++.
+#pragma once
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/transforms.hpp>
+#include <linum/error.hpp>
