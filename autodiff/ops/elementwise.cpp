@@ -138,6 +138,13 @@ struct Tanh final : Unary<Tanh> {
   static Array deriv(const Array&, const Array& out) { return 1.0 - square(out); }
 };
 
+struct Sqrt final : Unary<Sqrt> {
+  static constexpr const char* kName = "sqrt";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::sqrt(x); }
+  template <class B> static B simd(B x) { return xsimd::sqrt(x); }
+  static Array deriv(const Array&, const Array& out) { return 0.5 / out; }
+};
+
 // ---- binary primitives ------------------------------------------------------------------------
 
 struct Add final : Binary<Add> {
@@ -329,6 +336,7 @@ Array cos(const Array& x) { return unary_float<Cos>(x, "cos"); }
 Array exp(const Array& x) { return unary_float<Exp>(x, "exp"); }
 Array log(const Array& x) { return unary_float<Log>(x, "log"); }
 Array tanh(const Array& x) { return unary_float<Tanh>(x, "tanh"); }
+Array sqrt(const Array& x) { return unary_float<Sqrt>(x, "sqrt"); }
 Array square(const Array& x) { return multiply(x, x); }
 Array relu(const Array& x) { return maximum(x, 0); }
 

@@ -1,0 +1,58 @@
+// jax.random's samplers over raw buffers: one key in, a flat row-major draw out, in either of
+// JAX's modes. These are the kernels behind linum::random's primitives (and are usable alone).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <linum/autodiff/random/threefry.hpp>
+
+namespace linum::random::detail {
+
+// uniform(key, shape, dtype, minval, maxval): mantissa bits under exponent 0 give [1, 2), minus
+// one gives [0, 1), then max(minval, fma(u, maxval - minval, minval)). T is float or double
+// (double draws 64-bit words).
+template <class T>
+void uniform(KeyData key, std::span<T> out, T minval, T maxval, bool partitionable);
+
+// normal: sqrt(2) * erf_inv(uniform(nextafter(-1, 0), 1)).
+template <class T>
+void normal(KeyData key, std::span<T> out, bool partitionable);
+
+// truncated_normal on (lower, upper): sqrt(2) * erf_inv(uniform(erf(lower/sqrt2),
+// erf(upper/sqrt2))), clipped to [nextafter(lower, inf), nextafter(upper, -inf)].
+template <class T>
+void truncated_normal(KeyData key, std::span<T> out, T lower, T upper, bool partitionable);
+
+// bernoulli(p): uniform < p ('low'); 'high' compares u2 * 2^-nmant < p - u1 with two uniforms.
+template <class T>
+void bernoulli(KeyData key, std::span<std::uint8_t> out, T p, bool high, bool partitionable);
+
+// gumbel: -log(-log(uniform(tiny, 1))) ('low'); 'high' refines small uniforms with a second
+// draw and uses log1p, as JAX's mode="high".
+template <class T>
+void gumbel(KeyData key, std::span<T> out, bool high, bool partitionable);
+
+// randint(minval, maxval) into int32: JAX's two-word modulus method over a split key, with
+// JAX's clipping of out-of-range bounds (span 1 when maxval <= minval).
+void randint(KeyData key, std::span<std::int32_t> out, std::int64_t minval, std::int64_t maxval,
+             bool partitionable);
+
+// The permutation of arange(n) that jax.random.permutation(key, n) returns: ceil(3 ln n /
+// ln(2^32 - 1)) rounds of stable sorts by fresh 32-bit keys.
+void permutation(KeyData key, std::span<std::int32_t> out, bool partitionable);
+
+// Independent shuffles of every lane along `axis` of an array of `shape` (permutation with
+// independent=True): out[i] is the source index along `axis` of the element placed at i.
+void shuffle_indices(KeyData key, const std::vector<std::int64_t>& shape, int axis,
+                     std::span<std::int32_t> out, bool partitionable);
+
+// choice(key, n, shape, replace, p) with weights p: replace draws r = cumsum(p)[-1] * (1 - u)
+// and returns searchsorted(cumsum(p), r); without replacement it takes the top-k of
+// gumbel + log(p) (k = out.size()).
+template <class T>
+void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> out, bool replace,
+                     bool partitionable);
+
+}  // namespace linum::random::detail
