@@ -1,0 +1,224 @@
+// grad / value_and_grad / vjp / jvp / jacfwd / jacrev / hessian: API, closed forms, errors,
+// deep tapes and thread independence.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include <linum/linum.hpp>
+
+using linum::Array;
+using linum::Arrays;
+
+namespace {
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const linum::Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+double at(const Array& a, int i) { return a.astype(linum::float64).data<double>()[i]; }
+
+}  // namespace
+
+TEST_CASE("the README API compiles and gives the closed forms") {
+  Array x = linum::array({1.0f, 2.0f, 3.0f});
+  auto f = [](const Array& x) { return linum::sum(linum::sin(x) * x); };
+  Array g = linum::grad(f)(x);  // cos(x)*x + sin(x)
+  auto [v, g2] = linum::value_and_grad(f)(x);
+  auto [y, vjp_fn] = linum::vjp([](const Array& a) { return linum::tanh(a); }, x);
+  auto [y2, t] = linum::jvp(f, std::tuple{x}, std::tuple{linum::ones_like(x)});
+  Array d2 = linum::grad(linum::grad([](const Array& s) { return linum::sin(s); }))(linum::array(0.5f));
+
+  double fx = 0;
+  for (int i = 0; i < 3; ++i) {
+    const double xi = i + 1;
+    fx += std::sin(xi) * xi;
+    CHECK(at(g, i) == doctest::Approx(std::cos(xi) * xi + std::sin(xi)).epsilon(1e-6));
+    CHECK(at(g2, i) == doctest::Approx(at(g, i)));
+    CHECK(at(y, i) == doctest::Approx(std::tanh(xi)).epsilon(1e-6));
+  }
+  CHECK(v.item<double>() == doctest::Approx(fx).epsilon(1e-6));
+  CHECK(y2.item<double>() == doctest::Approx(fx).epsilon(1e-6));
+  CHECK(t.item<double>() == doctest::Approx(at(g, 0) + at(g, 1) + at(g, 2)).epsilon(1e-6));
+  CHECK(d2.item<double>() == doctest::Approx(-std::sin(0.5)).epsilon(1e-6));
+
+  auto [gx] = vjp_fn(linum::array({1.0f, 0.0f, 2.0f}));
+  CHECK(at(gx, 0) == doctest::Approx(1 - std::tanh(1.0) * std::tanh(1.0)).epsilon(1e-6));
+  CHECK(at(gx, 1) == 0.0);
+  CHECK(at(gx, 2) == doctest::Approx(2 * (1 - std::tanh(3.0) * std::tanh(3.0))).epsilon(1e-5));
+}
+
+TEST_CASE("argnums selects arguments and returns a tuple; has_aux passes aux through") {
+  auto f = [](const Array& a, const Array& b, double scale) { return linum::sum(a * b) * scale; };
+  Array a = linum::array({1.0, 2.0}), b = linum::array({3.0, 5.0});
+  auto [ga, gb] = linum::grad(f, linum::argnums<0, 1>)(a, b, 2.0);
+  CHECK(at(ga, 0) == 6.0);
+  CHECK(at(ga, 1) == 10.0);
+  CHECK(at(gb, 0) == 2.0);
+  CHECK(at(gb, 1) == 4.0);
+  Array only_b = linum::grad(f, linum::argnums<1>)(a, b, 1.0);
+  CHECK(at(only_b, 1) == 2.0);
+
+  auto with_aux = [](const Array& x) { return std::make_pair(linum::sum(x * x), x * 3.0); };
+  auto [g, aux] = linum::grad(with_aux, linum::has_aux)(a);
+  CHECK(at(g, 1) == 4.0);
+  CHECK(!aux.is_tracer());
+  CHECK(at(aux, 1) == 6.0);
+  auto [va, g3] = linum::value_and_grad(with_aux, linum::has_aux)(a);
+  CHECK(va.first.item<double>() == 5.0);
+  CHECK(at(va.second, 0) == 3.0);
+  CHECK(at(g3, 0) == 2.0);
+}
+
+TEST_CASE("gradients flow through containers of arrays") {
+  std::vector<Array> params{linum::array({1.0, -1.0}), linum::array(2.0)};
+  auto loss = [](const std::vector<Array>& p) { return linum::sum(p[0] * p[0]) * p[1]; };
+  auto g = linum::grad(loss)(params);
+  REQUIRE(g.size() == 2);
+  CHECK(at(g[0], 0) == 4.0);
+  CHECK(at(g[0], 1) == -4.0);
+  CHECK(g[1].item<double>() == 2.0);
+
+  std::tuple<Array, Array> tp{linum::array(3.0), linum::array(4.0)};
+  auto gt = linum::grad([](const std::tuple<Array, Array>& t) {
+    return std::get<0>(t) * std::get<1>(t);
+  })(tp);
+  CHECK(std::get<0>(gt).item<double>() == 4.0);
+  CHECK(std::get<1>(gt).item<double>() == 3.0);
+}
+
+TEST_CASE("an input the output does not depend on gets a zero gradient") {
+  auto f = [](const Array& a, const Array&) { return linum::sum(a * 2.0); };
+  Array b = linum::array({1.0, 2.0});
+  auto [ga, gb] = linum::grad(f, linum::argnums<0, 1>)(linum::array({1.0}), b);
+  CHECK(at(ga, 0) == 2.0);
+  CHECK(gb.shape() == b.shape());
+  CHECK(at(gb, 0) == 0.0);
+}
+
+TEST_CASE("higher order: grad of grad, jvp of grad, grad of jvp agree with closed forms") {
+  auto f = [](const Array& x) { return linum::sum(linum::exp(x) * linum::sin(x)); };
+  // f'' = d/dx [e^x (sin + cos)] = 2 e^x cos x
+  Array x = linum::array({0.3, -0.7});
+  auto fp = [&](const Array& z) { return linum::grad(f)(z); };
+  auto [gx, hv] = linum::jvp(fp, std::tuple{x}, std::tuple{linum::ones_like(x)});
+  for (int i = 0; i < 2; ++i) {
+    const double xi = at(x, i);
+    CHECK(at(gx, i) == doctest::Approx(std::exp(xi) * (std::sin(xi) + std::cos(xi))));
+    CHECK(at(hv, i) == doctest::Approx(2 * std::exp(xi) * std::cos(xi)));
+  }
+  auto scalar = [](const Array& s) { return linum::exp(s) * linum::sin(s); };
+  Array d3 = linum::grad(linum::grad(linum::grad(scalar)))(linum::array(0.4));
+  // f''' = 2 e^x (cos x - sin x)
+  CHECK(d3.item<double>() == doctest::Approx(2 * std::exp(0.4) * (std::cos(0.4) - std::sin(0.4))));
+  auto dir = [&](const Array& z) {
+    return linum::jvp(f, std::tuple{z}, std::tuple{linum::ones_like(z)}).second;
+  };
+  Array gj = linum::grad(dir)(x);
+  CHECK(at(gj, 1) == doctest::Approx(at(hv, 1)));
+}
+
+TEST_CASE("jacfwd, jacrev and hessian match closed forms") {
+  auto f = [](const Array& x) { return linum::sin(x) * linum::sum(x * x); };
+  Array x = linum::array({0.5, -1.0, 2.0});
+  Array jr = linum::jacrev(f)(x), jf = linum::jacfwd(f)(x);
+  REQUIRE(jr.shape() == linum::Shape{3, 3});
+  REQUIRE(jf.shape() == linum::Shape{3, 3});
+  double s = 0;
+  for (int k = 0; k < 3; ++k) s += at(x, k) * at(x, k);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double want = (i == j ? std::cos(at(x, i)) * s : 0.0) + std::sin(at(x, i)) * 2 * at(x, j);
+      CHECK(at(jr, i * 3 + j) == doctest::Approx(want));
+      CHECK(at(jf, i * 3 + j) == doctest::Approx(want));
+    }
+  // Hessian of sum(x^3) * x0 ... use a form with cross terms: g(x) = (sum x^2)^2.
+  auto g = [](const Array& x) { return linum::square(linum::sum(x * x)); };
+  Array h = linum::hessian(g)(x);
+  REQUIRE(h.shape() == linum::Shape{3, 3});
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const double want = 8 * at(x, i) * at(x, j) + (i == j ? 4 * s : 0.0);
+      CHECK(at(h, i * 3 + j) == doctest::Approx(want));
+    }
+}
+
+TEST_CASE("errors are JAX's") {
+  Array x = linum::array({1.0f, 2.0f, 3.0f});
+  CHECK(error_of([&] { linum::grad([](const Array& v) { return linum::sin(v); })(x); }).find(
+            "grad requires a scalar output, got shape (3,)") != std::string::npos);
+  CHECK(error_of([&] {
+          linum::grad([](const Array& v) { return linum::sum(v); })(linum::array({1, 2}));
+        }).find("grad requires real-valued inputs") != std::string::npos);
+  CHECK(error_of([&] {
+          linum::grad([](const Array& v) { return linum::sum(v); })(linum::array({1, 2}));
+        }).find("but got int32") != std::string::npos);
+  auto [y, fn] = linum::vjp([](const Array& a) { return linum::tanh(a); }, x);
+  const std::string e = error_of([&, &fn = fn] { fn(linum::array({1.0f, 2.0f})); });
+  CHECK(e.find("cotangent of shape (2,)") != std::string::npos);
+  CHECK(e.find("shape (3,)") != std::string::npos);
+  CHECK_THROWS_AS(fn(linum::array({1.0f, 2.0f})), linum::ValueError);
+  CHECK(error_of([&] {
+          linum::jvp([](const Array& a) { return a; }, std::tuple{x}, std::tuple{linum::array({1.0f})});
+        }).find("primal and tangent arguments do not match") != std::string::npos);
+}
+
+TEST_CASE("a tracer that escapes its transform is an UnexpectedTracerError") {
+  Array leaked;
+  linum::grad([&](const Array& v) {
+    leaked = v * 2.0;
+    return linum::sum(v);
+  })(linum::array({1.0}));
+  CHECK(leaked.is_tracer());
+  CHECK_THROWS_AS(linum::sin(leaked), linum::UnexpectedTracerError);
+}
+
+TEST_CASE("grad through a chain of 10^6 ops does not overflow the stack") {
+  const int n = 1000000;
+  auto f = [n](const Array& x) {
+    Array y = x;
+    for (int i = 0; i < n; ++i) y = y * 1.0000001;
+    return y;
+  };
+  Array g = linum::grad(f)(linum::array(2.0));
+  CHECK(g.item<double>() == doctest::Approx(std::pow(1.0000001, n)).epsilon(1e-9));
+}
+
+TEST_CASE("two threads differentiate independent functions at the same time") {
+  auto work = [](double c, double* out) {
+    double acc = 0;
+    for (int rep = 0; rep < 200; ++rep) {
+      Array g = linum::grad([c](const Array& x) { return linum::sum(linum::sin(x * c)); })(
+          linum::array({0.1, 0.2}));
+      acc += g.astype(linum::float64).data<double>()[1];
+    }
+    *out = acc / 200;
+  };
+  double r1 = 0, r2 = 0;
+  std::thread t1(work, 1.0, &r1), t2(work, 3.0, &r2);
+  t1.join();
+  t2.join();
+  CHECK(r1 == doctest::Approx(std::cos(0.2)));
+  CHECK(r2 == doctest::Approx(3 * std::cos(0.6)));
+}
+
+TEST_CASE("per-example gradients: vmap(grad) equals the loop over examples") {
+  Array w = linum::array({0.5, -1.0, 2.0});
+  Array xs = linum::array({{1.0, 2.0, 3.0}, {0.0, -1.0, 0.5}, {2.0, 2.0, -2.0}, {0.1, 0.2, 0.3}});
+  auto loss = [](const Array& w, const Array& x) { return linum::square(linum::sum(linum::tanh(w * x))); };
+  auto per_example = linum::vmap([&](const Array& x) { return linum::grad(loss)(w, x); });
+  Array g = per_example(xs);
+  REQUIRE(g.shape() == linum::Shape{4, 3});
+  for (int i = 0; i < 4; ++i) {
+    Array xi = linum::array({at(xs, i * 3), at(xs, i * 3 + 1), at(xs, i * 3 + 2)});
+    Array gi = linum::grad(loss)(w, xi);
+    for (int j = 0; j < 3; ++j) CHECK(at(g, i * 3 + j) == doctest::Approx(at(gi, j)));
+  }
+}
