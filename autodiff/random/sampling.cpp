@@ -71,9 +71,8 @@ std::uint32_t urem(std::uint32_t a, std::uint32_t b) { return b == 0 ? a : a % b
 // ceil(3 ln(size) / ln(2^32 - 1)) rounds (one round up to ~1600 elements, none for size 1).
 int shuffle_rounds(std::int64_t n) {
   const double uint32max = static_cast<double>(std::numeric_limits<std::uint32_t>::max());
-  return static_cast<int>(
-      std::ceil(3.0 * std::log(static_cast<double>(std::max<std::int64_t>(1, n))) /
-                std::log(uint32max)));
+  return static_cast<int>(std::ceil(
+      3.0 * std::log(static_cast<double>(std::max<std::int64_t>(1, n))) / std::log(uint32max)));
 }
 
 }  // namespace
@@ -155,7 +154,8 @@ void randint(KeyData key, std::span<std::int32_t> out, std::int64_t minval, std:
   random_bits(keys[0], std::span(higher), partitionable);
   random_bits(keys[1], std::span(lower), partitionable);
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint32_t offset = urem(urem(higher[i], span) * multiplier + urem(lower[i], span), span);
+    const std::uint32_t offset =
+        urem(urem(higher[i], span) * multiplier + urem(lower[i], span), span);
     out[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(lo) + offset);
   }
 }
@@ -231,16 +231,17 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
   // lax.top_k: descending values, ties broken by the lower index.
   std::vector<std::int32_t> idx(n);
   std::iota(idx.begin(), idx.end(), 0);
-  std::stable_sort(idx.begin(), idx.end(), [&](std::int32_t a, std::int32_t b) { return g[a] > g[b]; });
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](std::int32_t a, std::int32_t b) { return g[a] > g[b]; });
   std::copy_n(idx.begin(), k, out.begin());
 }
 
-#define LINUM_RANDOM_INSTANTIATE(T)                                                    \
-  template void uniform<T>(KeyData, std::span<T>, T, T, bool);                         \
-  template void normal<T>(KeyData, std::span<T>, bool);                                \
-  template void truncated_normal<T>(KeyData, std::span<T>, T, T, bool);                \
-  template void bernoulli<T>(KeyData, std::span<std::uint8_t>, T, bool, bool);         \
-  template void gumbel<T>(KeyData, std::span<T>, bool, bool);                          \
+#define LINUM_RANDOM_INSTANTIATE(T)                                                            \
+  template void uniform<T>(KeyData, std::span<T>, T, T, bool);                                 \
+  template void normal<T>(KeyData, std::span<T>, bool);                                        \
+  template void truncated_normal<T>(KeyData, std::span<T>, T, T, bool);                        \
+  template void bernoulli<T>(KeyData, std::span<std::uint8_t>, T, bool, bool);                 \
+  template void gumbel<T>(KeyData, std::span<T>, bool, bool);                                  \
   template void weighted_choice<T>(KeyData, std::span<const T>, std::span<std::int32_t>, bool, \
                                    bool);
 LINUM_RANDOM_INSTANTIATE(float)
