@@ -14,7 +14,18 @@ struct BatchTracer final : ArrayImpl {
       : ArrayImpl(std::move(s), v.dtype(), lvl, uid), value(v), bdim(b) {}
 };
 
+thread_local BatchTrace* t_current = nullptr;
+
+// Marks the trace whose rule runs, restoring the outer one (rules nest through bind).
+struct CurrentRule {
+  BatchTrace* saved;
+  explicit CurrentRule(BatchTrace* t) : saved(t_current) { t_current = t; }
+  ~CurrentRule() { t_current = saved; }
+};
+
 }  // namespace
+
+BatchTrace* current_batch_trace() { return t_current; }
 
 Array BatchTrace::wrap(const Array& value, int bdim) {
   if (bdim < 0 || bdim >= value.ndim() || value.shape(bdim) != axis_size_) {
@@ -44,7 +55,10 @@ Arrays BatchTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     values.push_back(std::move(v));
     bdims.push_back(b);
   }
-  Batched r = prim->vmap(values, bdims);
+  Batched r = [&] {
+    CurrentRule cur(this);
+    return prim->vmap(values, bdims);
+  }();
   for (std::size_t i = 0; i < r.outs.size(); ++i)
     if (r.bdims[i] >= 0) r.outs[i] = wrap(r.outs[i], r.bdims[i]);
   return std::move(r.outs);

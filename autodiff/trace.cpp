@@ -41,10 +41,53 @@ void TraceScope::close() {
 
 int trace_depth() { return static_cast<int>(t_stack.size()); }
 
+Trace* trace_at(int level) {
+  return level >= 0 && level < static_cast<int>(t_stack.size()) ? t_stack[level] : nullptr;
+}
+
 BatchTrace* find_batch_trace(const std::string& name) {
   for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
     if (auto* b = dynamic_cast<BatchTrace*>(*it); b && b->axis_name() == name) return b;
   return nullptr;
+}
+
+namespace {
+
+// Calls visit(trace, batch trace or nullptr) for each tracer level of x from the top, moving to
+// the primal (grad/jvp) or the batched value (vmap); returns the concrete bottom.
+template <class Visit>
+Array walk_chain(Array x, Visit&& visit) {
+  while (x.is_tracer()) {
+    const ArrayImpl* impl = x.impl().get();
+    Trace* t = trace_at(impl->level);
+    if (!t || t->uid() != impl->trace_uid)
+      throw UnexpectedTracerError(
+          "got a tracer from a transform that is no longer active on this thread (shape " +
+          shape_str(impl->shape) + ")");
+    auto* b = dynamic_cast<BatchTrace*>(t);
+    if (visit(*t, b)) return Array();
+    if (b) x = b->unwrap(x).first;
+    else x = *impl->primal_value();
+  }
+  return x;
+}
+
+}  // namespace
+
+bool batched_by(const Array& x, std::uint64_t uid) {
+  bool found = false;
+  walk_chain(x, [&](Trace& t, BatchTrace* b) { return found = (b && t.uid() == uid); });
+  return found;
+}
+
+bool is_batched(const Array& x) {
+  bool found = false;
+  walk_chain(x, [&](Trace&, BatchTrace* b) { return found = (b != nullptr); });
+  return found;
+}
+
+Array bottom_value(const Array& x) {
+  return walk_chain(x, [](Trace&, BatchTrace*) { return false; });
 }
 
 }  // namespace detail

@@ -53,6 +53,9 @@ class TraceScope {
 
 // Depth of this thread's level stack (the level a new trace would get).
 int trace_depth();
+// The trace at `level` of this thread's stack (nullptr when out of range); lets higher-order
+// primitives look through a tracer chain (e.g. while_loop's batched predicate).
+Trace* trace_at(int level);
 
 // ---- reverse mode ------------------------------------------------------------------------
 
@@ -113,5 +116,15 @@ class BatchTrace final : public Trace {
 
 // The innermost active BatchTrace whose axis name is `name` (nullptr when none).
 BatchTrace* find_batch_trace(const std::string& name);
+// The BatchTrace whose batching rule is running on this thread (nullptr outside a rule). Rules
+// that depend on the axis itself (named collectives, vmap of custom_vjp/checkpoint) read it.
+BatchTrace* current_batch_trace();
+
+// Looking through a tracer chain (grad/jvp tracers to their primal, vmap tracers to their value):
+// whether some vmap batches x (the one with trace uid `uid`, or any), and the concrete array at
+// the bottom, which keeps the batch axes of every vmap on the way (one entry per example).
+bool batched_by(const Array& x, std::uint64_t uid);
+bool is_batched(const Array& x);
+Array bottom_value(const Array& x);
 
 }  // namespace linum::detail

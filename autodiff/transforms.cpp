@@ -2,7 +2,65 @@
 #include <linum/autodiff/transforms.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
+#include <algorithm>
 #include <sstream>
+
+namespace linum {
+
+AxisSpec AxisSpec::seq(std::vector<AxisSpec> items) {
+  AxisSpec s;
+  s.kind_ = Kind::Seq;
+  s.axis_.reset();
+  s.items_ = std::move(items);
+  return s;
+}
+
+AxisSpec AxisSpec::dict(std::vector<std::pair<std::string, AxisSpec>> items) {
+  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  AxisSpec s;
+  s.kind_ = Kind::Dict;
+  s.axis_.reset();
+  for (auto& [k, v] : items) {
+    if (!s.keys_.empty() && s.keys_.back() == k)
+      throw ValueError("AxisSpec::dict: duplicate key '" + k + "'");
+    s.keys_.push_back(k);
+    s.items_.push_back(std::move(v));
+  }
+  return s;
+}
+
+AxisSpec::operator int() const {
+  if (kind_ != Kind::Leaf)
+    throw ValueError("AxisSpec " + to_string() + " is not a single axis");
+  return axis_ ? *axis_ : kNone;
+}
+
+AxisSpec::operator std::vector<int>() const {
+  std::vector<int> r;
+  if (kind_ != Kind::Seq) throw ValueError("AxisSpec " + to_string() + " is not a tuple of axes");
+  for (const auto& it : items_) r.push_back(static_cast<int>(it));
+  return r;
+}
+
+std::string AxisSpec::to_string() const {
+  switch (kind_) {
+    case Kind::Leaf: return axis_ ? std::to_string(*axis_) : "None";
+    case Kind::Seq: {
+      std::string s = "(";
+      for (std::size_t i = 0; i < items_.size(); ++i) s += (i ? ", " : "") + items_[i].to_string();
+      return s + (items_.size() == 1 ? ",)" : ")");
+    }
+    case Kind::Dict: {
+      std::string s = "{";
+      for (std::size_t i = 0; i < items_.size(); ++i)
+        s += (i ? ", '" : "'") + keys_[i] + "': " + items_[i].to_string();
+      return s + "}";
+    }
+  }
+  return "";
+}
+
+}  // namespace linum
 
 namespace linum::detail {
 
@@ -59,40 +117,130 @@ Array jvp_watch(JvpTrace& t, const Array& primal, const Array& tangent) {
   return t.watch(primal, tangent);
 }
 
-std::int64_t vmap_axis_size(const Arrays& args, const std::vector<int>& in_axes) {
-  if (in_axes.size() != args.size())
-    throw ValueError("vmap: in_axes has " + std::to_string(in_axes.size()) + " entries for " +
-                     std::to_string(args.size()) + " arguments");
-  std::int64_t n = -1;
-  std::ostringstream sizes;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (in_axes[i] == VmapOptions::kNone) continue;
-    check_valid(args[i], "vmap");
-    const int nd = args[i].ndim();
-    if (in_axes[i] < -nd || in_axes[i] >= nd)
-      throw ValueError("vmap was requested to map its argument along axis " + std::to_string(in_axes[i]) +
-                       ", which implies that its rank should be at least " +
-                       std::to_string(in_axes[i] < 0 ? -in_axes[i] : in_axes[i] + 1) +
-                       ", but is only " + std::to_string(nd) + " (its shape is " +
-                       shape_str(args[i].shape()) + ")");
-    const std::int64_t s = args[i].shape(in_axes[i]);
-    sizes << "\n  argument " << i << " of shape " << shape_str(args[i].shape()) << " has size " << s
-          << " on axis " << in_axes[i];
-    if (n >= 0 && s != n) n = -2;
-    if (n == -1) n = s;
-  }
-  if (n == -2) throw ValueError("vmap got inconsistent sizes for the mapped axis:" + sizes.str());
-  if (n < 0) throw ValueError("vmap must have at least one non-None value in in_axes");
-  return n;
+namespace {
+
+// "float32[3,4]": the abstract type of an array as JAX's vmap/scan errors print it.
+std::string type_str(const Array& a) {
+  std::string s = std::string(dtype_name(a.dtype())) + "[";
+  for (int d = 0; d < a.ndim(); ++d) s += (d ? "," : "") + std::to_string(a.shape(d));
+  return s + "]";
 }
 
-Array vmap_out(const BatchTrace& t, const Array& y, int out_axis) {
+void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
+                      std::vector<std::optional<int>>& out, const std::string& fail) {
+  if (spec.kind() == AxisSpec::Kind::Leaf) {
+    out.insert(out.end(), def.num_leaves(), spec.axis());
+    return;
+  }
+  using pytree::NodeKind;
+  const auto& root = def.nodes().front();
+  const NodeKind k = root.kind;
+  if (spec.kind() == AxisSpec::Kind::Seq) {
+    const bool seq = k == NodeKind::Tuple || k == NodeKind::List || k == NodeKind::NamedTuple ||
+                     k == NodeKind::Custom;
+    if (!seq || root.arity != spec.items().size()) throw ValueError(fail);
+    auto kids = def.children();
+    for (std::size_t i = 0; i < kids.size(); ++i) broadcast_prefix(spec.items()[i], kids[i], out, fail);
+    return;
+  }
+  if ((k != NodeKind::Dict && k != NodeKind::FrozenDict) || root.arity != spec.keys().size())
+    throw ValueError(fail);
+  for (std::size_t i = 0; i < spec.keys().size(); ++i)
+    if (def.data(root, i) != spec.keys()[i]) throw ValueError(fail);
+  auto kids = def.children();
+  for (std::size_t i = 0; i < kids.size(); ++i) broadcast_prefix(spec.items()[i], kids[i], out, fail);
+}
+
+}  // namespace
+
+std::vector<std::optional<int>> vmap_leaf_axes(const AxisSpec& spec, const pytree::TreeDef& def,
+                                               bool in_axes) {
+  const char* what = in_axes ? "in_axes" : "out_axes";
+  if (in_axes && spec.kind() != AxisSpec::Kind::Leaf &&
+      (spec.kind() != AxisSpec::Kind::Seq || spec.items().size() != def.nodes().front().arity))
+    throw ValueError(
+        "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+        "arguments passed to the function, but got len(in_axes)=" +
+        std::to_string(spec.kind() == AxisSpec::Kind::Seq ? spec.items().size() : spec.keys().size()) +
+        ", len(args)=" + std::to_string(def.nodes().front().arity));
+  std::vector<std::optional<int>> out;
+  out.reserve(def.num_leaves());
+  broadcast_prefix(spec, def, out,
+                   std::string("vmap ") + what +
+                       " specification must be a tree prefix of the corresponding value, got "
+                       "specification " + spec.to_string() + " for value tree " + def.to_string() +
+                       ".");
+  return out;
+}
+
+std::int64_t vmap_axis_size(const Arrays& leaves, std::vector<std::optional<int>>& axes,
+                            std::optional<std::int64_t> axis_size,
+                            const std::function<std::string(std::size_t)>& leaf_name) {
+  // Sizes in first-seen order with how many leaves have each, for JAX's summary message.
+  struct Seen {
+    std::int64_t size;
+    int count;
+    std::size_t leaf;
+  };
+  std::vector<Seen> seen;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    if (!axes[i]) continue;
+    check_valid(leaves[i], "vmap");
+    const int nd = leaves[i].ndim();
+    const int ax = *axes[i];
+    if (ax < -nd || ax >= nd)
+      throw ValueError("vmap was requested to map its argument along axis " + std::to_string(ax) +
+                       ", which implies that its rank should be at least " +
+                       std::to_string(ax < 0 ? -ax : ax + 1) + ", but is only " + std::to_string(nd) +
+                       " (its shape is " + shape_str(leaves[i].shape()) + ")");
+    axes[i] = ax < 0 ? ax + nd : ax;
+    const std::int64_t s = leaves[i].shape(*axes[i]);
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& e) { return e.size == s; });
+    if (it == seen.end()) seen.push_back({s, 1, i});
+    else ++it->count;
+  }
+  const bool size_clash = axis_size && !seen.empty() && (seen.size() > 1 || seen[0].size != *axis_size);
+  if (seen.size() > 1 || size_clash) {
+    std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.count > b.count; });
+    std::ostringstream os;
+    os << "vmap got inconsistent sizes for the mapped axis:";
+    if (axis_size) os << "\n  * the axis_size argument is " << *axis_size << ";";
+    for (std::size_t k = 0; k < seen.size(); ++k) {
+      const Seen& e = seen[k];
+      os << "\n  * ";
+      if (e.count == 1) os << "one axis had size " << e.size << ": ";
+      else os << "most axes (" << e.count << " of them) had size " << e.size << ", e.g. ";
+      os << "axis " << *axes[e.leaf] << " of " << leaf_name(e.leaf) << " of type "
+         << type_str(leaves[e.leaf]) << (k + 1 < seen.size() ? ";" : "");
+    }
+    throw ValueError(os.str());
+  }
+  if (!seen.empty()) return seen[0].size;
+  if (axis_size) {
+    if (*axis_size < 0)
+      throw ValueError("vmap: axis_size must be non-negative, got " + std::to_string(*axis_size));
+    return *axis_size;
+  }
+  throw ValueError(
+      "vmap must have at least one non-None value in in_axes (or be given axis_size when no "
+      "argument is mapped)");
+}
+
+Array vmap_out(const BatchTrace& t, const Array& y, std::optional<int> out_axis) {
+  check_valid(y, "vmap");
   auto [v, b] = t.unwrap(y);
+  if (!out_axis) {
+    if (b >= 0)
+      throw ValueError("vmap has mapped output but out_axes is None (an output of shape " +
+                       shape_str(y.shape()) + " depends on the mapped axis)");
+    return v;
+  }
   const int nd = v.ndim() + (b < 0 ? 1 : 0);
-  const int to = out_axis < 0 ? out_axis + nd : out_axis;
+  const int to = *out_axis < 0 ? *out_axis + nd : *out_axis;
   if (to < 0 || to >= nd)
-    throw ValueError("vmap: out_axes " + std::to_string(out_axis) + " is out of bounds for an output of rank " +
-                     std::to_string(nd - 1));
+    throw ValueError("vmap out_axes " + std::to_string(*out_axis) +
+                     " is out of bounds for an output of rank " + std::to_string(nd - 1) +
+                     " (shape " + shape_str(y.shape()) + ")");
   return move_bdim(v, b, to, t.axis_size());
 }
 

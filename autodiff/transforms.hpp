@@ -2,13 +2,17 @@
 // and vmap. Each wraps its arguments' leaves as tracers of a new level, calls f, and unwraps.
 #pragma once
 
+#include <concepts>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/trace.hpp>
@@ -192,36 +196,103 @@ auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Tans..
   return std::make_pair(detail::tree_rebuild(out, ps), detail::tree_rebuild(out, ts));
 }
 
-// ---- vmap (Array arguments and results; in_axes per argument, -1 meaning "not batched") -------
+// ---- vmap ---------------------------------------------------------------------------------------
 
-struct VmapOptions {
-  std::vector<int> in_axes;  // one per argument; empty: all 0. Use kNone for an unbatched arg.
-  int out_axes = 0;
-  std::string axis_name;
+// in_axes / out_axes of vmap: a pytree prefix whose leaves are an axis (negative counts from the
+// end) or None (not batched). An int or None applies to a whole subtree; {0, kNone} is a tuple
+// (for in_axes: one entry per positional argument), AxisSpec::dict({{"w", 0}}) a dict.
+class AxisSpec {
+ public:
   static constexpr int kNone = std::numeric_limits<int>::min();
+  enum class Kind { Leaf, Seq, Dict };
+
+  AxisSpec() : axis_(0) {}
+  AxisSpec(int axis) {  // NOLINT(google-explicit-constructor): in_axes=0 reads like JAX
+    if (axis != kNone) axis_ = axis;
+  }
+  AxisSpec(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None
+  AxisSpec(std::initializer_list<AxisSpec> items) : kind_(Kind::Seq), items_(items) {}
+  static AxisSpec seq(std::vector<AxisSpec> items);
+  static AxisSpec dict(std::vector<std::pair<std::string, AxisSpec>> items);
+
+  Kind kind() const { return kind_; }
+  std::optional<int> axis() const { return axis_; }  // a leaf's axis (nullopt: None)
+  const std::vector<AxisSpec>& items() const { return items_; }
+  const std::vector<std::string>& keys() const { return keys_; }  // a dict's keys, sorted
+  std::string to_string() const;  // "(0, None, {'w': 1})", as JAX prints in_axes
+
+  // For code written against the first vmap API (in_axes a std::vector<int>, out_axes an int):
+  // assignment from a vector of ints, empty() (no per-argument list), and conversions back.
+  template <class V>
+    requires std::same_as<V, std::vector<int>>
+  AxisSpec& operator=(const V& per_arg) {
+    std::vector<AxisSpec> items(per_arg.begin(), per_arg.end());
+    return *this = seq(std::move(items));
+  }
+  bool empty() const { return kind_ == Kind::Leaf; }
+  operator int() const;               // NOLINT(google-explicit-constructor): a leaf; kNone for None
+  operator std::vector<int>() const;  // NOLINT(google-explicit-constructor): a tuple of leaves
+
+ private:
+  Kind kind_ = Kind::Leaf;
+  std::optional<int> axis_;
+  std::vector<AxisSpec> items_;
+  std::vector<std::string> keys_;
+};
+
+// vmap's options, in JAX's order: vmap(f, {in_axes, out_axes, axis_name, axis_size}).
+struct VmapOptions {
+  AxisSpec in_axes = 0;
+  AxisSpec out_axes = 0;
+  std::string axis_name = {};            // names the axis for psum/pmean/... and axis_index
+  std::optional<std::int64_t> axis_size = {};  // required when no argument is batched
+  static constexpr int kNone = AxisSpec::kNone;
 };
 
 namespace detail {
-std::int64_t vmap_axis_size(const Arrays& args, const std::vector<int>& in_axes);
-Array vmap_out(const BatchTrace& t, const Array& y, int out_axis);
+// Per-leaf axes of a value of structure `def` from a prefix spec (nullopt: not batched).
+// For in_axes, `def` is the tuple of the positional arguments.
+std::vector<std::optional<int>> vmap_leaf_axes(const AxisSpec& spec, const pytree::TreeDef& def,
+                                               bool in_axes);
+// The mapped size; errors name each argument leaf via `leaf_name`.
+std::int64_t vmap_axis_size(const Arrays& leaves, std::vector<std::optional<int>>& axes,
+                            std::optional<std::int64_t> axis_size,
+                            const std::function<std::string(std::size_t)>& leaf_name);
+Array vmap_out(const BatchTrace& t, const Array& y, std::optional<int> out_axis);
+
+// "args[1]['w']": how vmap's errors name the i-th leaf of the positional arguments.
+template <class Tuple>
+std::string arg_leaf_name(const Tuple& args, std::size_t i) {
+  auto lp = pytree::tree_leaves_with_path<Array>(args);
+  return "args" + pytree::keystr(lp.at(i).first);
+}
+
+template <class T>
+T vmap_outputs(const BatchTrace& trace, const T& out, const AxisSpec& out_axes) {
+  auto [leaves, def] = pytree::tree_flatten<Array>(out);
+  auto axes = vmap_leaf_axes(out_axes, def, false);
+  for (std::size_t i = 0; i < leaves.size(); ++i) leaves[i] = vmap_out(trace, leaves[i], axes[i]);
+  return tree_rebuild(out, leaves);
+}
 }  // namespace detail
 
+// vmap(f, opts)(args...): f mapped over the axes in_axes of its (pytree) arguments; results are
+// stacked along out_axes. Batching rules turn each op into one vectorized op.
 template <class F>
 auto vmap(F f, VmapOptions opts = {}) {
-  return [f = std::move(f), opts](const auto&... args) {
-    static_assert((std::is_same_v<std::decay_t<decltype(args)>, Array> && ...),
-                  "vmap: this version batches Array arguments");
-    Arrays xs{args...};
-    std::vector<int> axes = opts.in_axes.empty() ? std::vector<int>(xs.size(), 0) : opts.in_axes;
-    const std::int64_t n = detail::vmap_axis_size(xs, axes);
+  return [f = std::move(f), opts = std::move(opts)](const auto&... args) {
+    using Args = std::tuple<std::decay_t<decltype(args)>...>;
+    Args targs(args...);
+    auto [leaves, def] = pytree::tree_flatten<Array>(targs);
+    auto axes = detail::vmap_leaf_axes(opts.in_axes, def, true);
+    const std::int64_t n = detail::vmap_axis_size(
+        leaves, axes, opts.axis_size, [&](std::size_t i) { return detail::arg_leaf_name(targs, i); });
     detail::BatchTrace trace(n, opts.axis_name);
     detail::TraceScope scope(trace);
-    for (std::size_t i = 0; i < xs.size(); ++i)
-      if (axes[i] != VmapOptions::kNone)
-        xs[i] = trace.wrap(xs[i], axes[i] < 0 ? axes[i] + xs[i].ndim() : axes[i]);
-    auto out = [&]<std::size_t... K>(std::index_sequence<K...>) { return f(xs[K]...); }(
-        std::make_index_sequence<sizeof...(args)>{});
-    return detail::tree_apply(out, [&](const Array& y) { return detail::vmap_out(trace, y, opts.out_axes); });
+    for (std::size_t i = 0; i < leaves.size(); ++i)
+      if (axes[i]) leaves[i] = trace.wrap(leaves[i], *axes[i]);
+    auto out = std::apply(f, detail::tree_rebuild(targs, leaves));
+    return detail::vmap_outputs(trace, out, opts.out_axes);
   };
 }
 
