@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <ostream>
 #include <sstream>
@@ -46,9 +47,27 @@ ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
   }
 }
 
+namespace {
+// One element converted as XLA's convert_element_type: anything to bool is "!= 0"; floats to
+// integers truncate and saturate, NaN giving 0 (a plain static_cast would be undefined there).
+template <class T, class S>
+T convert_value(S v) {
+  if constexpr (std::is_same_v<T, std::uint8_t>) {  // uint8 storage is only ever bool
+    return v != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<S>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<S>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return static_cast<T>(v);
+  }
+}
+}  // namespace
+
 Array make_scalar(double value, DType dtype) {
   Array a = empty({}, dtype);
-  dispatch(dtype, [&]<class T>() { *out_ptr<T>(a) = static_cast<T>(value); });
+  dispatch(dtype, [&]<class T>() { *out_ptr<T>(a) = convert_value<T>(value); });
   return a;
 }
 
@@ -63,7 +82,7 @@ Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dt
     dispatch(dtype, [&]<class T>() {
       const S* s = static_cast<const S*>(src);
       T* o = out_ptr<T>(a);
-      for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(s[i]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = convert_value<T>(s[i]);
     });
   });
   return a;
@@ -108,9 +127,9 @@ Array Array::concrete() const {
     // grad/jvp tracers carry their primal value; batched (vmap) tracers have no single value.
     const Array* p = a.impl()->primal_value();
     if (!p)
-      throw UnexpectedTracerError(
-          "Array::concrete: the value is batched under vmap (shape " + shape_str(shape()) +
-          "); a per-example branch needs linum::cond or linum::where");
+      throw UnexpectedTracerError("Array::concrete: the value is batched under vmap (shape " +
+                                  shape_str(shape()) +
+                                  "); a per-example branch needs linum::cond or linum::where");
     a = *p;
   }
   return a;
@@ -118,6 +137,10 @@ Array Array::concrete() const {
 
 Array::operator bool() const {
   Array c = concrete();
+  if (c.size() == 0)
+    throw ValueError("The truth value of an empty array is ambiguous (shape " +
+                     shape_str(c.shape()) +
+                     "); use size() > 0 to check that an array is not empty");
   if (c.size() != 1)
     throw ValueError("The truth value of an array with more than one element is ambiguous (shape " +
                      shape_str(c.shape()) + "); use linum::any or linum::all");
@@ -139,7 +162,7 @@ Array full(const Shape& shape, double value, DType dtype) {
   const auto n = shape_size(shape);
   detail::dispatch(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
-    const T v = static_cast<T>(value);
+    const T v = detail::convert_value<T>(value);
     for (std::int64_t i = 0; i < n; ++i) o[i] = v;
   });
   return a;
@@ -153,16 +176,20 @@ Array full_like(const Array& a, double value) { return full(a.shape(), value, a.
 
 Array arange(double start, double stop, double step, DType dtype) {
   if (step == 0) throw ValueError("arange: step must not be zero");
-  const auto n = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((stop - start) / step)));
+  const auto n =
+      std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((stop - start) / step)));
   Array a = empty({n}, dtype);
   detail::dispatch(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
-    for (std::int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(start + static_cast<double>(i) * step);
+    for (std::int64_t i = 0; i < n; ++i)
+      o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
   });
   return a;
 }
 
-Array arange(std::int64_t stop, DType dtype) { return arange(0, static_cast<double>(stop), 1, dtype); }
+Array arange(std::int64_t stop, DType dtype) {
+  return arange(0, static_cast<double>(stop), 1, dtype);
+}
 
 Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype) {
   if (num < 0) throw ValueError("linspace: num must be non-negative, got " + std::to_string(num));
@@ -171,8 +198,9 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
   const double step = div > 0 ? (stop - start) / div : 0;
   detail::dispatch(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
-    for (std::int64_t i = 0; i < num; ++i) o[i] = static_cast<T>(start + static_cast<double>(i) * step);
-    if (endpoint && num > 1) o[num - 1] = static_cast<T>(stop);
+    for (std::int64_t i = 0; i < num; ++i)
+      o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
+    if (endpoint && num > 1) o[num - 1] = detail::convert_value<T>(stop);
   });
   return a;
 }
@@ -189,122 +217,170 @@ Array eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype) {
 }
 
 Array array(const Array& a, DType dtype) {
-  Array c = a.concrete();
-  return detail::from_buffer(detail::in_ptr<std::uint8_t>(c), c.shape(), c.dtype(), dtype);
+  detail::check_valid(a, "linum::array");
+  if (a.is_tracer()) return astype(a, dtype);  // values are immutable: a traced cast is a copy
+  return detail::from_buffer(detail::in_ptr<std::uint8_t>(a), a.shape(), a.dtype(), dtype);
 }
 
 // ---- printing -------------------------------------------------------------------------------
+// A port of numpy's array2string as JAX's repr calls it (separator ", ", prefix "Array(", suffix
+// ",", linewidth 75, threshold 1000, edgeitems 3, precision 8, floatmode "maxprec").
 
 namespace {
 
-// numpy's float formatting (maxprec, precision 8): each value with the fewest digits that
-// round-trip, fractional parts padded to a common width; scientific when the range is wide.
+constexpr int kLineWidth = 75;
+constexpr std::int64_t kEdgeItems = 3;
+
+// Fraction digits of the shortest string that reads back as x in T (numpy's dragon4 "unique"
+// digits), at most 8, trailing zeros dropped.
 template <class T>
-std::vector<std::string> format_floats(const T* v, const std::vector<std::int64_t>& idx) {
-  double maxabs = 0, minabs = INFINITY;
-  for (auto i : idx) {
-    const double x = std::abs(static_cast<double>(v[i]));
-    if (!std::isfinite(x)) continue;
-    maxabs = std::max(maxabs, x);
-    if (x > 0) minabs = std::min(minabs, x);
-  }
-  const bool sci = maxabs >= 1e8 || (minabs < 1e-4) || (minabs < INFINITY && maxabs / minabs > 1e3);
-  std::vector<std::string> out;
+int unique_digits(double x, bool sci) {
   char buf[64];
-  auto shortest = [&](double x, bool e) {
-    for (int k = 0; k <= 8; ++k) {
-      std::snprintf(buf, sizeof buf, e ? "%.*e" : "%.*f", k, x);
-      if (static_cast<T>(std::strtod(buf, nullptr)) == static_cast<T>(x)) return k;
-    }
-    return 8;
-  };
-  int frac = 0;
-  for (auto i : idx)
-    if (std::isfinite(static_cast<double>(v[i]))) frac = std::max(frac, shortest(v[i], sci));
-  for (auto i : idx) {
-    const double x = static_cast<double>(v[i]);
-    if (std::isnan(x)) { out.emplace_back("nan"); continue; }
-    if (std::isinf(x)) { out.emplace_back(x > 0 ? "inf" : "-inf"); continue; }
-    const int k = shortest(x, sci);
+  for (int k = 0; k <= 8; ++k) {
     std::snprintf(buf, sizeof buf, sci ? "%.*e" : "%.*f", k, x);
-    std::string s = buf;
-    std::string mant = s, expo;
-    if (sci) {
-      const auto p = s.find('e');
-      mant = s.substr(0, p);
-      expo = s.substr(p);
+    const bool same = std::is_same_v<T, float> ? std::strtof(buf, nullptr) == static_cast<float>(x)
+                                               : std::strtod(buf, nullptr) == x;
+    if (same) return k;
+  }
+  std::snprintf(buf, sizeof buf, sci ? "%.8e" : "%.8f", x);
+  std::string s = buf;
+  const auto dot = s.find('.');
+  auto end = sci ? s.find('e') : s.size();
+  int k = static_cast<int>(end - dot - 1);
+  while (k > 0 && s[dot + static_cast<std::size_t>(k)] == '0') --k;
+  return k;
+}
+
+// numpy's FloatingFormat: positional unless the non-zero magnitudes span a wide range; in
+// positional mode every value keeps its own digits (padded with spaces), in scientific mode all
+// get the most digits any needs. Words are right-aligned to a common width by the caller.
+template <class T>
+std::vector<std::string> format_floats(const std::vector<T>& v) {
+  double maxv = 0, minv = INFINITY;
+  for (T t : v) {
+    const double x = std::abs(static_cast<double>(t));
+    if (std::isfinite(x) && x != 0) {
+      maxv = std::max(maxv, x);
+      minv = std::min(minv, x);
     }
-    if (mant.find('.') == std::string::npos) mant += '.';
-    mant += std::string(static_cast<std::size_t>(frac - k), sci ? '0' : ' ');
-    out.push_back(mant + expo);
+  }
+  const bool sci = minv < INFINITY && (maxv >= 1e8 || minv < 1e-4 || maxv / minv > 1e3);
+  int digits = 0;
+  for (T t : v)
+    if (std::isfinite(static_cast<double>(t))) digits = std::max(digits, unique_digits<T>(t, sci));
+  std::vector<std::string> out;
+  std::vector<std::pair<std::string, std::string>> sci_parts;  // mantissa, exponent digits
+  std::size_t exp_digits = 0;
+  char buf[64];
+  for (T t : v) {
+    const double x = static_cast<double>(t);
+    if (std::isnan(x)) {
+      out.emplace_back("nan");
+    } else if (std::isinf(x)) {
+      out.emplace_back(x > 0 ? "inf" : "-inf");
+    } else if (sci) {
+      std::snprintf(buf, sizeof buf, "%.*e", digits, x);
+      std::string s = buf;
+      const auto e = s.find('e');
+      std::string mant = s.substr(0, e);
+      if (digits == 0) mant += '.';
+      sci_parts.emplace_back(mant + 'e' + s[e + 1], s.substr(e + 2));
+      exp_digits = std::max(exp_digits, sci_parts.back().second.size());
+      out.emplace_back();
+      continue;
+    } else {
+      const int k = unique_digits<T>(x, false);
+      std::snprintf(buf, sizeof buf, "%.*f", k, x);
+      std::string s = buf;
+      if (k == 0) s += '.';
+      out.push_back(s + std::string(static_cast<std::size_t>(digits - k), ' '));
+    }
+  }
+  if (sci) {  // exponents padded to a common number of digits, as numpy's exp_size
+    std::size_t j = 0;
+    for (auto& w : out)
+      if (w.empty()) {
+        auto& [m, e] = sci_parts[j++];
+        w = m + std::string(exp_digits - e.size(), '0') + e;
+      }
   }
   return out;
 }
 
-struct Printer {
-  const Array& a;
-  bool elide;
-  std::vector<std::string> words;  // formatted elements in print order (elided ones skipped)
-  std::size_t width = 0;
+std::string rstrip(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
 
-  // Indices shown along an axis of length n: all, or the first and last 3 around "...".
-  std::vector<std::int64_t> shown(std::int64_t n) const {
-    std::vector<std::int64_t> r;
-    if (!elide || n <= 6) {
-      for (std::int64_t i = 0; i < n; ++i) r.push_back(i);
-    } else {
-      r = {0, 1, 2, -1, n - 3, n - 2, n - 1};
-    }
-    return r;
-  }
-  void collect(std::vector<std::int64_t>& flat, std::int64_t off, int axis,
-               const std::vector<std::int64_t>& st) const {
-    if (axis == a.ndim()) {
-      flat.push_back(off);
-      return;
-    }
-    for (auto i : shown(a.shape()[axis]))
-      if (i >= 0) collect(flat, off + i * st[axis], axis + 1, st);
-  }
-  void emit(std::ostringstream& os, std::size_t& w, int axis, const std::string& indent,
-            std::size_t& col) const {
-    const int nd = a.ndim();
-    if (axis == nd) {
-      os << std::string(width - words[w].size(), ' ') << words[w];
-      ++w;
-      return;
-    }
-    os << '[';
-    const auto idx = shown(a.shape()[axis]);
-    const std::string inner = indent + " ";
-    std::size_t line = indent.size() + 1;
-    for (std::size_t j = 0; j < idx.size(); ++j) {
-      if (j) {
-        if (axis == nd - 1) {
-          os << ',';
-          const std::size_t next = width + 2;
-          if (line + next + 1 > 75) {
-            os << '\n' << inner;
-            line = inner.size();
-          } else {
-            os << ' ';
-            line += 1;
-          }
-        } else {
-          os << ',' << std::string(static_cast<std::size_t>(nd - axis - 1), '\n') << inner;
+// numpy's _formatArray: rows wrap at the line width, "..." stands for the elided middle of an
+// axis longer than 2 * edgeitems, and axes above the last are separated by blank lines.
+struct Formatter {
+  const Shape& shape;
+  bool summarize;
+  const std::vector<std::string>& words;  // the shown elements in print order
+  std::size_t next = 0;
+
+  std::string recurse(std::size_t axis, const std::string& hanging, std::int64_t width) {
+    const std::size_t left = shape.size() - axis;
+    if (left == 0) return words[next++];
+    const std::string next_hanging = hanging + ' ';
+    const std::int64_t next_width = width - 1;  // room for the closing bracket
+    const std::int64_t n = shape[axis];
+    const bool show_summary = summarize && 2 * kEdgeItems < n;
+    const std::int64_t leading = show_summary ? kEdgeItems : 0;
+    const std::int64_t trailing = show_summary ? kEdgeItems : n;
+    std::string s;
+    if (left == 1) {
+      const auto elem_width = static_cast<std::size_t>(width - 1);  // room for "," or "]"
+      std::string line = hanging;
+      auto extend = [&](const std::string& word) {
+        // Wrapping cannot help a word that is already at the start of a line.
+        if (line.size() + word.size() > elem_width && line.size() > hanging.size()) {
+          s += rstrip(line) + "\n";
+          line = hanging;
         }
+        line += word;
+      };
+      for (std::int64_t i = 0; i < leading; ++i) {
+        extend(recurse(axis + 1, next_hanging, next_width));
+        line += ", ";
       }
-      if (idx[j] < 0) {
-        os << "...";
-        line += 3;
-        continue;
+      if (show_summary) {
+        extend("...");
+        line += ", ";
       }
-      emit(os, w, axis + 1, inner, col);
-      line += width + 1;
+      for (std::int64_t i = trailing; i > 1; --i) {
+        extend(recurse(axis + 1, next_hanging, next_width));
+        line += ", ";
+      }
+      extend(recurse(axis + 1, next_hanging, next_width));
+      s += line;
+    } else {
+      const std::string sep = "," + std::string(left - 1, '\n');
+      for (std::int64_t i = 0; i < leading; ++i)
+        s += hanging + recurse(axis + 1, next_hanging, next_width) + sep;
+      if (show_summary) s += hanging + "..." + sep;
+      for (std::int64_t i = trailing; i > 1; --i)
+        s += hanging + recurse(axis + 1, next_hanging, next_width) + sep;
+      s += hanging + recurse(axis + 1, next_hanging, next_width);
     }
-    os << ']';
+    return "[" + s.substr(hanging.size()) + "]";
   }
 };
+
+// Flat offsets of the shown elements, in print order (numpy's _leading_trailing).
+void collect_shown(const Shape& shape, bool summarize, std::size_t axis, std::int64_t off,
+                   const std::vector<std::int64_t>& st, std::vector<std::int64_t>& flat) {
+  if (axis == shape.size()) {
+    flat.push_back(off);
+    return;
+  }
+  const std::int64_t n = shape[axis];
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) i = n - kEdgeItems;
+    collect_shown(shape, summarize, axis + 1, off + i * st[axis], st, flat);
+  }
+}
 
 }  // namespace
 
@@ -312,31 +388,46 @@ std::string repr(const Array& a) {
   if (!a.valid()) return "Array(<empty handle>)";
   if (a.is_tracer()) {
     std::ostringstream os;
-    os << "Traced<ShapedArray(" << a.dtype() << shape_str(a.shape()) << ")>";
+    os << "Traced<ShapedArray(" << a.dtype() << '[';  // JAX's short form: float32[2,3]
+    for (std::size_t i = 0; i < a.shape().size(); ++i) os << (i ? "," : "") << a.shape()[i];
+    os << "])>";
     return os.str();
   }
-  Printer p{a, a.size() > 1000, {}, 0};
-  std::vector<std::int64_t> flat;
-  p.collect(flat, 0, 0, detail::strides_of(a.shape()));
-  detail::dispatch(a.dtype(), [&]<class T>() {
-    const T* v = detail::in_ptr<T>(a);
-    if constexpr (std::is_floating_point_v<T>) {
-      p.words = format_floats(v, flat);
-    } else {
-      for (auto i : flat) {
-        if (a.dtype() == bool_) p.words.emplace_back(v[i] ? "True" : "False");
-        else p.words.push_back(std::to_string(v[i]));
+  const std::string prefix = "Array(";
+  const std::string dtype_str = "dtype=" + std::string(dtype_name(a.dtype())) + ")";
+  std::string s;
+  if (a.size() == 0) {
+    s = "[], shape=" + shape_str(a.shape());
+  } else {
+    const bool summarize = a.size() > 1000;
+    std::vector<std::int64_t> flat;
+    collect_shown(a.shape(), summarize, 0, 0, detail::strides_of(a.shape()), flat);
+    std::vector<std::string> words;
+    detail::dispatch(a.dtype(), [&]<class T>() {
+      const T* v = detail::in_ptr<T>(a);
+      if constexpr (std::is_floating_point_v<T>) {
+        std::vector<T> shown;
+        for (auto i : flat) shown.push_back(v[i]);
+        words = format_floats(shown);
+      } else if constexpr (std::is_same_v<T, std::uint8_t>) {  // bool: " True" aligns with "False"
+        for (auto i : flat) words.emplace_back(v[i] ? (a.ndim() ? " True" : "True") : "False");
+      } else {
+        for (auto i : flat) words.push_back(std::to_string(v[i]));
       }
-    }
-  });
-  for (const auto& w : p.words) p.width = std::max(p.width, w.size());
-  std::ostringstream os;
-  os << "Array(";
-  std::size_t w = 0, col = 0;
-  if (a.ndim() == 0) os << p.words[0];
-  else p.emit(os, w, 0, std::string(6, ' '), col);
-  os << ", dtype=" << a.dtype() << ')';
-  return os.str();
+    });
+    std::size_t width = 0;
+    for (const auto& w : words) width = std::max(width, w.size());
+    for (auto& w : words) w.insert(0, width - w.size(), ' ');
+    Formatter f{a.shape(), summarize, words};
+    // The line width leaves room for the "," suffix; the hanging indent skips "Array([".
+    s = f.recurse(0, std::string(prefix.size() + 1, ' '), kLineWidth - 1);
+  }
+  // JAX puts the dtype after the last line, or after a wide gap when that line is long.
+  const auto nl = s.rfind('\n');
+  const std::size_t last_line_len = (nl == std::string::npos ? s.size() + 1 : s.size() - nl) + 1;
+  const std::string sep =
+      last_line_len + dtype_str.size() + 1 > kLineWidth ? std::string(prefix.size(), ' ') : " ";
+  return prefix + s + "," + sep + dtype_str;
 }
 
 std::ostream& operator<<(std::ostream& os, const Array& a) { return os << repr(a); }

@@ -1,7 +1,9 @@
-// Shape primitives: reshape (zero-copy), broadcast_to, transpose; and the ops built on them.
+// Shape primitives: reshape (zero-copy), broadcast_to, transpose, concatenate; and the ops built
+// on them (squeeze, expand_dims, moveaxis, stack, split). Slicing and gathers are in indexing.cpp.
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace linum {
@@ -19,10 +21,12 @@ struct Reshape final : Primitive {
       return {Array(std::make_shared<ConcreteImpl>(shape, c.dtype, c.owner, c.data))};
     return {from_buffer(c.data, shape, c.dtype, c.dtype)};
   }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {reshape(t[0], shape)};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {reshape(ct[0], p[0].shape())};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
@@ -41,13 +45,16 @@ struct BroadcastTo final : Primitive {
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
     Array out = empty(shape, x.dtype());
-    dispatch(x.dtype(), [&]<class T>() { broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape); });
+    dispatch(x.dtype(),
+             [&]<class T>() { broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape); });
     return {out};
   }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {broadcast_to(t[0], shape)};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {sum_to_shape(ct[0], p[0].shape())};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
@@ -106,10 +113,12 @@ struct Transpose final : Primitive {
     for (std::size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int>(i);
     return inv;
   }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {transpose(t[0], perm)};
   }
-  Arrays vjp(std::span<const Array>, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array>, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {transpose(ct[0], inverse())};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
@@ -117,6 +126,68 @@ struct Transpose final : Primitive {
     std::vector<int> p{b};  // batch axis first, then the per-example permutation
     for (int q : perm) p.push_back(q >= b ? q + 1 : q);
     return {{transpose(in[0], p)}, {0}};
+  }
+};
+
+struct Concatenate final : Primitive {
+  int axis;
+  explicit Concatenate(int a) : axis(a) {}
+  const char* name() const override { return "concatenate"; }
+  void print_params(std::ostream& os) const override { os << "dimension=" << axis; }
+  Arrays eval(std::span<const Array> in) const override {
+    Shape os = in[0].shape();
+    os[axis] = 0;
+    for (const auto& x : in) os[axis] += x.shape()[axis];
+    Array out = empty(os, in[0].dtype());
+    const std::size_t isz = itemsize(in[0].dtype());
+    // Row-major: each input contributes one contiguous block per index of the leading axes.
+    const std::int64_t outer = shape_size(Shape(os.begin(), os.begin() + axis));
+    const std::int64_t row =
+        shape_size(Shape(os.begin() + axis, os.end())) * static_cast<std::int64_t>(isz);
+    auto* o = out_ptr<std::uint8_t>(out);
+    std::int64_t col = 0;
+    for (const auto& x : in) {
+      const std::int64_t block =
+          x.size() / std::max<std::int64_t>(outer, 1) * static_cast<std::int64_t>(isz);
+      const auto* a = in_ptr<std::uint8_t>(x);
+      if (block > 0)
+        for (std::int64_t r = 0; r < outer; ++r)
+          std::memcpy(o + r * row + col, a + r * block, static_cast<std::size_t>(block));
+      col += block;
+    }
+    return {out};
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array>) const override {
+    Arrays ts;
+    bool any = false;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      any |= t[i].valid();
+      ts.push_back(t[i].valid() ? t[i] : zeros(p[i].shape(), p[i].dtype()));
+    }
+    if (!any) return {Array()};
+    return {bind(std::make_shared<const Concatenate>(axis), ts)[0]};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    Arrays r;
+    if (!ct[0].valid()) return Arrays(p.size());
+    const int nd = ct[0].ndim();
+    std::vector<std::int64_t> start(nd, 0), limit(ct[0].shape().begin(), ct[0].shape().end());
+    for (const auto& x : p) {
+      limit[axis] = start[axis] + x.shape()[axis];
+      r.push_back(lax_slice(ct[0], start, limit));
+      start[axis] = limit[axis];
+    }
+    return r;
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (bdims[i] >= 0) n = in[i].shape(bdims[i]);
+    Arrays xs;
+    for (std::size_t i = 0; i < in.size(); ++i) xs.push_back(move_bdim(in[i], bdims[i], 0, n));
+    return {bind(std::make_shared<const Concatenate>(axis + 1), xs), {0}};
   }
 };
 
@@ -132,7 +203,9 @@ Array reshape(const Array& x, const Shape& shape) {
   int infer = -1;
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] == -1) {
-      if (infer >= 0) throw ValueError("reshape: can only specify one unknown dimension, got " + shape_str(shape));
+      if (infer >= 0)
+        throw ValueError("reshape: can only specify one unknown dimension, got " +
+                         shape_str(shape));
       infer = static_cast<int>(i);
     } else if (s[i] < 0) {
       throw ValueError("reshape: negative dimension in new shape " + shape_str(shape));
@@ -189,7 +262,8 @@ Array transpose(const Array& x, std::vector<int> axes) {
 Array moveaxis(const Array& x, int source, int destination) {
   check_valid(x, "moveaxis");
   const int nd = x.ndim();
-  const int s = normalize_axis(source, nd, "moveaxis"), d = normalize_axis(destination, nd, "moveaxis");
+  const int s = normalize_axis(source, nd, "moveaxis"),
+            d = normalize_axis(destination, nd, "moveaxis");
   std::vector<int> perm;
   for (int i = 0; i < nd; ++i)
     if (i != s) perm.push_back(i);
@@ -203,6 +277,114 @@ Array expand_dims(const Array& x, int axis) {
   Shape s = x.shape();
   s.insert(s.begin() + a, 1);
   return reshape(x, s);
+}
+
+Array squeeze(const Array& x, const Axes& axis) {
+  check_valid(x, "squeeze");
+  const Shape& xs = x.shape();
+  std::vector<int> axes;
+  if (axis.all) {
+    for (int i = 0; i < x.ndim(); ++i)
+      if (xs[i] == 1) axes.push_back(i);
+  } else {
+    axes = normalize_axes(axis, x.ndim(), "squeeze");
+    for (int a : axes)
+      if (xs[a] != 1)
+        throw ValueError(
+            "squeeze: cannot select an axis to squeeze out which has size not equal to "
+            "one, got shape=" +
+            shape_str(xs) +
+            " and dimensions=" + shape_str(Shape(axis.axes.begin(), axis.axes.end())));
+  }
+  Shape s;
+  for (int i = 0; i < x.ndim(); ++i)
+    if (!std::binary_search(axes.begin(), axes.end(), i)) s.push_back(xs[i]);
+  return reshape(x, s);
+}
+
+namespace {
+std::string shapes_str(const Arrays& xs) {
+  std::string r;
+  for (const auto& x : xs) r += (r.empty() ? "" : ", ") + shape_str(x.shape());
+  return r;
+}
+}  // namespace
+
+Array concatenate(const Arrays& xs, int axis) {
+  if (xs.empty()) throw ValueError("concatenate: need at least one array to concatenate");
+  for (const auto& x : xs) check_valid(x, "concatenate");
+  const int nd = xs[0].ndim();
+  if (nd == 0) throw ValueError("concatenate: zero-dimensional arrays cannot be concatenated");
+  for (const auto& x : xs)
+    if (x.ndim() != nd)
+      throw ValueError(
+          "concatenate: all input arrays must have the same number of dimensions, got "
+          "shapes " +
+          shapes_str(xs));
+  const int ax = normalize_axis(axis, nd, "concatenate");
+  DType dt = xs[0].dtype();
+  for (const auto& x : xs) {
+    for (int d = 0; d < nd; ++d)
+      if (d != ax && x.shape()[d] != xs[0].shape()[d])
+        throw ValueError("concatenate: arrays must have the same shape except along axis " +
+                         std::to_string(ax) + ", got shapes " + shapes_str(xs));
+    dt = promote_types(dt, x.dtype());
+  }
+  if (xs.size() == 1) return astype(xs[0], dt);
+  Arrays in;
+  for (const auto& x : xs) in.push_back(astype(x, dt));
+  return bind(std::make_shared<const Concatenate>(ax), in)[0];
+}
+
+Array stack(const Arrays& xs, int axis) {
+  if (xs.empty()) throw ValueError("stack: need at least one array to stack");
+  for (const auto& x : xs) check_valid(x, "stack");
+  for (const auto& x : xs)
+    if (x.shape() != xs[0].shape())
+      throw ValueError("stack: all input arrays must have the same shape, got shapes " +
+                       shapes_str(xs));
+  const int ax = normalize_axis(axis, xs[0].ndim() + 1, "stack");
+  Arrays ex;
+  for (const auto& x : xs) ex.push_back(expand_dims(x, ax));
+  return concatenate(ex, ax);
+}
+
+namespace {
+// x[lo:hi] along one axis, with Python's slice semantics for lo and hi.
+Array slice_axis(const Array& x, int axis, std::int64_t lo, std::int64_t hi) {
+  std::vector<Slice> s(static_cast<std::size_t>(axis) + 1);
+  s[axis] = Slice{lo, hi, 1};
+  return slice(x, s);
+}
+}  // namespace
+
+Arrays split(const Array& x, std::int64_t sections, int axis) {
+  check_valid(x, "split");
+  const int ax = normalize_axis(axis, x.ndim(), "split");
+  if (sections <= 0)
+    throw ValueError("split: number sections must be larger than 0, got " +
+                     std::to_string(sections));
+  const std::int64_t n = x.shape()[ax];
+  if (n % sections != 0)
+    throw ValueError("split: array split does not result in an equal division: axis " +
+                     std::to_string(ax) + " of size " + std::to_string(n) + " into " +
+                     std::to_string(sections) + " sections");
+  Arrays r;
+  for (std::int64_t i = 0; i < sections; ++i)
+    r.push_back(slice_axis(x, ax, i * (n / sections), (i + 1) * (n / sections)));
+  return r;
+}
+
+Arrays split(const Array& x, const std::vector<std::int64_t>& indices, int axis) {
+  check_valid(x, "split");
+  const int ax = normalize_axis(axis, x.ndim(), "split");
+  std::vector<std::int64_t> bounds{0};
+  bounds.insert(bounds.end(), indices.begin(), indices.end());
+  bounds.push_back(x.shape()[ax]);
+  Arrays r;
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i)
+    r.push_back(slice_axis(x, ax, bounds[i], bounds[i + 1]));
+  return r;
 }
 
 }  // namespace linum

@@ -1,6 +1,7 @@
 // Shape and indexing ops: reshape, transpose, broadcasting, joining, slicing, gathering.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -36,9 +37,15 @@ Array lax_slice(const Array& x, const std::vector<std::int64_t>& start,
 Array dynamic_slice(const Array& x, const Arrays& start, const std::vector<std::int64_t>& sizes);
 Array dynamic_slice(const Array& x, const std::vector<std::int64_t>& start,
                     const std::vector<std::int64_t>& sizes);
+// Literal start indices, dynamic_slice(x, {1, 2}, {2, 2}): braces of ints would otherwise be
+// ambiguous between the two overloads above.
+Array dynamic_slice(const Array& x, std::initializer_list<std::int64_t> start,
+                    const std::vector<std::int64_t>& sizes);
 Array dynamic_update_slice(const Array& x, const Array& update, const Arrays& start);
 Array dynamic_update_slice(const Array& x, const Array& update,
                            const std::vector<std::int64_t>& start);
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           std::initializer_list<std::int64_t> start);
 // jnp.take / take_along_axis with integer indices; out-of-range indices are clamped (JAX's
 // default "fill"/"clip" modes are not needed by linum's users; the choice is documented here).
 Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt);

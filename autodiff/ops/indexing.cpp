@@ -1,0 +1,675 @@
+// Indexing primitives: static strided slices and their transpose (pad), and one general gather
+// with its scatter / scatter-add transposes, on which dynamic_slice, dynamic_update_slice, take
+// and take_along_axis are all built (so one batching rule serves them all).
+#include <linum/autodiff/ops/kernel_util.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+namespace linum {
+namespace detail {
+namespace {
+
+std::string ints_str(const std::vector<std::int64_t>& v) {
+  return shape_str(Shape(v.begin(), v.end()));
+}
+std::string ints_str(const std::vector<int>& v) { return shape_str(Shape(v.begin(), v.end())); }
+
+// A strided walk over `shape` with a stride per axis for a destination and a source buffer.
+// Size-1 axes are dropped and contiguous neighbours merged so that the inner loop is long.
+class StridedWalk {
+ public:
+  StridedWalk(const Shape& shape, const std::vector<std::int64_t>& dst_strides,
+              const std::vector<std::int64_t>& src_strides) {
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == 0) empty_ = true;
+      if (shape[d] == 1) continue;
+      if (!shape_.empty() && ds_.back() == dst_strides[d] * shape[d] &&
+          ss_.back() == src_strides[d] * shape[d]) {
+        shape_.back() *= shape[d];
+        ds_.back() = dst_strides[d];
+        ss_.back() = src_strides[d];
+      } else {
+        shape_.push_back(shape[d]);
+        ds_.push_back(dst_strides[d]);
+        ss_.push_back(src_strides[d]);
+      }
+    }
+    idx_.assign(shape_.size(), 0);
+  }
+
+  // f(dst[i], src[j]) for each element of the walk, in row-major order.
+  template <class D, class S, class F>
+  void run(D* dst, const S* src, F f) {
+    if (empty_) return;
+    const int nd = static_cast<int>(shape_.size());
+    if (nd == 0) {
+      f(dst[0], src[0]);
+      return;
+    }
+    const std::int64_t len = shape_[nd - 1], dl = ds_[nd - 1], sl = ss_[nd - 1];
+    std::fill(idx_.begin(), idx_.end(), 0);
+    std::int64_t doff = 0, soff = 0;
+    while (true) {
+      if (dl == 1 && sl == 1)
+        for (std::int64_t i = 0; i < len; ++i) f(dst[doff + i], src[soff + i]);
+      else
+        for (std::int64_t i = 0; i < len; ++i) f(dst[doff + i * dl], src[soff + i * sl]);
+      int d = nd - 2;
+      for (; d >= 0; --d) {  // odometer over the outer axes
+        doff += ds_[d];
+        soff += ss_[d];
+        if (++idx_[d] < shape_[d]) break;
+        doff -= ds_[d] * shape_[d];
+        soff -= ss_[d] * shape_[d];
+        idx_[d] = 0;
+      }
+      if (d < 0) return;
+    }
+  }
+
+ private:
+  Shape shape_;
+  std::vector<std::int64_t> ds_, ss_, idx_;
+  bool empty_ = false;
+};
+
+constexpr auto assign = [](auto& d, const auto& s) { d = s; };
+constexpr auto accumulate = [](auto& d, const auto& s) {
+  d = static_cast<std::decay_t<decltype(d)>>(d + s);
+};
+
+// ---- static slices --------------------------------------------------------------------------
+
+Array strided_slice(const Array& x, std::vector<std::int64_t> start, std::vector<std::int64_t> step,
+                    Shape out_shape);
+Array slice_transpose(const Array& ct, Shape operand_shape, std::vector<std::int64_t> start,
+                      std::vector<std::int64_t> step);
+
+// Per-example slice parameters with a whole leading batch axis of size n prepended.
+void prepend_whole_axis(std::vector<std::int64_t>& start, std::vector<std::int64_t>& step, Shape& s,
+                        std::int64_t n) {
+  start.insert(start.begin(), 0);
+  step.insert(step.begin(), 1);
+  s.insert(s.begin(), n);
+}
+
+// x[start_0 + i_0 * step_0, ...] for i in out_shape: a strided slice with any non-zero steps (a
+// negative step walks backwards, so Python's reversed slices need no separate `rev`).
+struct StridedSlice final : Primitive {
+  std::vector<std::int64_t> start, step;
+  Shape out_shape;
+  StridedSlice(std::vector<std::int64_t> a, std::vector<std::int64_t> s, Shape o)
+      : start(std::move(a)), step(std::move(s)), out_shape(std::move(o)) {}
+  const char* name() const override { return "slice"; }
+  void print_params(std::ostream& os) const override {
+    os << "start=" << ints_str(start) << " step=" << ints_str(step)
+       << " shape=" << shape_str(out_shape);
+  }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array& x = in[0];
+    Array out = empty(out_shape, x.dtype());
+    const auto xst = strides_of(x.shape());
+    std::vector<std::int64_t> ss(xst.size());
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < xst.size(); ++d) {
+      ss[d] = step[d] * xst[d];
+      base += start[d] * xst[d];
+    }
+    StridedWalk walk(out_shape, strides_of(out_shape), ss);
+    dispatch(x.dtype(), [&]<class T>() { walk.run(out_ptr<T>(out), in_ptr<T>(x) + base, assign); });
+    return {out};
+  }
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
+    return {strided_slice(t[0], start, step, out_shape)};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    return {slice_transpose(ct[0], p[0].shape(), start, step)};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    Array x = move_bdim(in[0], bdims[0], 0, 0);
+    auto a = start, st = step;
+    Shape s = out_shape;
+    prepend_whole_axis(a, st, s, x.shape(0));
+    return {{strided_slice(x, a, st, s)}, {0}};
+  }
+};
+
+// The transpose of StridedSlice: zeros of the operand's shape with ct placed where the slice
+// read from (lax.pad with interior padding, generalised to negative steps).
+struct SliceTranspose final : Primitive {
+  Shape operand_shape;
+  std::vector<std::int64_t> start, step;
+  SliceTranspose(Shape s, std::vector<std::int64_t> a, std::vector<std::int64_t> st)
+      : operand_shape(std::move(s)), start(std::move(a)), step(std::move(st)) {}
+  const char* name() const override { return "pad"; }
+  void print_params(std::ostream& os) const override {
+    os << "operand_shape=" << shape_str(operand_shape) << " start=" << ints_str(start)
+       << " step=" << ints_str(step);
+  }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array& ct = in[0];
+    Array out = zeros(operand_shape, ct.dtype());
+    const auto ost = strides_of(operand_shape);
+    std::vector<std::int64_t> ds(ost.size());
+    std::int64_t base = 0;
+    for (std::size_t d = 0; d < ost.size(); ++d) {
+      ds[d] = step[d] * ost[d];
+      base += start[d] * ost[d];
+    }
+    StridedWalk walk(ct.shape(), ds, strides_of(ct.shape()));
+    dispatch(ct.dtype(),
+             [&]<class T>() { walk.run(out_ptr<T>(out) + base, in_ptr<T>(ct), assign); });
+    return {out};
+  }
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
+    return {slice_transpose(t[0], operand_shape, start, step)};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    return {strided_slice(ct[0], start, step, p[0].shape())};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    Array x = move_bdim(in[0], bdims[0], 0, 0);
+    auto a = start, st = step;
+    Shape s = operand_shape;
+    prepend_whole_axis(a, st, s, x.shape(0));
+    return {{slice_transpose(x, s, a, st)}, {0}};
+  }
+};
+
+Array strided_slice(const Array& x, std::vector<std::int64_t> start, std::vector<std::int64_t> step,
+                    Shape out_shape) {
+  if (!x.valid()) return Array();  // a symbolic zero tangent stays zero
+  return bind1(
+      std::make_shared<const StridedSlice>(std::move(start), std::move(step), std::move(out_shape)),
+      {x});
+}
+
+Array slice_transpose(const Array& ct, Shape operand_shape, std::vector<std::int64_t> start,
+                      std::vector<std::int64_t> step) {
+  if (!ct.valid()) return Array();
+  return bind1(std::make_shared<const SliceTranspose>(std::move(operand_shape), std::move(start),
+                                                      std::move(step)),
+               {ct});
+}
+
+// ---- gather / scatter ---------------------------------------------------------------------------
+
+// XLA's gather dimension numbers, restricted to what linum needs. The indices array has shape
+// (batch..., k): each batch entry gives k start indices, for operand axes start_index_map. The
+// window of shape slice_sizes at that (clamped) start is gathered; the output is the index batch
+// dims followed by the window dims that are neither collapsed nor operand batching dims. Operand
+// batching dims (size-1 windows) take their start from the paired index batch dim, which is
+// what makes vmap of a gather with batched operand and indices one gather.
+struct GatherDims {
+  std::vector<int> collapsed;         // operand axes with window size 1, dropped from the output
+  std::vector<int> start_index_map;   // operand axis of each index component
+  std::vector<int> operand_batching;  // operand axes paired with ...
+  std::vector<int> indices_batching;  // ... these index batch axes
+  Shape slice_sizes;
+
+  bool dropped(int a) const {
+    return std::count(collapsed.begin(), collapsed.end(), a) ||
+           std::count(operand_batching.begin(), operand_batching.end(), a);
+  }
+  // Window shape without the dropped axes (the trailing dims of a gather's output).
+  Shape window_shape() const {
+    Shape w;
+    for (int a = 0; a < static_cast<int>(slice_sizes.size()); ++a)
+      if (!dropped(a)) w.push_back(slice_sizes[a]);
+    return w;
+  }
+  Shape out_shape(const Shape& index_shape) const {
+    Shape s(index_shape.begin(), index_shape.end() - 1);
+    for (auto d : window_shape()) s.push_back(d);
+    return s;
+  }
+  // The dims for an operand with a new leading axis 0: `whole` keeps it as a full window axis
+  // (unbatched indices); otherwise it is paired with a new leading index batch axis 0.
+  GatherDims with_batch_axis(std::int64_t n, bool whole) const {
+    GatherDims r;
+    auto shift = [](std::vector<int> v) {
+      for (int& a : v) ++a;
+      return v;
+    };
+    r.collapsed = shift(collapsed);
+    r.start_index_map = shift(start_index_map);
+    r.operand_batching = shift(operand_batching);
+    r.indices_batching = whole ? indices_batching : shift(indices_batching);
+    if (!whole) {
+      r.operand_batching.insert(r.operand_batching.begin(), 0);
+      r.indices_batching.insert(r.indices_batching.begin(), 0);
+    }
+    r.slice_sizes = slice_sizes;
+    r.slice_sizes.insert(r.slice_sizes.begin(), whole ? n : 1);
+    return r;
+  }
+  void print(std::ostream& os) const {
+    os << "collapsed=" << ints_str(collapsed) << " start_index_map=" << ints_str(start_index_map)
+       << " operand_batching=" << ints_str(operand_batching)
+       << " indices_batching=" << ints_str(indices_batching)
+       << " slice_sizes=" << shape_str(slice_sizes);
+  }
+};
+
+Array gather(const Array& x, const Array& idx, const GatherDims& d);
+Array scatter(const Array& x, const Array& idx, const Array& upd, const GatherDims& d, bool add);
+
+// Calls f(b, offset) for each index batch entry b, with the operand offset of its window start.
+// Starts are clamped so that the window fits (negative indices first count from the end), as
+// XLA and JAX do for dynamic_slice and jnp's "clip" mode.
+template <class F>
+void for_each_window(const Shape& xs, const Array& idx, const GatherDims& d, F f) {
+  const Shape& is = idx.shape();
+  const int nb = static_cast<int>(is.size()) - 1;
+  const std::int64_t k = is.back();
+  const Shape bshape(is.begin(), is.end() - 1);
+  const std::int64_t nbatch = shape_size(bshape);
+  std::vector<std::int64_t> iv(static_cast<std::size_t>(idx.size()));
+  dispatch(idx.dtype(), [&]<class I>() {
+    const I* p = in_ptr<I>(idx);
+    for (std::size_t i = 0; i < iv.size(); ++i) iv[i] = static_cast<std::int64_t>(p[i]);
+  });
+  const auto xst = strides_of(xs);
+  std::vector<std::int64_t> bidx(static_cast<std::size_t>(nb), 0);
+  for (std::int64_t b = 0; b < nbatch; ++b) {
+    std::int64_t off = 0;
+    for (std::int64_t j = 0; j < k; ++j) {
+      const int a = d.start_index_map[j];
+      std::int64_t v = iv[b * k + j];
+      if (v < 0) v += xs[a];
+      v = std::clamp<std::int64_t>(v, 0, xs[a] - d.slice_sizes[a]);
+      off += v * xst[a];
+    }
+    for (std::size_t p = 0; p < d.operand_batching.size(); ++p)
+      off += bidx[d.indices_batching[p]] * xst[d.operand_batching[p]];
+    f(b, off);
+    for (int q = nb - 1; q >= 0; --q) {
+      if (++bidx[q] < bshape[q]) break;
+      bidx[q] = 0;
+    }
+  }
+}
+
+struct Gather final : Primitive {
+  GatherDims dims;
+  explicit Gather(GatherDims d) : dims(std::move(d)) {}
+  const char* name() const override { return "gather"; }
+  void print_params(std::ostream& os) const override { dims.print(os); }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array &x = in[0], &idx = in[1];
+    Array out = empty(dims.out_shape(idx.shape()), x.dtype());
+    const std::int64_t w = shape_size(dims.slice_sizes);
+    StridedWalk walk(dims.slice_sizes, strides_of(dims.slice_sizes), strides_of(x.shape()));
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* a = in_ptr<T>(x);
+      T* o = out_ptr<T>(out);
+      if (w == 1)
+        for_each_window(x.shape(), idx, dims,
+                        [&](std::int64_t b, std::int64_t off) { o[b] = a[off]; });
+      else
+        for_each_window(x.shape(), idx, dims, [&](std::int64_t b, std::int64_t off) {
+          walk.run(o + b * w, a + off, assign);
+        });
+    });
+    return {out};
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array>) const override {
+    return {t[0].valid() ? gather(t[0], p[1], dims) : Array()};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    if (!ct[0].valid()) return {Array(), Array()};
+    return {scatter(zeros(p[0].shape(), p[0].dtype()), p[1], ct[0], dims, true), Array()};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    const int bx = bdims[0], bi = bdims[1];
+    if (bi < 0) {  // batched operand, shared indices: the batch axis is one more window axis
+      Array x = move_bdim(in[0], bx, 0, 0);
+      return {{gather(x, in[1], dims.with_batch_axis(x.shape(0), true))}, {in[1].ndim() - 1}};
+    }
+    Array idx = move_bdim(in[1], bi, 0, 0);
+    if (bx < 0) {  // shared operand, batched indices: one more index batch axis
+      GatherDims d = dims;
+      for (int& a : d.indices_batching) ++a;
+      return {{gather(in[0], idx, d)}, {0}};
+    }
+    Array x = move_bdim(in[0], bx, 0, 0);
+    return {{gather(x, idx, dims.with_batch_axis(x.shape(0), false))}, {0}};
+  }
+};
+
+// out = x with each window replaced by (add=false) or incremented by (add=true) its update.
+// Replacement assumes the windows do not overlap (true of dynamic_update_slice and its vmap).
+struct Scatter final : Primitive {
+  GatherDims dims;
+  bool add;
+  Scatter(GatherDims d, bool a) : dims(std::move(d)), add(a) {}
+  const char* name() const override { return add ? "scatter-add" : "scatter"; }
+  void print_params(std::ostream& os) const override { dims.print(os); }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array &x = in[0], &idx = in[1], &upd = in[2];
+    Array out = from_buffer(in_ptr<std::uint8_t>(x), x.shape(), x.dtype(), x.dtype());
+    const std::int64_t w = shape_size(dims.slice_sizes);
+    StridedWalk walk(dims.slice_sizes, strides_of(x.shape()), strides_of(dims.slice_sizes));
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* u = in_ptr<T>(upd);
+      T* o = out_ptr<T>(out);
+      auto run = [&](auto op) {
+        if (w == 1)
+          for_each_window(x.shape(), idx, dims,
+                          [&](std::int64_t b, std::int64_t off) { op(o[off], u[b]); });
+        else
+          for_each_window(x.shape(), idx, dims, [&](std::int64_t b, std::int64_t off) {
+            walk.run(o + off, u + b * w, op);
+          });
+      };
+      if (add)
+        run(accumulate);
+      else
+        run(assign);
+    });
+    return {out};
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array>) const override {
+    if (!t[0].valid() && !t[2].valid()) return {Array()};
+    const Array tx = t[0].valid() ? t[0] : zeros(p[0].shape(), p[0].dtype());
+    const Array tu = t[2].valid() ? t[2] : zeros(p[2].shape(), p[2].dtype());
+    return {scatter(tx, p[1], tu, dims, add)};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    if (!ct[0].valid()) return {Array(), Array(), Array()};
+    Array cx = add ? ct[0] : scatter(ct[0], p[1], zeros(p[2].shape(), p[2].dtype()), dims, false);
+    return {cx, Array(), gather(ct[0], p[1], dims)};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < 3; ++i)
+      if (bdims[i] >= 0) n = in[i].shape(bdims[i]);
+    // Everything batched along axis 0: each example scatters into its own operand slice.
+    Array x = move_bdim(in[0], bdims[0], 0, n), idx = move_bdim(in[1], bdims[1], 0, n),
+          upd = move_bdim(in[2], bdims[2], 0, n);
+    return {{scatter(x, idx, upd, dims.with_batch_axis(n, false), add)}, {0}};
+  }
+};
+
+Array gather(const Array& x, const Array& idx, const GatherDims& d) {
+  return bind1(std::make_shared<const Gather>(d), {x, idx});
+}
+
+Array scatter(const Array& x, const Array& idx, const Array& upd, const GatherDims& d, bool add) {
+  return bind1(std::make_shared<const Scatter>(d, add), {x, idx, upd});
+}
+
+void check_index_dtype(const Array& idx, const char* op, const char* what) {
+  if (!is_integer(idx.dtype()))
+    throw TypeError(std::string(op) + ": " + what + " must be integers, got dtype " +
+                    std::string(dtype_name(idx.dtype())));
+}
+
+// Python's slice.indices(n): the first index and the length of start:stop:step on an axis of n.
+std::pair<std::int64_t, std::int64_t> python_slice(const Slice& s, std::int64_t n) {
+  const std::int64_t step = s.step;
+  auto fix = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+    if (!v) return dflt;
+    std::int64_t i = *v;
+    if (i < 0) {
+      i += n;
+      if (i < 0) i = step < 0 ? -1 : 0;
+    } else if (i >= n) {
+      i = step < 0 ? n - 1 : n;
+    }
+    return i;
+  };
+  const std::int64_t start = fix(s.start, step < 0 ? n - 1 : 0);
+  const std::int64_t stop = fix(s.stop, step < 0 ? -1 : n);
+  std::int64_t len = 0;
+  if (step > 0 && start < stop) len = (stop - start - 1) / step + 1;
+  if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
+  return {start, len};
+}
+
+// The whole-axis slice parameters of x (start 0, step 1, full shape).
+struct SliceParams {
+  std::vector<std::int64_t> start, step;
+  Shape shape;
+  explicit SliceParams(const Shape& s) : start(s.size(), 0), step(s.size(), 1), shape(s) {}
+};
+
+Array apply_slice(const Array& x, const SliceParams& p) {
+  bool identity = true;
+  for (std::size_t d = 0; d < p.shape.size(); ++d)
+    identity &= p.start[d] == 0 && p.step[d] == 1 && p.shape[d] == x.shape()[d];
+  if (identity) return x;
+  return strided_slice(x, p.start, p.step, p.shape);
+}
+
+// A rank-1 int32 array of the start indices given as scalar arrays (stacked with linum ops so
+// that batched or traced indices stay batched or traced).
+Array start_vector(const Array& x, const Arrays& start, const char* op) {
+  if (static_cast<int>(start.size()) != x.ndim())
+    throw ValueError(std::string(op) +
+                     ": start_indices must have length equal to the number of dimensions of the "
+                     "operand, got " +
+                     std::to_string(start.size()) + " indices for operand shape " +
+                     shape_str(x.shape()));
+  bool concrete = true;
+  for (const auto& s : start) {
+    check_valid(s, op);
+    if (s.ndim() != 0)
+      throw TypeError(std::string(op) + ": start_indices must be scalars, got an index of shape " +
+                      shape_str(s.shape()));
+    check_index_dtype(s, op, "start_indices");
+    concrete &= !s.is_tracer();
+  }
+  if (concrete) {
+    std::vector<std::int32_t> v;
+    for (const auto& s : start) v.push_back(s.item<std::int32_t>());
+    return array(v, Shape{static_cast<std::int64_t>(v.size())});
+  }
+  Arrays parts;
+  for (const auto& s : start) parts.push_back(reshape(astype(s, int32), {1}));
+  return concatenate(parts, 0);
+}
+
+GatherDims window_dims(int ndim, Shape sizes) {
+  GatherDims d;
+  for (int a = 0; a < ndim; ++a) d.start_index_map.push_back(a);
+  d.slice_sizes = std::move(sizes);
+  return d;
+}
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+Array slice(const Array& x, const std::vector<Slice>& slices) {
+  check_valid(x, "slice");
+  if (static_cast<int>(slices.size()) > x.ndim())
+    throw IndexError("slice: too many indices for array: array is " + std::to_string(x.ndim()) +
+                     "-dimensional, but " + std::to_string(slices.size()) + " were indexed");
+  SliceParams p(x.shape());
+  for (std::size_t d = 0; d < slices.size(); ++d) {
+    if (slices[d].step == 0) throw ValueError("slice: slice step cannot be zero");
+    auto [start, len] = python_slice(slices[d], x.shape()[d]);
+    p.start[d] = len > 0 ? start : 0;
+    p.step[d] = slices[d].step;
+    p.shape[d] = len;
+  }
+  return apply_slice(x, p);
+}
+
+Array lax_slice(const Array& x, const std::vector<std::int64_t>& start,
+                const std::vector<std::int64_t>& limit, std::vector<std::int64_t> strides) {
+  check_valid(x, "lax_slice");
+  const auto nd = static_cast<std::size_t>(x.ndim());
+  const Shape& xs = x.shape();
+  if (strides.empty()) strides.assign(nd, 1);
+  auto fail = [](const std::string& m) { throw ValueError("lax_slice: " + m); };
+  if (start.size() != nd)
+    fail(
+        "start_indices must have length equal to the number of dimensions of the operand, got "
+        "indices " +
+        ints_str(start) + " for operand shape " + shape_str(xs));
+  if (limit.size() != nd)
+    fail("limit_indices must have the same length as start_indices, got start_indices " +
+         ints_str(start) + " and limit_indices " + ints_str(limit));
+  if (strides.size() != nd)
+    fail("strides must have length equal to the number of dimensions of the operand, got strides " +
+         ints_str(strides) + " for operand shape " + shape_str(xs));
+  SliceParams p(xs);
+  for (std::size_t d = 0; d < nd; ++d) {
+    if (start[d] < 0)
+      fail("start_indices must be greater than or equal to zero, got start_indices " +
+           ints_str(start));
+    if (limit[d] > xs[d])
+      fail("limit_indices must be less than or equal to operand shape, got limit_indices " +
+           ints_str(limit) + " for operand shape " + shape_str(xs));
+    if (limit[d] < start[d])
+      fail("limit_indices must be greater than or equal to start_indices, got start_indices " +
+           ints_str(start) + " and limit_indices " + ints_str(limit));
+    if (strides[d] <= 0) fail("strides must be positive, got " + ints_str(strides));
+    p.start[d] = start[d];
+    p.step[d] = strides[d];
+    p.shape[d] = (limit[d] - start[d] + strides[d] - 1) / strides[d];
+  }
+  return apply_slice(x, p);
+}
+
+Array dynamic_slice(const Array& x, const Arrays& start, const std::vector<std::int64_t>& sizes) {
+  check_valid(x, "dynamic_slice");
+  Array idx = start_vector(x, start, "dynamic_slice");
+  if (sizes.size() != start.size())
+    throw ValueError(
+        "dynamic_slice: slice_sizes must have the same length as start_indices, got "
+        "start_indices length " +
+        std::to_string(start.size()) + " and slice_sizes " + ints_str(sizes));
+  for (std::size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] < 0 || sizes[d] > x.shape()[d])
+      throw ValueError(
+          "dynamic_slice: slice_sizes must be between zero and the operand shape, got "
+          "slice_sizes " +
+          ints_str(sizes) + " for operand shape " + shape_str(x.shape()));
+  if (x.ndim() == 0) return x;
+  return gather(x, idx, window_dims(x.ndim(), Shape(sizes.begin(), sizes.end())));
+}
+
+Array dynamic_slice(const Array& x, const std::vector<std::int64_t>& start,
+                    const std::vector<std::int64_t>& sizes) {
+  Arrays s;
+  for (auto v : start) s.push_back(Array(static_cast<std::int32_t>(v)));
+  return dynamic_slice(x, s, sizes);
+}
+
+Array dynamic_slice(const Array& x, std::initializer_list<std::int64_t> start,
+                    const std::vector<std::int64_t>& sizes) {
+  return dynamic_slice(x, std::vector<std::int64_t>(start), sizes);
+}
+
+Array dynamic_update_slice(const Array& x, const Array& update, const Arrays& start) {
+  check_valid(x, "dynamic_update_slice");
+  check_valid(update, "dynamic_update_slice");
+  Array idx = start_vector(x, start, "dynamic_update_slice");
+  if (update.dtype() != x.dtype())
+    throw TypeError("dynamic_update_slice: update dtype " +
+                    std::string(dtype_name(update.dtype())) + " does not match operand dtype " +
+                    std::string(dtype_name(x.dtype())));
+  bool fits = update.ndim() == x.ndim();
+  for (int d = 0; fits && d < x.ndim(); ++d) fits = update.shape()[d] <= x.shape()[d];
+  if (!fits)
+    throw ValueError("dynamic_update_slice: update shape " + shape_str(update.shape()) +
+                     " must have the operand's rank and fit in operand shape " +
+                     shape_str(x.shape()));
+  if (x.ndim() == 0) return update;
+  return scatter(x, idx, update, window_dims(x.ndim(), update.shape()), false);
+}
+
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           const std::vector<std::int64_t>& start) {
+  Arrays s;
+  for (auto v : start) s.push_back(Array(static_cast<std::int32_t>(v)));
+  return dynamic_update_slice(x, update, s);
+}
+
+Array dynamic_update_slice(const Array& x, const Array& update,
+                           std::initializer_list<std::int64_t> start) {
+  return dynamic_update_slice(x, update, std::vector<std::int64_t>(start));
+}
+
+Array take(const Array& x, const Array& indices, std::optional<int> axis) {
+  check_valid(x, "take");
+  check_valid(indices, "take");
+  check_index_dtype(indices, "take", "indices");
+  if (!axis) return take(ravel(x), indices, 0);
+  const int ax = normalize_axis(*axis, x.ndim(), "take");
+  if (x.shape()[ax] == 0 && indices.size() > 0)
+    throw IndexError("take: cannot take from axis " + std::to_string(ax) +
+                     " of size 0 (operand shape " + shape_str(x.shape()) + ")");
+  GatherDims d;
+  d.collapsed = {ax};
+  d.start_index_map = {ax};
+  d.slice_sizes = x.shape();
+  d.slice_sizes[ax] = 1;
+  Shape is = indices.shape();
+  is.push_back(1);
+  Array g = gather(x, reshape(indices, is), d);  // (indices..., x dims without ax)
+  if (ax == 0) return g;
+  const int ni = indices.ndim();
+  std::vector<int> perm;  // to (x dims before ax, indices..., x dims after ax)
+  for (int i = 0; i < ax; ++i) perm.push_back(ni + i);
+  for (int i = 0; i < ni; ++i) perm.push_back(i);
+  for (int i = ni + ax; i < g.ndim(); ++i) perm.push_back(i);
+  return transpose(g, perm);
+}
+
+Array take_along_axis(const Array& x, const Array& indices, int axis) {
+  check_valid(x, "take_along_axis");
+  check_valid(indices, "take_along_axis");
+  check_index_dtype(indices, "take_along_axis", "indices");
+  if (indices.ndim() != x.ndim())
+    throw ValueError(
+        "take_along_axis: indices and arr must have the same number of dimensions, got "
+        "shapes " +
+        shape_str(indices.shape()) + " and " + shape_str(x.shape()));
+  const int ax = normalize_axis(axis, x.ndim(), "take_along_axis");
+  if (x.shape()[ax] == 0 && indices.size() > 0)
+    throw IndexError("take_along_axis: cannot take from axis " + std::to_string(ax) +
+                     " of size 0 (operand shape " + shape_str(x.shape()) + ")");
+  // The other axes broadcast against each other, as in jnp.take_along_axis.
+  Shape xs = x.shape(), is = indices.shape();
+  xs[ax] = is[ax] = 1;
+  Shape b;
+  try {
+    b = broadcast_shapes(xs, is, "take_along_axis");
+  } catch (const ValueError&) {
+    throw ValueError("take_along_axis: shapes " + shape_str(x.shape()) + " (arr) and " +
+                     shape_str(indices.shape()) + " (indices) do not broadcast outside axis " +
+                     std::to_string(ax));
+  }
+  Shape bx = b, bi = b;
+  bx[ax] = x.shape()[ax];
+  bi[ax] = indices.shape()[ax];
+  Array xb = broadcast_to(x, bx);
+  GatherDims d;
+  d.collapsed = {ax};
+  d.start_index_map = {ax};
+  d.slice_sizes = Shape(b.size(), 1);
+  for (int a = 0; a < x.ndim(); ++a)
+    if (a != ax) {
+      d.operand_batching.push_back(a);
+      d.indices_batching.push_back(a);
+    }
+  Shape ie = bi;
+  ie.push_back(1);
+  return gather(xb, reshape(broadcast_to(indices, bi), ie), d);
+}
+
+}  // namespace linum
