@@ -134,10 +134,11 @@ void gumbel(KeyData key, std::span<T> out, bool high, bool partitionable) {
   }
 }
 
-void randint(KeyData key, std::span<std::int32_t> out, std::int64_t minval, std::int64_t maxval,
+template <class I>
+void randint(KeyData key, std::span<I> out, std::int64_t minval, std::int64_t maxval,
              bool partitionable) {
-  constexpr std::int64_t kMin = std::numeric_limits<std::int32_t>::min();
-  constexpr std::int64_t kMax = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<I>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<I>::max();
   const bool maxval_out_of_range = maxval > kMax;
   const std::int64_t lo = std::clamp(minval, kMin, kMax), hi = std::clamp(maxval, kMin, kMax);
   std::uint32_t span = static_cast<std::uint32_t>(hi - lo);
@@ -156,9 +157,14 @@ void randint(KeyData key, std::span<std::int32_t> out, std::int64_t minval, std:
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t offset =
         urem(urem(higher[i], span) * multiplier + urem(lower[i], span), span);
-    out[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(lo) + offset);
+    out[i] = static_cast<I>(static_cast<std::uint32_t>(lo) + offset);
   }
 }
+
+template void randint<std::int32_t>(KeyData, std::span<std::int32_t>, std::int64_t, std::int64_t,
+                                    bool);
+template void randint<std::uint32_t>(KeyData, std::span<std::uint32_t>, std::int64_t, std::int64_t,
+                                     bool);
 
 void shuffle_indices(KeyData key, const std::vector<std::int64_t>& shape, int axis,
                      std::span<std::int32_t> out, bool partitionable) {
@@ -236,6 +242,33 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
   std::copy_n(idx.begin(), k, out.begin());
 }
 
+template <class T>
+void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std::int64_t>& shape,
+                  int axis, std::int64_t k, bool high, std::span<std::int32_t> out,
+                  bool partitionable) {
+  const int rank = static_cast<int>(shape.size());
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[d];
+  for (int d = axis + 1; d < rank; ++d) inner *= shape[d];
+  const std::int64_t len = shape[axis];
+  if (k > len)
+    throw ValueError("categorical: number of samples without replacement (" + std::to_string(k) +
+                     ") cannot exceed number of categories (" + std::to_string(len) + ")");
+  std::vector<T> g(logits.size());
+  gumbel(key, std::span(g), high, partitionable);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = logits[i] + g[i];
+  std::vector<std::int32_t> idx(len);
+  for (std::int64_t o = 0; o < outer; ++o) {
+    for (std::int64_t in = 0; in < inner; ++in) {
+      auto at = [&](std::int64_t l) { return g[(o * len + l) * inner + in]; };
+      std::iota(idx.begin(), idx.end(), 0);
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](std::int32_t a, std::int32_t b) { return at(a) > at(b); });
+      std::copy_n(idx.begin(), k, out.begin() + (o * inner + in) * k);
+    }
+  }
+}
+
 #define LINUM_RANDOM_INSTANTIATE(T)                                                            \
   template void uniform<T>(KeyData, std::span<T>, T, T, bool);                                 \
   template void normal<T>(KeyData, std::span<T>, bool);                                        \
@@ -243,7 +276,9 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
   template void bernoulli<T>(KeyData, std::span<std::uint8_t>, T, bool, bool);                 \
   template void gumbel<T>(KeyData, std::span<T>, bool, bool);                                  \
   template void weighted_choice<T>(KeyData, std::span<const T>, std::span<std::int32_t>, bool, \
-                                   bool);
+                                   bool);                                                      \
+  template void gumbel_top_k<T>(KeyData, std::span<const T>, const std::vector<std::int64_t>&, \
+                                int, std::int64_t, bool, std::span<std::int32_t>, bool);
 LINUM_RANDOM_INSTANTIATE(float)
 LINUM_RANDOM_INSTANTIATE(double)
 #undef LINUM_RANDOM_INSTANTIATE

@@ -34,9 +34,10 @@ void bernoulli(KeyData key, std::span<std::uint8_t> out, T p, bool high, bool pa
 template <class T>
 void gumbel(KeyData key, std::span<T> out, bool high, bool partitionable);
 
-// randint(minval, maxval) into int32: JAX's two-word modulus method over a split key, with
-// JAX's clipping of out-of-range bounds (span 1 when maxval <= minval).
-void randint(KeyData key, std::span<std::int32_t> out, std::int64_t minval, std::int64_t maxval,
+// randint(minval, maxval) into int32 or uint32: JAX's two-word modulus method over a split
+// key, with JAX's clipping of bounds to the dtype (span 1 when maxval <= minval).
+template <class I>
+void randint(KeyData key, std::span<I> out, std::int64_t minval, std::int64_t maxval,
              bool partitionable);
 
 // The permutation of arange(n) that jax.random.permutation(key, n) returns: ceil(3 ln n /
@@ -54,5 +55,13 @@ void shuffle_indices(KeyData key, const std::vector<std::int64_t>& shape, int ax
 template <class T>
 void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> out, bool replace,
                      bool partitionable);
+
+// categorical(replace=false): logits + gumbel(key, logits.shape), then the indices of the k
+// largest along `axis` (lax.top_k order: descending, ties to the lower index). `out` has the
+// logits' shape without `axis`, followed by k.
+template <class T>
+void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std::int64_t>& shape,
+                  int axis, std::int64_t k, bool high, std::span<std::int32_t> out,
+                  bool partitionable);
 
 }  // namespace linum::random::detail
