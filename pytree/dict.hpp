@@ -95,13 +95,13 @@ class Dict {
   template <class Key>
   const V& at(const Key& k) const {
     auto it = find(k);
-    if (it == end()) throw KeyError("Dict::at: key " + key_repr(k) + " not found");
+    if (it == end()) throw KeyError(detail::cat("Dict::at: key ", key_repr(k), " not found"));
     return it->second;
   }
   template <class Key>
   V& at(const Key& k) {
     auto it = find(k);
-    if (it == end()) throw KeyError("Dict::at: key " + key_repr(k) + " not found");
+    if (it == end()) throw KeyError(detail::cat("Dict::at: key ", key_repr(k), " not found"));
     return it->second;
   }
 
@@ -151,17 +151,17 @@ class Dict {
       sorted = entries_[i - 1].first < entries_[i].first;
     }
     if (!sorted) {
-      std::sort(order.begin(), order.end(),
-                [&](std::size_t a, std::size_t b) { return entries_[a].first < entries_[b].first; });
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return entries_[a].first < entries_[b].first;
+      });
     }
     return order;
   }
 
   // Mapping equality: same keys, equal values, any order.
-  friend bool operator==(const Dict& a, const Dict& b)
-    requires requires(const V& x) {
-      { x == x } -> std::convertible_to<bool>;
-    }
+  friend bool operator==(const Dict& a, const Dict& b) requires requires(const V& x) {
+    { x == x } -> std::convertible_to<bool>;
+  }
   {
     if (a.size() != b.size()) return false;
     for (const auto& kv : a) {

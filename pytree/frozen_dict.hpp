@@ -93,7 +93,8 @@ class FrozenDict {
   const Tree& at(std::string_view key) const {
     auto it = rep_->dict.find(key);
     if (it == rep_->dict.end()) {
-      throw KeyError("FrozenDict: key " + str_repr(key) + " not found; keys are " + keys_repr());
+      throw KeyError(
+          detail::cat("FrozenDict: key ", str_repr(key), " not found; keys are ", keys_repr()));
     }
     return it->second;
   }
@@ -154,23 +155,18 @@ class FrozenDict {
 
   // Mapping equality, as collections.abc.Mapping: order-independent, and equal to a plain dict
   // tree with the same items.
-  friend bool operator==(const FrozenDict& a, const FrozenDict& b)
-    requires std::equality_comparable<Tree>
-  {
+  friend bool operator==(const FrozenDict& a,
+                         const FrozenDict& b) requires std::equality_comparable<Tree> {
     return a.rep_ == b.rep_ || a.rep_->dict == b.rep_->dict;
   }
-  friend bool operator==(const FrozenDict& a, const Tree& b)
-    requires std::equality_comparable<Tree>
-  {
+  friend bool operator==(const FrozenDict& a,
+                         const Tree& b) requires std::equality_comparable<Tree> {
     return b.is_dict() && a.rep_->dict == b.as_dict();
   }
 
   // Equal to the hash of the equal plain dict tree.
-  std::size_t hash() const
-    requires requires(const Tree& t) { t.hash(); }
-  {
-    return Tree::hash_dict(rep_->dict);
-  }
+  std::size_t hash() const requires requires(const Tree& t) { t.hash(); }
+  { return Tree::hash_dict(rep_->dict); }
 
  private:
   struct Rep {
@@ -192,7 +188,10 @@ class FrozenDict {
   std::string keys_repr() const {
     std::string s = "[";
     std::size_t n = 0;
-    for (const auto& kv : rep_->dict) s += (n++ ? ", " : "") + str_repr(kv.first);
+    for (const auto& kv : rep_->dict) {
+      s += n++ ? ", " : "";
+      s += str_repr(kv.first);
+    }
     return s + "]";
   }
 
@@ -231,9 +230,10 @@ FrozenDict<L> copy(const FrozenDict<L>& x, const BasicTree<L>& add_or_replace) {
   return x.copy(add_or_replace);
 }
 template <class L>
-BasicTree<L> copy(const BasicTree<L>& x, const BasicTree<L>& add_or_replace = BasicTree<L>::dict()) {
+BasicTree<L> copy(const BasicTree<L>& x,
+                  const BasicTree<L>& add_or_replace = BasicTree<L>::dict()) {
   if (!x.is_dict()) {
-    throw TypeError("copy: Expected FrozenDict or dict, got " + std::string(kind_name(x.kind())));
+    throw TypeError(detail::cat("copy: Expected FrozenDict or dict, got ", kind_name(x.kind())));
   }
   if (!add_or_replace.is_dict()) {
     throw TypeError("copy: add_or_replace must be a FrozenDict or dict, got " +
@@ -256,7 +256,7 @@ std::pair<FrozenDict<L>, BasicTree<L>> pop(const FrozenDict<L>& x, std::string_v
 template <class L>
 std::pair<BasicTree<L>, BasicTree<L>> pop(const BasicTree<L>& x, std::string_view key) {
   if (!x.is_dict()) {
-    throw TypeError("pop: Expected FrozenDict or dict, got " + std::string(kind_name(x.kind())));
+    throw TypeError(detail::cat("pop: Expected FrozenDict or dict, got ", kind_name(x.kind())));
   }
   BasicTree<L> value = x.at(key);
   BasicTree<L> rest = x;

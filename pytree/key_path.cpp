@@ -10,10 +10,10 @@ std::string key_str(const KeyEntry& entry) {
   return std::visit(
       [](const auto& k) -> std::string {
         using K = std::decay_t<decltype(k)>;
-        if constexpr (std::is_same_v<K, DictKey>) return "[" + repr(k.key) + "]";
-        if constexpr (std::is_same_v<K, SequenceKey>) return "[" + std::to_string(k.idx) + "]";
-        if constexpr (std::is_same_v<K, GetAttrKey>) return "." + k.name;
-        if constexpr (std::is_same_v<K, FlattenedIndexKey>) return "[" + std::to_string(k.key) + "]";
+        if constexpr (std::is_same_v<K, DictKey>) return detail::cat("[", repr(k.key), "]");
+        if constexpr (std::is_same_v<K, SequenceKey>) return detail::cat("[", k.idx, "]");
+        if constexpr (std::is_same_v<K, GetAttrKey>) return detail::cat(".", k.name);
+        if constexpr (std::is_same_v<K, FlattenedIndexKey>) return detail::cat("[", k.key, "]");
       },
       entry);
 }
@@ -65,10 +65,14 @@ namespace detail {
 
 KeyEntry KeyRef::entry() const {
   switch (kind) {
-    case Dict: return DictKey{std::string(name)};
-    case Sequence: return SequenceKey{index};
-    case Attr: return GetAttrKey{std::string(name)};
-    case FlatIndex: break;
+    case Dict:
+      return DictKey{std::string(name)};
+    case Sequence:
+      return SequenceKey{index};
+    case Attr:
+      return GetAttrKey{std::string(name)};
+    case FlatIndex:
+      break;
   }
   return FlattenedIndexKey{index};
 }

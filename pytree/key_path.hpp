@@ -45,7 +45,8 @@ std::string keystr(const KeyPath& path, bool simple = false, std::string_view se
 // The entry as keystr prints it: ['a'], [0], .b
 std::string key_str(const KeyEntry& entry);
 
-// Python reprs: DictKey(key='a'), SequenceKey(idx=0), GetAttrKey(name='b'), FlattenedIndexKey(key=0).
+// Python reprs: DictKey(key='a'), SequenceKey(idx=0), GetAttrKey(name='b'),
+// FlattenedIndexKey(key=0).
 std::ostream& operator<<(std::ostream& os, const DictKey& k);
 std::ostream& operator<<(std::ostream& os, const SequenceKey& k);
 std::ostream& operator<<(std::ostream& os, const GetAttrKey& k);

@@ -2,11 +2,11 @@
 // demangling for struct reprs.
 #include <linum/pytree/repr.hpp>
 
+#include <cxxabi.h>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cxxabi.h>
 #include <memory>
 
 namespace linum::pytree {
@@ -36,16 +36,24 @@ std::string py_float_repr(F x) {
   std::string out = neg ? "-" : "";
   if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) {
-      out += "0." + std::string(static_cast<std::size_t>(-decpt), '0') + digits;
+      out += "0.";
+      out.append(static_cast<std::size_t>(-decpt), '0');
+      out += digits;
     } else if (static_cast<std::size_t>(decpt) >= digits.size()) {
-      out += digits + std::string(static_cast<std::size_t>(decpt) - digits.size(), '0') + ".0";
+      out += digits;
+      out.append(static_cast<std::size_t>(decpt) - digits.size(), '0');
+      out += ".0";
     } else {
-      out += digits.substr(0, static_cast<std::size_t>(decpt)) + "." +
-             digits.substr(static_cast<std::size_t>(decpt));
+      out.append(digits, 0, static_cast<std::size_t>(decpt));
+      out += '.';
+      out.append(digits, static_cast<std::size_t>(decpt));
     }
   } else {
     out += digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1) {
+      out += '.';
+      out.append(digits, 1);
+    }
     char ebuf[16];
     std::snprintf(ebuf, sizeof ebuf, "e%c%02d", exp10 < 0 ? '-' : '+', std::abs(exp10));
     out += ebuf;
@@ -59,7 +67,8 @@ using detail::PNode;
 
 std::string flat_repr(const PNode& n) {
   switch (n.kind) {
-    case PNode::Atom: return n.text;
+    case PNode::Atom:
+      return n.text;
     case PNode::Dict: {
       std::string s = "{";
       for (std::size_t i = 0; i < n.items.size(); ++i) {
@@ -85,6 +94,12 @@ std::string flat_repr(const PNode& n) {
 
 // A transcription of CPython's PrettyPrinter._format / _pprint_dict / _pprint_list /
 // _pprint_tuple with indent=1, sort_dicts=True, compact=False.
+std::string delimiter(int indent) {
+  std::string d = ",\n";
+  d.append(static_cast<std::size_t>(indent), ' ');
+  return d;
+}
+
 struct Printer {
   int width;
   std::string out;
@@ -114,7 +129,7 @@ struct Printer {
 
   void format_dict_items(const PNode& n, int indent, int allowance) {
     indent += 1;
-    const std::string delimnl = ",\n" + std::string(static_cast<std::size_t>(indent), ' ');
+    const std::string delimnl = delimiter(indent);
     for (std::size_t i = 0; i < n.items.size(); ++i) {
       const bool last = i + 1 == n.items.size();
       out += n.keys[i] + ": ";
@@ -125,7 +140,7 @@ struct Printer {
 
   void format_items(const PNode& n, int indent, int allowance) {
     indent += 1;
-    const std::string delimnl = ",\n" + std::string(static_cast<std::size_t>(indent), ' ');
+    const std::string delimnl = delimiter(indent);
     for (std::size_t i = 0; i < n.items.size(); ++i) {
       const bool last = i + 1 == n.items.size();
       if (i) out += delimnl;
@@ -176,8 +191,8 @@ std::string pformat_node(const PNode& node, int width) {
 
 std::string short_type_name(const char* mangled) {
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> dem(abi::__cxa_demangle(mangled, nullptr, nullptr, &status),
-                                             std::free);
+  std::unique_ptr<char, void (*)(void*)> dem(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
   std::string name = status == 0 && dem ? std::string(dem.get()) : std::string(mangled);
   // Keep the last component of the qualified name, without its template arguments; scan from the
   // end so that "f<int>()::Local" and "ns::S<ns::T>" both come out right.

@@ -45,11 +45,17 @@ template <class T>
 void repr_into(std::string& out, const T& x);
 
 template <class T>
-concept HasRepr = requires(std::ostream& os, const T& x) { Repr<T>::print(os, x); };
+concept HasRepr = requires(std::ostream& os, const T& x) {
+  Repr<T>::print(os, x);
+};
 template <class T>
-concept HasReprInto = requires(std::string& out, const T& x) { x.repr_into(out); };
+concept HasReprInto = requires(std::string& out, const T& x) {
+  x.repr_into(out);
+};
 template <class T>
-concept Streamable = requires(std::ostream& os, const T& x) { os << x; };
+concept Streamable = requires(std::ostream& os, const T& x) {
+  os << x;
+};
 
 template <class T>
 inline constexpr bool is_string_like_v =
@@ -141,8 +147,10 @@ void repr_into(std::string& out, const T& x) {
   } else if constexpr (std::is_integral_v<T>) {
     out += std::to_string(+x);
   } else if constexpr (std::is_floating_point_v<T>) {
-    if constexpr (std::is_same_v<T, float>) out += float_repr(x);
-    else out += float_repr(static_cast<double>(x));
+    if constexpr (std::is_same_v<T, float>)
+      out += float_repr(x);
+    else
+      out += float_repr(static_cast<double>(x));
   } else if constexpr (is_string_like_v<T>) {
     out += str_repr(std::string_view(x));
   } else if constexpr (std::is_same_v<T, std::nullopt_t>) {
@@ -157,13 +165,19 @@ void repr_into(std::string& out, const T& x) {
     os << x;
     out += os.str();
   } else if constexpr (is_std_optional<T>::value) {
-    if (x) repr_into(out, *x);
-    else out += "None";
+    if (x)
+      repr_into(out, *x);
+    else
+      out += "None";
   } else if constexpr (is_std_tuple<T>::value) {
     repr_tuple_into(out, x, std::make_index_sequence<std::tuple_size_v<T>>{});
   } else if constexpr (is_std_vector<T>::value) {
     repr_seq_into(out, x, '[', ']', false);
-  } else if constexpr (requires { typename T::key_type; typename T::mapped_type; x.begin(); }) {
+  } else if constexpr (requires {
+                         typename T::key_type;
+                         typename T::mapped_type;
+                         x.begin();
+                       }) {
     repr_map_into(out, x);
   } else if constexpr (HanaStruct<T>) {
     repr_struct_into(out, x, std::make_index_sequence<struct_size_v<T>>{});
@@ -213,7 +227,11 @@ PNode to_pnode(const T& x) {
     n.kind = PNode::Tuple;
     std::apply([&](const auto&... e) { (n.items.push_back(to_pnode(e)), ...); }, x);
     return n;
-  } else if constexpr (requires { typename T::key_type; typename T::mapped_type; x.begin(); } &&
+  } else if constexpr (requires {
+                         typename T::key_type;
+                         typename T::mapped_type;
+                         x.begin();
+                       } &&
                        !is_frozen_dict<T>::value) {
     std::vector<const typename T::value_type*> items;
     for (const auto& kv : x) items.push_back(&kv);

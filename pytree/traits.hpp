@@ -44,6 +44,23 @@ enum class NodeKind : unsigned char {
 // "dict", "tuple", ... as used in error messages.
 std::string_view kind_name(NodeKind k);
 
+namespace detail {
+
+// Builds a message by appending pieces; avoids `"literal" + std::string&&`, on which GCC 12
+// raises a false -Wrestrict warning.
+inline void cat_into(std::string& out, std::string_view s) { out.append(s); }
+template <class I>
+requires std::is_integral_v<I>
+void cat_into(std::string& out, I i) { out += std::to_string(i); }
+template <class... A>
+std::string cat(const A&... a) {
+  std::string out;
+  (cat_into(out, a), ...);
+  return out;
+}
+
+}  // namespace detail
+
 template <class L>
 class BasicTree;
 template <class L>
@@ -91,9 +108,10 @@ To leaf_cast(From&& x) {
   if constexpr (std::is_same_v<To, F>) {
     return std::forward<From>(x);
   } else {
-    static_assert(requires(const F& f) { LeafCast<To, F>::cast(f); },
-                  "linum::pytree: this leaf type cannot be converted to the requested leaf type; "
-                  "specialise linum::pytree::LeafCast<To, From>");
+    static_assert(
+        requires(const F& f) { LeafCast<To, F>::cast(f); },
+        "linum::pytree: this leaf type cannot be converted to the requested leaf type; "
+        "specialise linum::pytree::LeafCast<To, From>");
     return LeafCast<To, F>::cast(x);
   }
 }
@@ -140,7 +158,9 @@ template <class L>
 struct is_frozen_dict<FrozenDict<L>> : std::true_type {};
 
 template <class T>
-concept CustomNode = requires(const T& t) { node_traits<T>::children(t); };
+concept CustomNode = requires(const T& t) {
+  node_traits<T>::children(t);
+};
 
 template <class T>
 concept HanaStruct = boost::hana::Struct<T>::value;
@@ -162,16 +182,26 @@ enum class Category {
 template <class T>
 constexpr Category category_of() {
   using U = std::remove_cvref_t<T>;
-  if constexpr (CustomNode<U>) return Category::Custom;
-  else if constexpr (is_leaf_v<U>) return Category::Leaf;
-  else if constexpr (is_basic_tree<U>::value) return Category::Dynamic;
-  else if constexpr (is_frozen_dict<U>::value) return Category::Frozen;
-  else if constexpr (is_std_optional<U>::value) return Category::Optional;
-  else if constexpr (is_std_tuple<U>::value) return Category::Tuple;
-  else if constexpr (is_std_vector<U>::value) return Category::List;
-  else if constexpr (is_string_map<U>::value) return Category::Dict;
-  else if constexpr (HanaStruct<U>) return Category::Struct;
-  else return Category::Invalid;
+  if constexpr (CustomNode<U>)
+    return Category::Custom;
+  else if constexpr (is_leaf_v<U>)
+    return Category::Leaf;
+  else if constexpr (is_basic_tree<U>::value)
+    return Category::Dynamic;
+  else if constexpr (is_frozen_dict<U>::value)
+    return Category::Frozen;
+  else if constexpr (is_std_optional<U>::value)
+    return Category::Optional;
+  else if constexpr (is_std_tuple<U>::value)
+    return Category::Tuple;
+  else if constexpr (is_std_vector<U>::value)
+    return Category::List;
+  else if constexpr (is_string_map<U>::value)
+    return Category::Dict;
+  else if constexpr (HanaStruct<U>)
+    return Category::Struct;
+  else
+    return Category::Invalid;
 }
 
 template <class T>
@@ -183,11 +213,12 @@ inline constexpr bool is_pytree_v = category_v<T> != Category::Invalid;
 // Fails with a readable message when a type is neither a leaf nor a node.
 template <class T>
 constexpr void check_pytree() {
-  static_assert(is_pytree_v<T>,
-                "linum::pytree: this type is neither a leaf nor a pytree node. Declare a leaf with "
-                "`template <> struct linum::pytree::is_leaf<T> : std::true_type {};`, a struct with "
-                "BOOST_HANA_DEFINE_STRUCT, or a container with a linum::pytree::node_traits<T> "
-                "specialisation");
+  static_assert(
+      is_pytree_v<T>,
+      "linum::pytree: this type is neither a leaf nor a pytree node. Declare a leaf with "
+      "`template <> struct linum::pytree::is_leaf<T> : std::true_type {};`, a struct with "
+      "BOOST_HANA_DEFINE_STRUCT, or a container with a linum::pytree::node_traits<T> "
+      "specialisation");
 }
 
 // --- Hana structs -------------------------------------------------------------------------------
@@ -198,8 +229,8 @@ inline constexpr std::size_t struct_size_v =
 
 template <std::size_t I, class T>
 decltype(auto) struct_field(T& t) {
-  return boost::hana::second(boost::hana::at_c<I>(boost::hana::accessors<std::remove_const_t<T>>()))(
-      t);
+  return boost::hana::second(
+      boost::hana::at_c<I>(boost::hana::accessors<std::remove_const_t<T>>()))(t);
 }
 
 template <std::size_t I, class T>
@@ -209,8 +240,7 @@ const char* struct_field_name() {
 }
 
 template <class T, std::size_t I>
-using struct_field_t =
-    std::remove_cvref_t<decltype(struct_field<I>(std::declval<const T&>()))>;
+using struct_field_t = std::remove_cvref_t<decltype(struct_field<I>(std::declval<const T&>()))>;
 
 // Demangles a typeid name and keeps the unqualified name without template arguments.
 std::string short_type_name(const char* mangled);

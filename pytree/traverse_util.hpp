@@ -107,10 +107,10 @@ BasicTree<L> unflatten(const Flat& xs, const PathOf& path_of) {
         cursor = &d[path[i]];
         *cursor = BasicTree<L>::dict();
       } else if (!it->second.is_dict()) {
-        throw ValueError("unflatten_dict: key " + path_repr(path) + " needs a dict at " +
-                         path_repr(Path(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i) + 1)) +
-                         ", but an earlier key put a " +
-                         std::string(pytree::kind_name(it->second.kind())) + " there");
+        const Path head(path.begin(), path.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+        throw ValueError(pytree::detail::cat(
+            "unflatten_dict: key ", path_repr(path), " needs a dict at ", path_repr(head),
+            ", but an earlier key put a ", pytree::kind_name(it->second.kind()), " there"));
       } else {
         cursor = &it->second;
       }
@@ -128,12 +128,14 @@ BasicTree<L> unflatten(const Flat& xs, const PathOf& path_of) {
 // flatten_dict(xs): {('a', 'b'): leaf, ...} in depth-first insertion order; empty dicts vanish
 // unless keep_empty_nodes. TypeError when xs is not a dict.
 template <class L>
-Dict<Path, BasicTree<L>> flatten_dict(const BasicTree<L>& xs, const FlattenDictOptions<L>& opts = {}) {
+Dict<Path, BasicTree<L>> flatten_dict(const BasicTree<L>& xs,
+                                      const FlattenDictOptions<L>& opts = {}) {
   return detail::flatten_root<Path>(detail::expect_dict(xs, "flatten_dict"), opts,
                                     [](const Path& p) { return p; });
 }
 template <class L>
-Dict<Path, BasicTree<L>> flatten_dict(const FrozenDict<L>& xs, const FlattenDictOptions<L>& opts = {}) {
+Dict<Path, BasicTree<L>> flatten_dict(const FrozenDict<L>& xs,
+                                      const FlattenDictOptions<L>& opts = {}) {
   return detail::flatten_root<Path>(xs.dict(), opts, [](const Path& p) { return p; });
 }
 
@@ -190,9 +192,9 @@ auto path_aware_map(F&& f, const BasicTree<L>& xs) {
       mapped.insert_or_assign(path, Out(f(path, v)));
     } else {
       if (!v.is_leaf()) {
-        throw TypeError("path_aware_map: the value at " + detail::path_repr(path) + " is a " +
-                        std::string(pytree::kind_name(v.kind())) +
-                        "; take a Tree parameter to receive non-leaf values");
+        throw TypeError(pytree::detail::cat(
+            "path_aware_map: the value at ", detail::path_repr(path), " is a ",
+            pytree::kind_name(v.kind()), "; take a Tree parameter to receive non-leaf values"));
       }
       mapped.insert_or_assign(path, Out(f(path, v.leaf())));
     }
@@ -247,8 +249,9 @@ class ModelParamTraversal {
   template <class L>
   static const BasicTree<L>& params_dict(const BasicTree<L>& inputs) {
     if (!inputs.is_dict()) {
-      throw ValueError("ModelParamTraversal: Can only traverse a flax Model instance or a nested "
-                       "dict, not " + std::string(pytree::kind_name(inputs.kind())));
+      throw ValueError(pytree::detail::cat(
+          "ModelParamTraversal: Can only traverse a flax Model instance or a nested dict, not ",
+          pytree::kind_name(inputs.kind())));
     }
     return inputs;
   }
@@ -261,7 +264,9 @@ class ModelParamTraversal {
               [](const auto& a, const auto& b) { return a.first < b.first; });
     return items;
   }
-  static std::string name(const Path& key) { return "/" + detail::join(key, "/"); }
+  static std::string name(const Path& key) {
+    return pytree::detail::cat("/", detail::join(key, "/"));
+  }
 
   Filter filter_;
 };

@@ -45,12 +45,12 @@ class BasicTree {
 
   // A leaf: anything L can be constructed from (so Tree t = 1.0; and {"a", 1} read naturally).
   template <class U>
-    requires(!std::is_same_v<std::remove_cvref_t<U>, BasicTree> &&
-             !std::is_same_v<std::remove_cvref_t<U>, std::nullopt_t> &&
-             !std::is_same_v<std::remove_cvref_t<U>, EmptyNode> &&
-             !std::is_same_v<std::remove_cvref_t<U>, dict_type> &&
-             std::is_constructible_v<L, U &&>)
-  BasicTree(U&& x) : v_(std::in_place_index<kLeaf>, std::forward<U>(x)) {}
+  requires(!std::is_same_v<std::remove_cvref_t<U>, BasicTree> &&
+           !std::is_same_v<std::remove_cvref_t<U>, std::nullopt_t> &&
+           !std::is_same_v<std::remove_cvref_t<U>, EmptyNode> &&
+           !std::is_same_v<std::remove_cvref_t<U>, dict_type> && std::is_constructible_v<L, U&&>)
+      BasicTree(U&& x)
+      : v_(std::in_place_index<kLeaf>, std::forward<U>(x)) {}
 
   // A dict: Tree{{"a", 1}, {"b", Tree{{"c", 2}}}}.
   BasicTree(std::initializer_list<std::pair<std::string, BasicTree>> items)
@@ -101,20 +101,24 @@ class BasicTree {
   const seq_type& items() const {
     if (is_tuple()) return std::get<kTuple>(v_);
     if (is_list()) return std::get<kList>(v_);
-    throw TypeError("Tree::items: expected a tuple or a list, got " + std::string(kind_name(kind())));
+    throw TypeError(
+        detail::cat("Tree::items: expected a tuple or a list, got ", kind_name(kind())));
   }
-  seq_type& items() {
-    return const_cast<seq_type&>(static_cast<const BasicTree&>(*this).items());
-  }
+  seq_type& items() { return const_cast<seq_type&>(static_cast<const BasicTree&>(*this).items()); }
 
   // len(): entries of a dict, elements of a tuple or list, 0 for None and empty_node.
   std::size_t size() const {
     switch (v_.index()) {
-      case kDict: return std::get<kDict>(v_).size();
-      case kTuple: return std::get<kTuple>(v_).size();
-      case kList: return std::get<kList>(v_).size();
-      case kLeaf: throw TypeError("Tree::size: a leaf has no size");
-      default: return 0;
+      case kDict:
+        return std::get<kDict>(v_).size();
+      case kTuple:
+        return std::get<kTuple>(v_).size();
+      case kList:
+        return std::get<kList>(v_).size();
+      case kLeaf:
+        throw TypeError("Tree::size: a leaf has no size");
+      default:
+        return 0;
     }
   }
 
@@ -127,8 +131,8 @@ class BasicTree {
     const auto& d = expect_dict("Tree::operator[]", key);
     auto it = d.find(key);
     if (it == d.end()) {
-      throw KeyError("Tree::operator[]: key " + str_repr(key) + " not found; the dict has keys " +
-                     keys_repr(d));
+      throw KeyError(detail::cat("Tree::operator[]: key ", str_repr(key),
+                                 " not found; the dict has keys ", keys_repr(d)));
     }
     return it->second;
   }
@@ -145,13 +149,15 @@ class BasicTree {
   // t[i] on a tuple or list: IndexError when out of range.
   const BasicTree& operator[](std::size_t i) const { return at(i); }
   const BasicTree& operator[](int i) const { return at(static_cast<std::size_t>(i)); }
-  BasicTree& operator[](std::size_t i) { return const_cast<BasicTree&>(std::as_const(*this).at(i)); }
+  BasicTree& operator[](std::size_t i) {
+    return const_cast<BasicTree&>(std::as_const(*this).at(i));
+  }
   BasicTree& operator[](int i) { return (*this)[static_cast<std::size_t>(i)]; }
   const BasicTree& at(std::size_t i) const {
     const auto& s = items();
     if (i >= s.size()) {
-      throw IndexError("Tree::operator[]: index " + std::to_string(i) + " out of range for a " +
-                       std::string(kind_name(kind())) + " of " + std::to_string(s.size()));
+      throw IndexError(detail::cat("Tree::operator[]: index ", i, " out of range for a ",
+                                   kind_name(kind()), " of ", s.size()));
     }
     return s[i];
   }
@@ -159,40 +165,47 @@ class BasicTree {
   // Appends to a tuple or a list (how Module.sow accumulates).
   void append(BasicTree x) { items().push_back(std::move(x)); }
 
-  friend bool operator==(const BasicTree& a, const BasicTree& b)
-    requires requires(const L& x) {
-      { x == x } -> std::convertible_to<bool>;
-    }
+  friend bool operator==(const BasicTree& a, const BasicTree& b) requires requires(const L& x) {
+    { x == x } -> std::convertible_to<bool>;
+  }
   {
     if (a.v_.index() != b.v_.index()) return false;
     switch (a.v_.index()) {
-      case kLeaf: return static_cast<bool>(std::get<kLeaf>(a.v_) == std::get<kLeaf>(b.v_));
-      case kDict: return std::get<kDict>(a.v_) == std::get<kDict>(b.v_);
-      case kTuple: return std::get<kTuple>(a.v_) == std::get<kTuple>(b.v_);
-      case kList: return std::get<kList>(a.v_) == std::get<kList>(b.v_);
-      default: return true;
+      case kLeaf:
+        return static_cast<bool>(std::get<kLeaf>(a.v_) == std::get<kLeaf>(b.v_));
+      case kDict:
+        return std::get<kDict>(a.v_) == std::get<kDict>(b.v_);
+      case kTuple:
+        return std::get<kTuple>(a.v_) == std::get<kTuple>(b.v_);
+      case kList:
+        return std::get<kList>(a.v_) == std::get<kList>(b.v_);
+      default:
+        return true;
     }
   }
 
   // Order-independent for dicts, so that equal trees hash equal (FrozenDict's __hash__).
-  std::size_t hash() const
-    requires requires(const L& x) { std::hash<L>{}(x); }
+  std::size_t hash() const requires requires(const L& x) { std::hash<L>{}(x); }
   {
     switch (v_.index()) {
-      case kLeaf: return mix(1, std::hash<L>{}(std::get<kLeaf>(v_)));
-      case kDict: return hash_dict(std::get<kDict>(v_));
+      case kLeaf:
+        return mix(1, std::hash<L>{}(std::get<kLeaf>(v_)));
+      case kDict:
+        return hash_dict(std::get<kDict>(v_));
       case kTuple:
       case kList: {
         std::size_t h = v_.index();
         for (const auto& e : items()) h = mix(h, e.hash());
         return h;
       }
-      default: return v_.index() * 0x51ed27u;
+      default:
+        return v_.index() * 0x51ed27u;
     }
   }
 
-  static std::size_t hash_dict(const dict_type& d)
-    requires requires(const L& x) { std::hash<L>{}(x); }
+  static std::size_t hash_dict(const dict_type& d) requires requires(const L& x) {
+    std::hash<L>{}(x);
+  }
   {
     std::size_t h = 2;
     for (const auto& [k, v] : d) h ^= mix(std::hash<std::string>{}(k), v.hash());
@@ -202,12 +215,24 @@ class BasicTree {
   // Python repr: None, 1.5, {'a': 1}, (1,), [1, 2], _EmptyNode().
   void repr_into(std::string& out) const {
     switch (v_.index()) {
-      case kNone: out += "None"; break;
-      case kLeaf: detail::repr_into(out, std::get<kLeaf>(v_)); break;
-      case kDict: std::get<kDict>(v_).repr_into(out); break;
-      case kTuple: detail::repr_seq_into(out, std::get<kTuple>(v_), '(', ')', true); break;
-      case kList: detail::repr_seq_into(out, std::get<kList>(v_), '[', ']', false); break;
-      default: out += "_EmptyNode()"; break;
+      case kNone:
+        out += "None";
+        break;
+      case kLeaf:
+        detail::repr_into(out, std::get<kLeaf>(v_));
+        break;
+      case kDict:
+        std::get<kDict>(v_).repr_into(out);
+        break;
+      case kTuple:
+        detail::repr_seq_into(out, std::get<kTuple>(v_), '(', ')', true);
+        break;
+      case kList:
+        detail::repr_seq_into(out, std::get<kList>(v_), '[', ']', false);
+        break;
+      default:
+        out += "_EmptyNode()";
+        break;
     }
   }
   friend std::ostream& operator<<(std::ostream& os, const BasicTree& t) { return os << repr(t); }
@@ -226,9 +251,12 @@ class BasicTree {
         }
         return n;
       }
-      case kTuple: return detail::seq_pnode(std::get<kTuple>(v_), PNode::Tuple);
-      case kList: return detail::seq_pnode(std::get<kList>(v_), PNode::List);
-      default: return PNode{PNode::Atom, repr(*this), {}, {}};
+      case kTuple:
+        return detail::seq_pnode(std::get<kTuple>(v_), PNode::Tuple);
+      case kList:
+        return detail::seq_pnode(std::get<kList>(v_), PNode::List);
+      default:
+        return PNode{PNode::Atom, repr(*this), {}, {}};
     }
   }
 
@@ -241,9 +269,8 @@ class BasicTree {
 
   const auto& expect(std::size_t index, const char* what) const {
     if (v_.index() != index) {
-      throw TypeError(std::string("Tree::") + what + ": expected a " +
-                      std::string(kind_name(kinds_by_index(index))) + ", got a " +
-                      std::string(kind_name(kind())));
+      throw TypeError(detail::cat("Tree::", what, ": expected a ", kind_name(kinds_by_index(index)),
+                                  ", got a ", kind_name(kind())));
     }
     return v_;
   }
@@ -252,8 +279,8 @@ class BasicTree {
   }
   const dict_type& expect_dict(const char* fn, std::string_view key) const {
     if (!is_dict()) {
-      throw TypeError(std::string(fn) + ": cannot look up key " + str_repr(key) +
-                      " in a " + std::string(kind_name(kind())) + "; expected a dict");
+      throw TypeError(detail::cat(fn, ": cannot look up key ", str_repr(key), " in a ",
+                                  kind_name(kind()), "; expected a dict"));
     }
     return std::get<kDict>(v_);
   }
@@ -265,7 +292,10 @@ class BasicTree {
   static std::string keys_repr(const dict_type& d) {
     std::string s = "[";
     std::size_t n = 0;
-    for (const auto& kv : d) s += (n++ ? ", " : "") + str_repr(kv.first);
+    for (const auto& kv : d) {
+      s += n++ ? ", " : "";
+      s += str_repr(kv.first);
+    }
     return s + "]";
   }
 

@@ -53,19 +53,24 @@ template <class T>
 auto leaf_types_of() {
   constexpr Category c = category_v<T>;
   check_pytree<T>();
-  if constexpr (c == Category::Leaf) return tlist<T>{};
-  else if constexpr (c == Category::Optional) return leaf_types_of<typename T::value_type>();
+  if constexpr (c == Category::Leaf)
+    return tlist<T>{};
+  else if constexpr (c == Category::Optional)
+    return leaf_types_of<typename T::value_type>();
   else if constexpr (c == Category::Tuple)
     return tuple_leaf_types<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
-  else if constexpr (c == Category::List) return leaf_types_of<typename T::value_type>();
-  else if constexpr (c == Category::Dict) return leaf_types_of<typename T::mapped_type>();
+  else if constexpr (c == Category::List)
+    return leaf_types_of<typename T::value_type>();
+  else if constexpr (c == Category::Dict)
+    return leaf_types_of<typename T::mapped_type>();
   else if constexpr (c == Category::Struct)
     return struct_leaf_types<T>(std::make_index_sequence<struct_size_v<T>>{});
   else if constexpr (c == Category::Custom)
     return custom_leaf_types<T>(std::make_index_sequence<custom_size_v<T>>{});
   else if constexpr (c == Category::Dynamic || c == Category::Frozen)
     return tlist<typename T::leaf_type>{};
-  else return tlist<>{};
+  else
+    return tlist<>{};
 }
 
 template <class List, class = void>
@@ -85,14 +90,20 @@ struct common_leaf<tlist<>, void> {
 template <class T>
 using default_leaf_t = typename common_leaf<decltype(leaf_types_of<T>())>::type;
 
+// Stands in for an undeducible leaf type so that only the static_assert below reports it.
+struct NoCommonLeafType {};
+
 template <class L, class T>
-using flat_leaf_t = std::conditional_t<std::is_void_v<L>, default_leaf_t<T>, L>;
+using flat_leaf_t = std::conditional_t<
+    std::is_void_v<L>,
+    std::conditional_t<std::is_void_v<default_leaf_t<T>>, NoCommonLeafType, default_leaf_t<T>>, L>;
 
 template <class L, class T>
 constexpr void check_flat_leaf() {
-  static_assert(!std::is_void_v<flat_leaf_t<L, T>>,
-                "linum::pytree: cannot deduce one leaf type for this tree (no leaves, or leaf types "
-                "without a common type); name it: tree_leaves<L>(tree)");
+  static_assert(
+      !std::is_same_v<flat_leaf_t<L, T>, NoCommonLeafType>,
+      "linum::pytree: cannot deduce one leaf type for this tree (no leaves, or leaf types "
+      "without a common type); name it: tree_leaves<L>(tree)");
 }
 
 // ================================================================================================
@@ -108,8 +119,10 @@ struct VisitorBase {
   std::vector<KeyRef> path;
 
   std::size_t begin(NodeKind k, std::size_t arity) {
-    if constexpr (Structure) return builder.begin(k, arity);
-    else return 0;
+    if constexpr (Structure)
+      return builder.begin(k, arity);
+    else
+      return 0;
   }
   void data(std::size_t node, std::string_view s) {
     if constexpr (Structure) builder.data(node, s);
@@ -131,8 +144,10 @@ struct VisitorBase {
 
 template <class T, std::size_t I>
 KeyRef custom_key() {
-  if constexpr (custom_has_keys<T>()) return KeyRef::attr(node_traits<T>::keys[I]);
-  else return KeyRef::flat(I);
+  if constexpr (custom_has_keys<T>())
+    return KeyRef::attr(node_traits<T>::keys[I]);
+  else
+    return KeyRef::flat(I);
 }
 
 template <class V, class T>
@@ -141,8 +156,12 @@ void walk(V& v, const T& t);
 template <class V, class L>
 void walk_dynamic(V& v, const BasicTree<L>& t) {
   switch (t.kind()) {
-    case NodeKind::None: v.empty_node(NodeKind::None); return;
-    case NodeKind::EmptyNode: v.empty_node(NodeKind::EmptyNode); return;
+    case NodeKind::None:
+      v.empty_node(NodeKind::None);
+      return;
+    case NodeKind::EmptyNode:
+      v.empty_node(NodeKind::EmptyNode);
+      return;
     case NodeKind::Leaf:
       v.note_leaf();
       v.leaf(t.leaf());
@@ -151,7 +170,8 @@ void walk_dynamic(V& v, const BasicTree<L>& t) {
       const auto& d = t.as_dict();
       const auto order = d.sorted_positions();
       const std::size_t node = v.begin(NodeKind::Dict, d.size());
-      for (std::size_t pos : order) v.data(node, (d.begin() + static_cast<std::ptrdiff_t>(pos))->first);
+      for (std::size_t pos : order)
+        v.data(node, (d.begin() + static_cast<std::ptrdiff_t>(pos))->first);
       for (std::size_t pos : order) {
         const auto& kv = *(d.begin() + static_cast<std::ptrdiff_t>(pos));
         v.child(KeyRef::dict(kv.first), [&] { walk_dynamic(v, kv.second); });
@@ -197,14 +217,17 @@ void walk(V& v, const T& t) {
     v.note_leaf();
     v.leaf(t);
   } else if constexpr (c == Category::Optional) {
-    if (t) walk(v, *t);
-    else v.empty_node(NodeKind::None);
+    if (t)
+      walk(v, *t);
+    else
+      v.empty_node(NodeKind::None);
   } else if constexpr (c == Category::Tuple) {
     constexpr std::size_t n = std::tuple_size_v<T>;
     const std::size_t node = v.begin(NodeKind::Tuple, n);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (v.child(KeyRef::seq(I), [&] { walk(v, std::get<I>(t)); }), ...);
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     v.end(node);
   } else if constexpr (c == Category::List) {
     const std::size_t node = v.begin(NodeKind::List, t.size());
@@ -215,13 +238,15 @@ void walk(V& v, const T& t) {
     v.end(node);
   } else if constexpr (c == Category::Dict || c == Category::Frozen) {
     const auto items = sorted_entries(t);
-    const std::size_t node = v.begin(c == Category::Frozen ? NodeKind::FrozenDict : NodeKind::Dict,
-                                     items.size());
+    const std::size_t node =
+        v.begin(c == Category::Frozen ? NodeKind::FrozenDict : NodeKind::Dict, items.size());
     for (auto* kv : items) v.data(node, kv->first);
     for (auto* kv : items) {
       v.child(KeyRef::dict(kv->first), [&] {
-        if constexpr (c == Category::Frozen) walk_dynamic(v, kv->second);
-        else walk(v, kv->second);
+        if constexpr (c == Category::Frozen)
+          walk_dynamic(v, kv->second);
+        else
+          walk(v, kv->second);
       });
     }
     v.end(node);
@@ -232,11 +257,13 @@ void walk(V& v, const T& t) {
       v.data(node, type_name<T>());
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         (v.data(node, struct_field_name<I, T>()), ...);
-      }(std::make_index_sequence<n>{});
+      }
+      (std::make_index_sequence<n>{});
     }
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (v.child(KeyRef::attr(struct_field_name<I, T>()), [&] { walk(v, struct_field<I>(t)); }), ...);
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     v.end(node);
   } else if constexpr (c == Category::Custom) {
     constexpr std::size_t n = custom_size_v<T>;
@@ -245,7 +272,8 @@ void walk(V& v, const T& t) {
     auto children = node_traits<T>::children(t);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (v.child(custom_key<T, I>(), [&] { walk(v, std::get<I>(children)); }), ...);
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     v.end(node);
   } else if constexpr (c == Category::Dynamic) {
     walk_dynamic(v, t);
@@ -258,8 +286,10 @@ struct LeavesVisitor : VisitorBase<Structure, Path> {
   std::vector<std::pair<KeyPath, L>> with_path;
   template <class X>
   void leaf(const X& x) {
-    if constexpr (Path) with_path.emplace_back(to_key_path(this->path), leaf_cast<L>(x));
-    else leaves.push_back(leaf_cast<L>(x));
+    if constexpr (Path)
+      with_path.emplace_back(to_key_path(this->path), leaf_cast<L>(x));
+    else
+      leaves.push_back(leaf_cast<L>(x));
   }
 };
 
@@ -268,15 +298,22 @@ struct StructureVisitor : VisitorBase<true, false> {
   void leaf(const X&) {}
 };
 
-template <class F, class Acc>
+// With an initializer every leaf goes through f; without one the first leaf starts the value.
+template <class F, class Acc, bool HasInit>
 struct ReduceVisitor : VisitorBase<false, false> {
   F& f;
   std::optional<Acc> acc;
   ReduceVisitor(F& fn, std::optional<Acc> init) : f(fn), acc(std::move(init)) {}
   template <class X>
   void leaf(const X& x) {
-    if (acc) acc.emplace(f(std::move(*acc), x));
-    else acc.emplace(leaf_cast<Acc>(x));
+    if constexpr (HasInit) {
+      acc.emplace(f(std::move(*acc), x));
+    } else {
+      if (acc)
+        acc.emplace(f(std::move(*acc), x));
+      else
+        acc.emplace(leaf_cast<Acc>(x));
+    }
   }
 };
 
@@ -304,14 +341,14 @@ struct UnflattenCtx {
   const TreeDef::Node& node() const { return def.nodes()[pos]; }
 
   [[noreturn]] void mismatch(const std::string& want) const {
-    throw ValueError("tree_unflatten: the treedef has " + describe_node(def, node()) + " at " +
-                     where() + " where the target type has " + want + "; treedef: " +
-                     def.to_string());
+    throw ValueError(cat("tree_unflatten: the treedef has ", describe_node(def, node()), " at ",
+                         where(), " where the target type has ", want,
+                         "; treedef: ", def.to_string()));
   }
   std::string where() const { return path.empty() ? "the root" : keystr(path); }
   void expect(NodeKind kind, std::size_t arity, const char* what) const {
     if (node().kind != kind || (arity != std::size_t(-1) && node().arity != arity)) {
-      mismatch(std::string(what) + (arity != std::size_t(-1) ? " of " + std::to_string(arity) : ""));
+      mismatch(arity != std::size_t(-1) ? cat(what, " of ", arity) : std::string(what));
     }
   }
   template <class Fn>
@@ -347,16 +384,18 @@ BasicTree<L> build_dynamic(UnflattenCtx& cx, Src& src) {
   const TreeDef::Node& n = cx.node();
   const std::size_t here = cx.pos++;
   switch (n.kind) {
-    case NodeKind::Leaf: return BasicTree<L>(src.template next<L>());
-    case NodeKind::None: return BasicTree<L>();
-    case NodeKind::EmptyNode: return BasicTree<L>(empty_node);
+    case NodeKind::Leaf:
+      return BasicTree<L>(src.template next<L>());
+    case NodeKind::None:
+      return BasicTree<L>();
+    case NodeKind::EmptyNode:
+      return BasicTree<L>(empty_node);
     case NodeKind::Dict: {
       typename BasicTree<L>::dict_type d;
       for (std::uint32_t i = 0; i < n.arity; ++i) {
         const std::string_view key = cx.def.data(cx.def.nodes()[here], i);
-        d.insert_or_assign(std::string(key), cx.child(KeyRef::dict(key), [&] {
-          return build_dynamic<L>(cx, src);
-        }));
+        d.insert_or_assign(std::string(key),
+                           cx.child(KeyRef::dict(key), [&] { return build_dynamic<L>(cx, src); }));
       }
       return BasicTree<L>(std::move(d));
     }
@@ -373,9 +412,10 @@ BasicTree<L> build_dynamic(UnflattenCtx& cx, Src& src) {
     }
     default:
       --cx.pos;
-      throw TypeError("tree_unflatten: a dynamic Tree cannot hold " + describe_node(cx.def, n) +
-                      " (at " + cx.where() + "); unflatten into the C++ type instead: "
-                      "tree_unflatten<T>(treedef, leaves)");
+      throw TypeError(cat("tree_unflatten: a dynamic Tree cannot hold ", describe_node(cx.def, n),
+                          " (at ", cx.where(),
+                          "); unflatten into the C++ type instead: "
+                          "tree_unflatten<T>(treedef, leaves)"));
   }
 }
 
@@ -399,16 +439,17 @@ T build(UnflattenCtx& cx, Src& src) {
     ++cx.pos;
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       // Braced initialisation evaluates left to right, which is the leaf order.
-      if constexpr (is_std_tuple<T>::value && requires { typename T::value_type; } &&
-                    !requires { typename T::first_type; }) {
+      if constexpr (
+          is_std_tuple<T>::value && requires { typename T::value_type; } &&
+          !requires { typename T::first_type; }) {
         using E = typename T::value_type;
         return T{cx.child(KeyRef::seq(I), [&] { return build<E>(cx, src); })...};
       } else {
-        return T{cx.child(KeyRef::seq(I), [&] {
-          return build<std::tuple_element_t<I, T>>(cx, src);
-        })...};
+        return T{cx.child(KeyRef::seq(I),
+                          [&] { return build<std::tuple_element_t<I, T>>(cx, src); })...};
       }
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
   } else if constexpr (c == Category::List) {
     cx.expect(NodeKind::List, std::size_t(-1), "a list");
     const std::size_t n = cx.node().arity;
@@ -416,7 +457,8 @@ T build(UnflattenCtx& cx, Src& src) {
     T out;
     out.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      out.push_back(cx.child(KeyRef::seq(i), [&] { return build<typename T::value_type>(cx, src); }));
+      out.push_back(
+          cx.child(KeyRef::seq(i), [&] { return build<typename T::value_type>(cx, src); }));
     }
     return out;
   } else if constexpr (c == Category::Dict) {
@@ -426,7 +468,8 @@ T build(UnflattenCtx& cx, Src& src) {
     T out;
     for (std::size_t i = 0; i < n; ++i) {
       const std::string_view key = cx.def.data(cx.def.nodes()[here], i);
-      auto value = cx.child(KeyRef::dict(key), [&] { return build<typename T::mapped_type>(cx, src); });
+      auto value =
+          cx.child(KeyRef::dict(key), [&] { return build<typename T::mapped_type>(cx, src); });
       out.insert_or_assign(std::string(key), std::move(value));
     }
     return out;
@@ -451,26 +494,30 @@ T build(UnflattenCtx& cx, Src& src) {
                 cx.def.data(node, 0) == type_name<T>();
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       same = same && ((cx.def.data(node, I + 1) == struct_field_name<I, T>()) && ...);
-    }(std::make_index_sequence<n>{});
-    if (!same) cx.mismatch("a namedtuple " + std::string(type_name<T>()));
+    }
+    (std::make_index_sequence<n>{});
+    if (!same) cx.mismatch(cat("a namedtuple ", type_name<T>()));
     ++cx.pos;
     auto fields = [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple<struct_field_t<T, I>...>{cx.child(KeyRef::attr(struct_field_name<I, T>()), [&] {
-        return build<struct_field_t<T, I>>(cx, src);
-      })...};
-    }(std::make_index_sequence<n>{});
+      return std::tuple<struct_field_t<T, I>...>{
+          cx.child(KeyRef::attr(struct_field_name<I, T>()),
+                   [&] { return build<struct_field_t<T, I>>(cx, src); })...};
+    }
+    (std::make_index_sequence<n>{});
     return assemble_struct<T>(std::move(fields), std::make_index_sequence<n>{});
   } else if constexpr (c == Category::Custom) {
     constexpr std::size_t n = custom_size_v<T>;
     const TreeDef::Node& node = cx.node();
-    if (node.kind != NodeKind::Custom || node.arity != n || cx.def.data(node, 0) != type_name<T>()) {
-      cx.mismatch("a custom node " + std::string(type_name<T>()) + " of " + std::to_string(n));
+    if (node.kind != NodeKind::Custom || node.arity != n ||
+        cx.def.data(node, 0) != type_name<T>()) {
+      cx.mismatch(cat("a custom node ", type_name<T>(), " of ", n));
     }
     ++cx.pos;
     auto children = [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<custom_child_t<T, I>...>{
           cx.child(custom_key<T, I>(), [&] { return build<custom_child_t<T, I>>(cx, src); })...};
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     return std::apply([](auto&&... xs) { return node_traits<T>::from_children(std::move(xs)...); },
                       std::move(children));
   }
@@ -495,9 +542,10 @@ struct MapCtx {
     path.pop_back();
     return r;
   }
-  [[noreturn]] void mismatch(std::size_t k, const std::string& have0, const std::string& havek) const {
-    throw ValueError(std::string(fn) + ": tree structures do not match at " + where() + ": tree 0 has " +
-                     have0 + ", tree " + std::to_string(k) + " has " + havek);
+  [[noreturn]] void mismatch(std::size_t k, const std::string& have0,
+                             const std::string& havek) const {
+    throw ValueError(cat(fn, ": tree structures do not match at ", where(), ": tree 0 has ", have0,
+                         ", tree ", k, " has ", havek));
   }
 };
 
@@ -510,31 +558,42 @@ std::string describe(const T& x) {
   } else if constexpr (c == Category::Optional) {
     return x ? describe(*x) : "None";
   } else if constexpr (c == Category::Tuple) {
-    return "a tuple of " + std::to_string(std::tuple_size_v<T>);
+    return cat("a tuple of ", std::tuple_size_v<T>);
   } else if constexpr (c == Category::List) {
-    return "a list of " + std::to_string(x.size());
+    return cat("a list of ", x.size());
   } else if constexpr (c == Category::Dict || c == Category::Frozen) {
     std::string s = c == Category::Frozen ? "a FrozenDict with keys [" : "a dict with keys [";
     std::size_t n = 0;
-    for (auto* kv : sorted_entries(x)) s += (n++ ? ", " : "") + str_repr(kv->first);
+    for (auto* kv : sorted_entries(x)) {
+      s += n++ ? ", " : "";
+      s += str_repr(kv->first);
+    }
     return s + "]";
   } else if constexpr (c == Category::Struct) {
-    return "a namedtuple " + std::string(type_name<T>());
+    return cat("a namedtuple ", type_name<T>());
   } else if constexpr (c == Category::Custom) {
-    return "a custom node " + std::string(type_name<T>());
+    return cat("a custom node ", type_name<T>());
   } else if constexpr (c == Category::Dynamic) {
     switch (x.kind()) {
       case NodeKind::Dict: {
         std::string s = "a dict with keys [";
         std::size_t n = 0;
-        for (auto* kv : sorted_entries(x.as_dict())) s += (n++ ? ", " : "") + str_repr(kv->first);
+        for (auto* kv : sorted_entries(x.as_dict())) {
+          s += n++ ? ", " : "";
+          s += str_repr(kv->first);
+        }
         return s + "]";
       }
-      case NodeKind::Tuple: return "a tuple of " + std::to_string(x.size());
-      case NodeKind::List: return "a list of " + std::to_string(x.size());
-      case NodeKind::Leaf: return "a leaf";
-      case NodeKind::None: return "None";
-      default: return "an empty_node";
+      case NodeKind::Tuple:
+        return cat("a tuple of ", x.size());
+      case NodeKind::List:
+        return cat("a list of ", x.size());
+      case NodeKind::Leaf:
+        return "a leaf";
+      case NodeKind::None:
+        return "None";
+      default:
+        return "an empty_node";
     }
   } else {
     return "a value that is not a pytree";
@@ -570,7 +629,8 @@ LINUM_PYTREE_MEMBER_PARAMS(&)
 LINUM_PYTREE_MEMBER_PARAMS(const&)
 #undef LINUM_PYTREE_MEMBER_PARAMS
 template <class F>
-struct params_of<F, std::void_t<decltype(&F::operator())>> : member_params<decltype(&F::operator())> {};
+struct params_of<F, std::void_t<decltype(&F::operator())>>
+    : member_params<decltype(&F::operator())> {};
 
 template <std::size_t I, class List>
 struct nth;
@@ -594,8 +654,10 @@ constexpr bool param_wants_tree() {
     return false;
   } else {
     using A = typename nth<I, P>::type;
-    if constexpr (std::is_void_v<A>) return false;
-    else return is_basic_tree<std::remove_cvref_t<A>>::value;
+    if constexpr (std::is_void_v<A>)
+      return false;
+    else
+      return is_basic_tree<std::remove_cvref_t<A>>::value;
   }
 }
 
@@ -650,7 +712,8 @@ auto call_leaf(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
     using R = decltype(call(cx, t0, leaf_arg<Call, K + 1>(cx, ts)...));
     static_assert(!std::is_void_v<R>, "tree_map: the function must return a value");
     return call(cx, t0, leaf_arg<Call, K + 1>(cx, ts)...);
-  }(std::index_sequence_for<Ts...>{});
+  }
+  (std::index_sequence_for<Ts...>{});
 }
 
 template <class T>
@@ -667,19 +730,26 @@ using unopt_t = typename unopt<T>::type;
 // Static shape checks that must not instantiate size traits of the wrong category.
 template <class T, std::size_t N>
 constexpr bool tuple_compatible() {
-  if constexpr (category_v<T> == Category::Dynamic) return true;
-  else if constexpr (category_v<T> == Category::Tuple) return std::tuple_size_v<T> == N;
-  else return false;
+  if constexpr (category_v<T> == Category::Dynamic)
+    return true;
+  else if constexpr (category_v<T> == Category::Tuple)
+    return std::tuple_size_v<T> == N;
+  else
+    return false;
 }
 template <class T, std::size_t N>
 constexpr bool struct_compatible() {
-  if constexpr (category_v<T> == Category::Struct) return struct_size_v<T> == N;
-  else return false;
+  if constexpr (category_v<T> == Category::Struct)
+    return struct_size_v<T> == N;
+  else
+    return false;
 }
 template <class T, std::size_t N>
 constexpr bool custom_compatible() {
-  if constexpr (category_v<T> == Category::Custom) return custom_size_v<T> == N;
-  else return false;
+  if constexpr (category_v<T> == Category::Custom)
+    return custom_size_v<T> == N;
+  else
+    return false;
 }
 
 template <class Call, class T0, class... Ts>
@@ -707,20 +777,30 @@ void check_dict_keys(MapCtx& cx, const T0& t0, const Ts&... ts) {
     }
     return true;
   };
-  check_others(cx, t0, [&](const auto& t) {
-    using T = std::remove_cvref_t<decltype(t)>;
-    if constexpr (is_basic_tree<T>::value) return t.is_dict() && same_keys(t.as_dict());
-    else if constexpr (is_frozen_dict<T>::value) return same_keys(t.dict());
-    else return same_keys(t);
-  }, ts...);
+  check_others(
+      cx, t0,
+      [&](const auto& t) {
+        using T = std::remove_cvref_t<decltype(t)>;
+        if constexpr (is_basic_tree<T>::value)
+          return t.is_dict() && same_keys(t.as_dict());
+        else if constexpr (is_frozen_dict<T>::value)
+          return same_keys(t.dict());
+        else
+          return same_keys(t);
+      },
+      ts...);
 }
 
 template <class T>
 const auto& dict_child(const T& t, std::string_view key) {
-  if constexpr (is_basic_tree<T>::value) return t.as_dict().find(key)->second;
-  else if constexpr (is_frozen_dict<T>::value) return t.find(key)->second;
-  else if constexpr (requires { t.find(key); }) return t.find(key)->second;
-  else return t.find(std::string(key))->second;
+  if constexpr (is_basic_tree<T>::value)
+    return t.as_dict().find(key)->second;
+  else if constexpr (is_frozen_dict<T>::value)
+    return t.find(key)->second;
+  else if constexpr (requires { t.find(key); })
+    return t.find(key)->second;
+  else
+    return t.find(std::string(key))->second;
 }
 
 template <class T>
@@ -728,13 +808,17 @@ using dict_child_t = std::remove_cvref_t<decltype(dict_child(std::declval<const 
 
 template <std::size_t I, class T>
 const auto& seq_child(const T& t) {
-  if constexpr (is_basic_tree<T>::value) return t.items()[I];
-  else return std::get<I>(t);
+  if constexpr (is_basic_tree<T>::value)
+    return t.items()[I];
+  else
+    return std::get<I>(t);
 }
 template <class T>
 const auto& list_child(const T& t, std::size_t i) {
-  if constexpr (is_basic_tree<T>::value) return t.items()[i];
-  else return t[i];
+  if constexpr (is_basic_tree<T>::value)
+    return t.items()[i];
+  else
+    return t[i];
 }
 template <class T>
 using list_child_t = std::remove_cvref_t<decltype(list_child(std::declval<const T&>(), 0))>;
@@ -777,8 +861,9 @@ struct subst_arg<A, tlist<>> {
 };
 template <class A, class Old, class New, class... Rest>
 struct subst_arg<A, tlist<subst_pair<Old, New>, Rest...>> {
-  using type = std::conditional_t<std::is_same_v<A, Old>, New,
-                                  typename subst_args<A, tlist<subst_pair<Old, New>, Rest...>>::type>;
+  using type =
+      std::conditional_t<std::is_same_v<A, Old>, New,
+                         typename subst_args<A, tlist<subst_pair<Old, New>, Rest...>>::type>;
 };
 
 template <class Call, class T0, class... Ts>
@@ -789,8 +874,8 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
     return call_leaf(call, cx, t0, ts...);
   } else if constexpr (c != Category::Optional && (is_std_optional<Ts>::value || ...)) {
     // Another tree holds an optional where tree 0 has a node: it must be engaged.
-    auto unwrap = [&]<std::size_t K, class T>(std::integral_constant<std::size_t, K>, const T& t)
-        -> const unopt_t<T>& {
+    auto unwrap = [&]<std::size_t K, class T>(std::integral_constant<std::size_t, K>,
+                                              const T& t) -> const unopt_t<T>& {
       if constexpr (is_std_optional<T>::value) {
         if (!t) cx.mismatch(K, describe(t0), "None");
         return *t;
@@ -800,22 +885,29 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
     };
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return map_rec(call, cx, t0, unwrap(std::integral_constant<std::size_t, K + 1>{}, ts)...);
-    }(std::index_sequence_for<Ts...>{});
+    }
+    (std::index_sequence_for<Ts...>{});
   } else if constexpr (c == Category::Optional) {
     using U = typename T0::value_type;
     using R = decltype(map_rec(call, cx, std::declval<const U&>(),
                                std::declval<const unopt_t<Ts>&>()...));
     if (!t0) {
-      check_others(cx, t0, [](const auto& t) {
-        using T = std::remove_cvref_t<decltype(t)>;
-        if constexpr (is_std_optional<T>::value) return !t.has_value();
-        else if constexpr (is_basic_tree<T>::value) return t.is_none();
-        else return false;
-      }, ts...);
+      check_others(
+          cx, t0,
+          [](const auto& t) {
+            using T = std::remove_cvref_t<decltype(t)>;
+            if constexpr (is_std_optional<T>::value)
+              return !t.has_value();
+            else if constexpr (is_basic_tree<T>::value)
+              return t.is_none();
+            else
+              return false;
+          },
+          ts...);
       return std::optional<R>();
     }
-    auto unwrap = [&]<std::size_t K, class T>(std::integral_constant<std::size_t, K>, const T& t)
-        -> const unopt_t<T>& {
+    auto unwrap = [&]<std::size_t K, class T>(std::integral_constant<std::size_t, K>,
+                                              const T& t) -> const unopt_t<T>& {
       if constexpr (is_std_optional<T>::value) {
         if (!t) cx.mismatch(K, describe(*t0), "None");
         return *t;
@@ -826,23 +918,26 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
     return [&]<std::size_t... K>(std::index_sequence<K...>) {
       return std::optional<R>(
           map_rec(call, cx, *t0, unwrap(std::integral_constant<std::size_t, K + 1>{}, ts)...));
-    }(std::index_sequence_for<Ts...>{});
+    }
+    (std::index_sequence_for<Ts...>{});
   } else if constexpr (c == Category::Tuple) {
     constexpr std::size_t n = std::tuple_size_v<T0>;
     static_assert((tuple_compatible<Ts, n>() && ...),
                   "tree_map: where tree 0 has a tuple, every other tree must have a tuple of the "
                   "same size (or a dynamic Tree) too");
-    check_others(cx, t0, [&](const auto& t) {
-      if constexpr (is_basic_tree<std::remove_cvref_t<decltype(t)>>::value) {
-        return t.is_tuple() && t.size() == n;
-      } else {
-        return true;
-      }
-    }, ts...);
+    check_others(
+        cx, t0,
+        [&](const auto& t) {
+          if constexpr (is_basic_tree<std::remove_cvref_t<decltype(t)>>::value) {
+            return t.is_tuple() && t.size() == n;
+          } else {
+            return true;
+          }
+        },
+        ts...);
     auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-      return cx.child(KeyRef::seq(I), [&] {
-        return map_rec(call, cx, std::get<I>(t0), seq_child<I>(ts)...);
-      });
+      return cx.child(KeyRef::seq(I),
+                      [&] { return map_rec(call, cx, std::get<I>(t0), seq_child<I>(ts)...); });
     };
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       if constexpr (requires { typename T0::first_type; }) {
@@ -850,39 +945,45 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
         return P{one(std::integral_constant<std::size_t, I>{})...};
       } else if constexpr (requires { typename T0::value_type; }) {
         using E = decltype(one(std::integral_constant<std::size_t, 0>{}));
-        static_assert((std::is_same_v<E, decltype(one(std::integral_constant<std::size_t, I>{}))> && ...),
-                      "tree_map: the elements of a std::array map to different types");
+        static_assert(
+            (std::is_same_v<E, decltype(one(std::integral_constant<std::size_t, I>{}))> && ...),
+            "tree_map: the elements of a std::array map to different types");
         return std::array<E, n>{one(std::integral_constant<std::size_t, I>{})...};
       } else {
         using Tup = std::tuple<decltype(one(std::integral_constant<std::size_t, I>{}))...>;
         return Tup{one(std::integral_constant<std::size_t, I>{})...};
       }
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
   } else if constexpr (c == Category::List) {
-    static_assert(((category_v<Ts> == Category::List || category_v<Ts> == Category::Dynamic) && ...),
-                  "tree_map: where tree 0 has a std::vector, every other tree must have a "
-                  "std::vector (or a dynamic Tree) too");
-    check_others(cx, t0, [&](const auto& t) {
-      if constexpr (is_basic_tree<std::remove_cvref_t<decltype(t)>>::value) {
-        return t.is_list() && t.size() == t0.size();
-      } else {
-        return t.size() == t0.size();
-      }
-    }, ts...);
+    static_assert(
+        ((category_v<Ts> == Category::List || category_v<Ts> == Category::Dynamic) && ...),
+        "tree_map: where tree 0 has a std::vector, every other tree must have a "
+        "std::vector (or a dynamic Tree) too");
+    check_others(
+        cx, t0,
+        [&](const auto& t) {
+          if constexpr (is_basic_tree<std::remove_cvref_t<decltype(t)>>::value) {
+            return t.is_list() && t.size() == t0.size();
+          } else {
+            return t.size() == t0.size();
+          }
+        },
+        ts...);
     using R = decltype(map_rec(call, cx, std::declval<const typename T0::value_type&>(),
                                std::declval<const list_child_t<Ts>&>()...));
     std::vector<R> out;
     out.reserve(t0.size());
     for (std::size_t i = 0; i < t0.size(); ++i) {
-      out.push_back(cx.child(KeyRef::seq(i), [&] {
-        return map_rec(call, cx, t0[i], list_child(ts, i)...);
-      }));
+      out.push_back(
+          cx.child(KeyRef::seq(i), [&] { return map_rec(call, cx, t0[i], list_child(ts, i)...); }));
     }
     return out;
   } else if constexpr (c == Category::Dict) {
-    static_assert(((category_v<Ts> == Category::Dict || category_v<Ts> == Category::Dynamic) && ...),
-                  "tree_map: where tree 0 has a dict, every other tree must have a dict (or a "
-                  "dynamic Tree) too");
+    static_assert(
+        ((category_v<Ts> == Category::Dict || category_v<Ts> == Category::Dynamic) && ...),
+        "tree_map: where tree 0 has a dict, every other tree must have a dict (or a "
+        "dynamic Tree) too");
     check_dict_keys(cx, t0, ts...);
     using R = decltype(map_rec(call, cx, std::declval<const typename T0::mapped_type&>(),
                                std::declval<const dict_child_t<Ts>&>()...));
@@ -899,8 +1000,9 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
                   "tree_map: where tree 0 has a FrozenDict, every other tree must have a "
                   "FrozenDict too");
     check_dict_keys(cx, t0, ts...);
-    using R = typename decltype(map_dynamic(call, cx, std::declval<const BasicTree<typename T0::leaf_type>&>(),
-                                            std::declval<const BasicTree<typename Ts::leaf_type>&>()...))::leaf_type;
+    using R = typename decltype(map_dynamic(
+        call, cx, std::declval<const BasicTree<typename T0::leaf_type>&>(),
+        std::declval<const BasicTree<typename Ts::leaf_type>&>()...))::leaf_type;
     typename FrozenDict<R>::dict_type out;
     for (std::size_t pos : t0.sorted_positions()) {
       const auto& kv = *(t0.begin() + static_cast<std::ptrdiff_t>(pos));
@@ -919,13 +1021,18 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
     static_assert((struct_compatible<Ts, n>() && ...),
                   "tree_map: where tree 0 has a Hana struct, every other tree must have a Hana "
                   "struct with as many fields");
-    check_others(cx, t0, [&](const auto& t) {
-      using T = std::remove_cvref_t<decltype(t)>;
-      return [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return ((std::string_view(struct_field_name<I, T>()) ==
-                 std::string_view(struct_field_name<I, T0>())) && ...);
-      }(std::make_index_sequence<n>{});
-    }, ts...);
+    check_others(
+        cx, t0,
+        [&](const auto& t) {
+          using T = std::remove_cvref_t<decltype(t)>;
+          return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return ((std::string_view(struct_field_name<I, T>()) ==
+                     std::string_view(struct_field_name<I, T0>())) &&
+                    ...);
+          }
+          (std::make_index_sequence<n>{});
+        },
+        ts...);
     auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       return cx.child(KeyRef::attr(struct_field_name<I, T0>()), [&] {
         return map_rec(call, cx, struct_field<I>(t0), struct_field<I>(ts)...);
@@ -937,12 +1044,15 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
           (std::is_same_v<std::tuple_element_t<I, Fields>, struct_field_t<T0, I>> && ...);
       using R = std::conditional_t<
           unchanged, T0,
-          typename subst_args<
-              T0, tlist<subst_pair<struct_field_t<T0, I>, std::tuple_element_t<I, Fields>>...>>::type>;
+          typename subst_args<T0, tlist<subst_pair<struct_field_t<T0, I>,
+                                                   std::tuple_element_t<I, Fields>>...>>::type>;
       constexpr bool rebound = [] {
-        if constexpr (unchanged) return true;
-        else if constexpr (!HanaStruct<R> || std::is_same_v<R, T0>) return false;
-        else return (std::is_same_v<struct_field_t<R, I>, std::tuple_element_t<I, Fields>> && ...);
+        if constexpr (unchanged)
+          return true;
+        else if constexpr (!HanaStruct<R> || std::is_same_v<R, T0>)
+          return false;
+        else
+          return (std::is_same_v<struct_field_t<R, I>, std::tuple_element_t<I, Fields>> && ...);
       }();
       static_assert(rebound,
                     "tree_map changes leaf types inside a Hana struct, and substituting the "
@@ -950,32 +1060,42 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
                     "struct a template over its field types (template <class P> struct State "
                     "{ P mu; ... }) or keep the leaf types");
       Fields fields{one(std::integral_constant<std::size_t, I>{})...};
-      if constexpr (rebound) return assemble_struct<R>(std::move(fields), std::index_sequence<I...>{});
-      else return T0();
-    }(std::make_index_sequence<n>{});
+      if constexpr (rebound)
+        return assemble_struct<R>(std::move(fields), std::index_sequence<I...>{});
+      else
+        return T0();
+    }
+    (std::make_index_sequence<n>{});
   } else if constexpr (c == Category::Custom) {
     constexpr std::size_t n = custom_size_v<T0>;
     static_assert((custom_compatible<Ts, n>() && ...),
                   "tree_map: where tree 0 has a custom node, every other tree must have a custom "
                   "node with as many children");
-    check_others(cx, t0, [&](const auto& t) {
-      return type_name<std::remove_cvref_t<decltype(t)>>() == type_name<T0>();
-    }, ts...);
+    check_others(
+        cx, t0,
+        [&](const auto& t) {
+          return type_name<std::remove_cvref_t<decltype(t)>>() == type_name<T0>();
+        },
+        ts...);
     auto c0 = node_traits<T0>::children(t0);
     auto cs = std::make_tuple(node_traits<Ts>::children(ts)...);
     auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       return cx.child(custom_key<T0, I>(), [&] {
-        return std::apply([&](const auto&... other) {
-          return map_rec(call, cx, std::get<I>(c0), std::get<I>(other)...);
-        }, cs);
+        return std::apply(
+            [&](const auto&... other) {
+              return map_rec(call, cx, std::get<I>(c0), std::get<I>(other)...);
+            },
+            cs);
       });
     };
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       std::tuple<decltype(one(std::integral_constant<std::size_t, I>{}))...> mapped{
           one(std::integral_constant<std::size_t, I>{})...};
-      return std::apply([](auto&&... xs) { return node_traits<T0>::from_children(std::move(xs)...); },
-                        std::move(mapped));
-    }(std::make_index_sequence<n>{});
+      return std::apply(
+          [](auto&&... xs) { return node_traits<T0>::from_children(std::move(xs)...); },
+          std::move(mapped));
+    }
+    (std::make_index_sequence<n>{});
   }
 }
 
@@ -988,14 +1108,19 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
   const NodeKind kind = t0.kind();
   if (kind == NodeKind::Leaf) return Out(call_leaf(call, cx, t0.leaf(), ts...));
   // Other trees may hold a whole subtree at a leaf of tree 0, never a different node.
-  check_others(cx, t0, [&](const auto& t) {
-    if (t.kind() != kind) return false;
-    if (kind == NodeKind::Tuple || kind == NodeKind::List) return t.size() == t0.size();
-    return true;
-  }, ts...);
+  check_others(
+      cx, t0,
+      [&](const auto& t) {
+        if (t.kind() != kind) return false;
+        if (kind == NodeKind::Tuple || kind == NodeKind::List) return t.size() == t0.size();
+        return true;
+      },
+      ts...);
   switch (kind) {
-    case NodeKind::None: return Out();
-    case NodeKind::EmptyNode: return Out(empty_node);
+    case NodeKind::None:
+      return Out();
+    case NodeKind::EmptyNode:
+      return Out(empty_node);
     case NodeKind::Dict: {
       check_dict_keys(cx, t0.as_dict(), ts.as_dict()...);
       typename Out::dict_type out;
@@ -1013,7 +1138,8 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
       out.reserve(t0.size());
       const auto& s = t0.items();
       for (std::size_t i = 0; i < s.size(); ++i) {
-        out.push_back(cx.child(KeyRef::seq(i), [&] { return map_dynamic(call, cx, s[i], ts.items()[i]...); }));
+        out.push_back(cx.child(KeyRef::seq(i),
+                               [&] { return map_dynamic(call, cx, s[i], ts.items()[i]...); }));
       }
       return kind == NodeKind::Tuple ? Out::tuple(std::move(out)) : Out::list(std::move(out));
     }
@@ -1027,12 +1153,13 @@ template <class T, class Range>
 T unflatten_impl(const TreeDef& def, Range&& leaves) {
   const std::size_t n = static_cast<std::size_t>(std::ranges::distance(leaves));
   if (n != def.num_leaves()) {
-    throw ValueError("tree_unflatten: the treedef has " + std::to_string(def.num_leaves()) +
-                     " leaves, got " + std::to_string(n) + "; treedef: " + def.to_string());
+    throw ValueError(cat("tree_unflatten: the treedef has ", def.num_leaves(), " leaves, got ", n,
+                         "; treedef: ", def.to_string()));
   }
   UnflattenCtx cx{def, 0, {}};
-  constexpr bool move = !std::is_lvalue_reference_v<Range> &&
-                        !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>;
+  constexpr bool move =
+      !std::is_lvalue_reference_v<Range> &&
+      !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>;
   LeafSource<std::ranges::iterator_t<Range>> src{std::ranges::begin(leaves), move};
   return build<T>(cx, src);
 }
@@ -1125,16 +1252,16 @@ T tree_unflatten_like(const T& like, Range&& leaves) {
       [&](const auto& x) {
         using X = std::remove_cvref_t<decltype(x)>;
         if (it == last) {
-          throw ValueError("tree_unflatten_like: too few leaves (" + std::to_string(used) +
-                           ") for the structure");
+          throw ValueError(
+              detail::cat("tree_unflatten_like: too few leaves (", used, ") for the structure"));
         }
         ++used;
         return leaf_cast<X>(*it++);
       },
       like);
   if (it != last) {
-    throw ValueError("tree_unflatten_like: the structure has " + std::to_string(used) +
-                     " leaves, got more");
+    throw ValueError(
+        detail::cat("tree_unflatten_like: the structure has ", used, " leaves, got more"));
   }
   return out;
 }
@@ -1142,7 +1269,7 @@ T tree_unflatten_like(const T& like, Range&& leaves) {
 // functools.reduce(f, tree_leaves(tree), initializer).
 template <class F, class T, class Acc>
 Acc tree_reduce(F&& f, const T& tree, Acc initializer) {
-  detail::ReduceVisitor<std::remove_reference_t<F>, Acc> v(f, std::move(initializer));
+  detail::ReduceVisitor<std::remove_reference_t<F>, Acc, true> v(f, std::move(initializer));
   detail::walk(v, tree);
   return std::move(*v.acc);
 }
@@ -1152,7 +1279,7 @@ template <class F, class T>
 auto tree_reduce(F&& f, const T& tree) {
   using L = detail::default_leaf_t<T>;
   detail::check_flat_leaf<void, T>();
-  detail::ReduceVisitor<std::remove_reference_t<F>, L> v(f, std::nullopt);
+  detail::ReduceVisitor<std::remove_reference_t<F>, L, false> v(f, std::nullopt);
   detail::walk(v, tree);
   if (!v.acc) throw TypeError("tree_reduce: reduce of a tree with no leaves and no initializer");
   return std::move(*v.acc);
@@ -1161,7 +1288,8 @@ auto tree_reduce(F&& f, const T& tree) {
 // Whether every leaf is truthy (or satisfies pred).
 template <class T>
 bool tree_all(const T& tree) {
-  return tree_reduce([](bool acc, const auto& x) { return acc && static_cast<bool>(x); }, tree, true);
+  return tree_reduce([](bool acc, const auto& x) { return acc && static_cast<bool>(x); }, tree,
+                     true);
 }
 template <class T, class Pred>
 bool tree_all(const T& tree, Pred&& pred) {

@@ -9,15 +9,24 @@ namespace linum::pytree {
 
 std::string_view kind_name(NodeKind k) {
   switch (k) {
-    case NodeKind::None: return "None";
-    case NodeKind::Leaf: return "leaf";
-    case NodeKind::Dict: return "dict";
-    case NodeKind::Tuple: return "tuple";
-    case NodeKind::List: return "list";
-    case NodeKind::EmptyNode: return "empty_node";
-    case NodeKind::NamedTuple: return "namedtuple";
-    case NodeKind::FrozenDict: return "FrozenDict";
-    case NodeKind::Custom: return "custom node";
+    case NodeKind::None:
+      return "None";
+    case NodeKind::Leaf:
+      return "leaf";
+    case NodeKind::Dict:
+      return "dict";
+    case NodeKind::Tuple:
+      return "tuple";
+    case NodeKind::List:
+      return "list";
+    case NodeKind::EmptyNode:
+      return "empty_node";
+    case NodeKind::NamedTuple:
+      return "namedtuple";
+    case NodeKind::FrozenDict:
+      return "FrozenDict";
+    case NodeKind::Custom:
+      return "custom node";
   }
   return "?";
 }
@@ -35,7 +44,8 @@ std::vector<TreeDef> TreeDef::children() const {
     // Re-base the node data into the child's own table.
     for (auto& n : child.nodes_) {
       const std::uint32_t begin = static_cast<std::uint32_t>(child.data_.size());
-      for (std::uint32_t i = 0; i < n.data_size; ++i) child.data_.push_back(data_[n.data_begin + i]);
+      for (std::uint32_t i = 0; i < n.data_size; ++i)
+        child.data_.push_back(data_[n.data_begin + i]);
       n.data_begin = begin;
     }
     pos += nodes_[pos].num_nodes;
@@ -77,8 +87,12 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
     }
   };
   switch (n.kind) {
-    case NodeKind::Leaf: out += '*'; break;
-    case NodeKind::None: out += "None"; break;
+    case NodeKind::Leaf:
+      out += '*';
+      break;
+    case NodeKind::None:
+      out += "None";
+      break;
     case NodeKind::Tuple:
       out += '(';
       children();
@@ -117,7 +131,9 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
       children();
       out += "])";
       break;
-    case NodeKind::EmptyNode: out += "CustomNode(_EmptyNode[()], [])"; break;
+    case NodeKind::EmptyNode:
+      out += "CustomNode(_EmptyNode[()], [])";
+      break;
     case NodeKind::Custom:
       out += "CustomNode(";
       out += def.data(n, 0);
@@ -158,19 +174,31 @@ namespace detail {
 std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
   auto keys = [&] {
     std::string s = "[";
-    for (std::uint32_t i = 0; i < n.data_size; ++i) s += (i ? ", " : "") + str_repr(def.data(n, i));
+    for (std::uint32_t i = 0; i < n.data_size; ++i) {
+      if (i) s += ", ";
+      s += str_repr(def.data(n, i));
+    }
     return s + "]";
   };
   switch (n.kind) {
-    case NodeKind::Leaf: return "a leaf";
-    case NodeKind::None: return "None";
-    case NodeKind::EmptyNode: return "an empty_node";
-    case NodeKind::Tuple: return "a tuple of " + std::to_string(n.arity);
-    case NodeKind::List: return "a list of " + std::to_string(n.arity);
-    case NodeKind::Dict: return "a dict with keys " + keys();
-    case NodeKind::FrozenDict: return "a FrozenDict with keys " + keys();
-    case NodeKind::NamedTuple: return "a namedtuple " + std::string(def.data(n, 0));
-    case NodeKind::Custom: return "a custom node " + std::string(def.data(n, 0));
+    case NodeKind::Leaf:
+      return "a leaf";
+    case NodeKind::None:
+      return "None";
+    case NodeKind::EmptyNode:
+      return "an empty_node";
+    case NodeKind::Tuple:
+      return cat("a tuple of ", n.arity);
+    case NodeKind::List:
+      return cat("a list of ", n.arity);
+    case NodeKind::Dict:
+      return cat("a dict with keys ", keys());
+    case NodeKind::FrozenDict:
+      return cat("a FrozenDict with keys ", keys());
+    case NodeKind::NamedTuple:
+      return cat("a namedtuple ", def.data(n, 0));
+    case NodeKind::Custom:
+      return cat("a custom node ", def.data(n, 0));
   }
   return "?";
 }

@@ -27,7 +27,7 @@ class TreeDef {
     std::uint32_t num_leaves = 1;  // leaves in this subtree
     std::uint32_t num_nodes = 1;   // nodes in this subtree, itself included
     std::uint32_t data_begin = 0;  // node data in data(): sorted keys of a dict / FrozenDict,
-    std::uint32_t data_size = 0;   // [name, field names...] of a namedtuple, [name] of a custom node
+    std::uint32_t data_size = 0;  // [name, field names...] of a namedtuple, [name] of a custom node
   };
 
   // A single leaf: PyTreeDef(*).
