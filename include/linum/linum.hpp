@@ -5,3 +5,4 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/transforms.hpp>
 #include <linum/error.hpp>
+#include <linum/optim/optim.hpp>

@@ -1,0 +1,163 @@
+// optax's base: the transformation protocol (init / update over any pytree of Arrays), EmptyState,
+// identity, stateless transformations, user-written transformations from two functions,
+// apply_updates / incremental_update / periodic_update and safe_increment.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/tree_bridge.hpp>
+#include <linum/optim/tree_utils.hpp>
+
+namespace linum::optim {
+
+// optax.EmptyState: the state of a transformation that keeps none.
+struct EmptyState {
+  BOOST_HANA_DEFINE_STRUCT(EmptyState);
+};
+
+// optax's message when a transformation needs the parameters and update() got none.
+inline constexpr const char* kNoParamsMsg =
+    "You are using a transformation that requires the current value of parameters, but you are "
+    "not passing `params` when calling `update`.";
+
+// [[noreturn]] ValueError(kNoParamsMsg), prefixed with the transformation's name.
+[[noreturn]] void throw_no_params(const char* transformation);
+
+// Every transformation derives from Transformation<Self> and defines
+//   template <class P> State init(const P& params) const;
+//   template <class U, class Q> std::pair<U, State> update_impl(const U& updates,
+//                                                               const State& state,
+//                                                               const Q* params) const;
+// (params == nullptr when the caller passed none). The base adds optax's two call forms:
+// tx.update(updates, state) and tx.update(updates, state, params).
+template <class Self>
+struct Transformation {
+  template <class U, class S>
+  auto update(const U& updates, const S& state) const {
+    return self().update_impl(updates, state, static_cast<const U*>(nullptr));
+  }
+  template <class U, class S, class Q>
+  auto update(const U& updates, const S& state, const Q& params) const {
+    return self().update_impl(updates, state, &params);
+  }
+
+ private:
+  const Self& self() const { return static_cast<const Self&>(*this); }
+};
+
+// The state type a transformation keeps for params of type P.
+template <class Tx, class P>
+using state_t = std::remove_cvref_t<decltype(std::declval<const Tx&>().init(std::declval<const P&>()))>;
+
+// What a transformation is, checked where it is used: init(P) and update(U, state, P).
+template <class Tx, class P>
+concept TransformationFor = requires(const Tx& tx, const P& p, const state_t<Tx, P>& s) {
+  tx.init(p);
+  tx.update(p, s, p);
+};
+
+// optax.identity(): updates unchanged, EmptyState.
+struct Identity : Transformation<Identity> {
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    return {updates, state};
+  }
+};
+inline Identity identity() { return {}; }
+
+// optax.stateless(f): f(updates, params) -> updates (params is a const pointer, nullptr when
+// update() got none), EmptyState.
+template <class F>
+struct Stateless : Transformation<Stateless<F>> {
+  F f;
+  explicit Stateless(F fn) : f(std::move(fn)) {}
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
+                                       const Q* params) const {
+    return {f(updates, params), state};
+  }
+};
+template <class F>
+Stateless<F> stateless(F f) {
+  return Stateless<F>(std::move(f));
+}
+
+// optax.stateless_with_tree_map(f): f(g, p) on every leaf; p is an empty Array() without params.
+template <class F>
+auto stateless_with_tree_map(F f) {
+  return stateless([f = std::move(f)](const auto& updates, const auto* params) {
+    using U = std::remove_cvref_t<decltype(updates)>;
+    if (params) {
+      return detail::leafwise([&](const Array& g, const Array& p) { return f(g, p); }, updates,
+                              *params);
+    }
+    return U(detail::leafwise([&](const Array& g) { return f(g, Array()); }, updates));
+  });
+}
+
+// optax.GradientTransformation(init_fn, update_fn) for a user's own transformation:
+// init_fn(params) -> state; update_fn(updates, state, params_ptr) -> (updates, state), where
+// params_ptr is nullptr when update() got no params.
+template <class Init, class Update>
+struct FnTransformation : Transformation<FnTransformation<Init, Update>> {
+  Init init_fn;
+  Update update_fn;
+  FnTransformation(Init i, Update u) : init_fn(std::move(i)), update_fn(std::move(u)) {}
+  template <class P>
+  auto init(const P& params) const {
+    return init_fn(params);
+  }
+  template <class U, class S, class Q>
+  auto update_impl(const U& updates, const S& state, const Q* params) const {
+    return update_fn(updates, state, params);
+  }
+};
+template <class Init, class Update>
+FnTransformation<Init, Update> transformation(Init init_fn, Update update_fn) {
+  return {std::move(init_fn), std::move(update_fn)};
+}
+
+// ---- numerics and updates ------------------------------------------------------------------
+
+// optax.safe_increment: count + 1, saturating at the dtype's maximum (int32: 2147483647).
+Array safe_increment(const Array& count);
+
+// optax.apply_updates: p + u leafwise, cast back to the parameter's dtype.
+template <class P, class U>
+P apply_updates(const P& params, const U& updates) {
+  return detail::leafwise(
+      [](const Array& p, const Array& u) { return astype(add(p, u), p.dtype()); }, params, updates);
+}
+
+// optax.incremental_update: step_size * new + (1 - step_size) * old (Polyak averaging).
+template <class P>
+P incremental_update(const P& new_tensors, const P& old_tensors, double step_size) {
+  return detail::leafwise(
+      [step_size](const Array& n, const Array& o) { return step_size * n + (1.0 - step_size) * o; },
+      new_tensors, old_tensors);
+}
+
+// optax.periodic_update: new_tensors when steps % update_period == 0, else old_tensors.
+template <class P>
+P periodic_update(const P& new_tensors, const P& old_tensors, const Array& steps,
+                  std::int64_t update_period) {
+  if (update_period <= 0) {
+    throw ValueError("periodic_update: update_period must be positive, got " +
+                     std::to_string(update_period));
+  }
+  const bool due = steps.concrete().item<std::int64_t>() % update_period == 0;
+  return due ? new_tensors : old_tensors;
+}
+
+}  // namespace linum::optim

@@ -1,0 +1,135 @@
+// Combining transformations: chain (state: a std::tuple of the member states, as optax's tuple),
+// masked (MaskedState; leaves outside the mask pass through), and add_decayed_weights with a mask.
+#pragma once
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <linum/optim/base.hpp>
+#include <linum/optim/transform.hpp>
+
+namespace linum::optim {
+
+// optax.chain(*transforms): init is the tuple of the members' states; update runs them in order,
+// threading the updates and passing every member the same params.
+template <class... Txs>
+struct Chain : Transformation<Chain<Txs...>> {
+  std::tuple<Txs...> transforms;
+  explicit Chain(Txs... txs) : transforms(std::move(txs)...) {}
+
+  template <class P>
+  auto init(const P& params) const {
+    return std::apply([&](const auto&... tx) { return std::tuple{tx.init(params)...}; }, transforms);
+  }
+
+  template <class U, class S, class Q>
+  std::pair<U, S> update_impl(const U& updates, const S& state, const Q* params) const {
+    static_assert(std::tuple_size_v<S> == sizeof...(Txs),
+                  "chain: the state must hold one state per transformation (call init first)");
+    U u = updates;
+    S next;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params)), ...);
+    }(std::index_sequence_for<Txs...>{});
+    return {std::move(u), std::move(next)};
+  }
+
+ private:
+  template <std::size_t I, class U, class SI, class Q>
+  auto step(const U& u, const SI& s, const Q* params) const {
+    const auto& tx = std::get<I>(transforms);
+    if (params) return tx.update(u, s, *params);
+    return tx.update(u, s);
+  }
+};
+
+template <class... Txs>
+Chain<std::decay_t<Txs>...> chain(Txs&&... txs) {
+  return Chain<std::decay_t<Txs>...>(std::forward<Txs>(txs)...);
+}
+
+// optax.MaskedState.
+template <class S>
+struct MaskedState {
+  BOOST_HANA_DEFINE_STRUCT(MaskedState, (S, inner_state));
+};
+
+namespace detail {
+
+template <class M>
+bool mask_truth(const M& m) {
+  return static_cast<bool>(m);  // a bool, or a size-1 (bool) Array
+}
+
+// The tree with the leaves outside the mask replaced by MaskedNode (an empty Array).
+template <class T, class MT>
+T mask_pytree(const T& tree, const MT& mask) {
+  return pytree::tree_map(
+      [](const Array& x, const auto& m) -> Array { return mask_truth(m) ? x : Array(); }, tree, mask);
+}
+
+}  // namespace detail
+
+// optax.masked(inner, mask): inner sees only the leaves where mask is true (the others are
+// MaskedNodes, empty Arrays, in its state too); the other updates pass through unchanged.
+// mask: a tree like the params with bool (or bool Array) leaves, or a callable params -> mask.
+template <class Inner, class Mask>
+struct Masked : Transformation<Masked<Inner, Mask>> {
+  Inner inner;
+  Mask mask;
+  Masked(Inner i, Mask m) : inner(std::move(i)), mask(std::move(m)) {}
+
+  template <class P>
+  auto init(const P& params) const {
+    using S = state_t<Inner, P>;
+    return MaskedState<S>{inner.init(detail::mask_pytree(params, mask_tree(params)))};
+  }
+
+  template <class U, class S, class Q>
+  std::pair<U, S> update_impl(const U& updates, const S& state, const Q* params) const {
+    const auto mt = mask_tree(updates);
+    U masked_updates = detail::mask_pytree(updates, mt);
+    auto result = [&] {
+      if (params) {
+        Q masked_params = detail::mask_pytree(*params, mt);
+        return inner.update(masked_updates, state.inner_state, masked_params);
+      }
+      return inner.update(masked_updates, state.inner_state);
+    }();
+    U out = pytree::tree_map(
+        [](const Array& old, const Array& fresh, const auto& m) -> Array {
+          return detail::mask_truth(m) ? fresh : old;
+        },
+        updates, result.first, mt);
+    return {std::move(out), S{std::move(result.second)}};
+  }
+
+ private:
+  template <class T>
+  decltype(auto) mask_tree(const T& tree) const {
+    if constexpr (std::is_invocable_v<const Mask&, const T&>) return mask(tree);
+    else return (mask);
+  }
+};
+
+template <class Inner, class Mask>
+Masked<Inner, Mask> masked(Inner inner, Mask mask) {
+  return Masked<Inner, Mask>(std::move(inner), std::move(mask));
+}
+
+// No mask (the default of add_decayed_weights / adamw / lamb / lion).
+struct NoMask {};
+
+// optax.add_decayed_weights(weight_decay, mask): updates + weight_decay * params, on the masked
+// leaves only when a mask is given.
+template <class Mask = NoMask>
+auto add_decayed_weights(double weight_decay = 0.0, Mask mask = {}) {
+  AddDecayedWeights t;
+  t.weight_decay = weight_decay;
+  if constexpr (std::is_same_v<Mask, NoMask>) return t;
+  else return masked(t, std::move(mask));
+}
+
+}  // namespace linum::optim

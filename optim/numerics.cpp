@@ -1,0 +1,64 @@
+// Leaf-level numerics of the optimizers (moments, bias correction, safe norms, counters), written
+// with linum ops so that an update can itself be differentiated or vmapped.
+#include <limits>
+#include <string>
+
+#include <linum/optim/base.hpp>
+#include <linum/optim/numerics.hpp>
+
+namespace linum::optim {
+
+void throw_no_params(const char* transformation) {
+  throw ValueError(std::string(transformation) + ": " + kNoParamsMsg);
+}
+
+Array safe_increment(const Array& count) {
+  double max = 0;
+  switch (count.dtype()) {
+    case DType::int32: max = std::numeric_limits<std::int32_t>::max(); break;
+    case DType::uint32: max = std::numeric_limits<std::uint32_t>::max(); break;
+    case DType::float32: max = std::numeric_limits<float>::max(); break;
+    case DType::float64: max = std::numeric_limits<double>::max(); break;
+    case DType::bool_:
+      throw TypeError("safe_increment: the counter must be an integer or float array, got bool");
+  }
+  // count + (count < max): never computes max + 1, so an int32 counter saturates without overflow.
+  Array below = less(count, full({}, max, count.dtype()));
+  return add(count, astype(below, count.dtype()));
+}
+
+namespace detail {
+
+Array update_moment(const Array& g, const Array& m, double decay, int order) {
+  Array gk = order == 1 ? g : power(g, order);
+  return (1.0 - decay) * gk + decay * m;
+}
+
+Array update_moment_per_elem_norm(const Array& g, const Array& m, double decay, int order) {
+  Array norm = order == 2 ? multiply(g, g) : power(abs(g), order);
+  return (1.0 - decay) * norm + decay * m;
+}
+
+Array bias_correction(const Array& moment, double decay, const Array& count) {
+  // 1 - decay**count in the moment's dtype: float32 for float32 moments, as JAX computes it.
+  const DType dt = is_floating(moment.dtype()) ? moment.dtype() : float32;
+  Array correction = 1.0 - power(full({}, decay, dt), astype(count, dt));
+  return divide(moment, correction);
+}
+
+Array cast(const Array& x, std::optional<DType> dtype) { return dtype ? astype(x, *dtype) : x; }
+
+Array sum_of_squares(const Array& x) { return sum(multiply(x, x)); }
+
+}  // namespace detail
+
+Array safe_norm(const Array& x, double min_norm, const Axes& axis, bool keepdims) {
+  // The second norm sees ones where the first is small, so the gradient stays finite at 0.
+  Array norm = sqrt(sum(multiply(x, x), axis, keepdims));
+  Array small = norm <= min_norm;
+  Array safe_x = where(small, ones_like(x), x);
+  Array masked_norm = sqrt(sum(multiply(safe_x, safe_x), axis, keepdims));
+  return where(small, full({}, min_norm, masked_norm.dtype()), masked_norm);
+}
+
+}  // namespace linum::optim

@@ -1,0 +1,13 @@
+// optax.safe_norm and the other numerics helpers that user code may call directly.
+#pragma once
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/ops/axes.hpp>
+
+namespace linum::optim {
+
+// Euclidean norm over `axis` (all axes by default) that returns min_norm where the norm is at most
+// min_norm, with a finite gradient there (optax.safe_norm).
+Array safe_norm(const Array& x, double min_norm, const Axes& axis = {}, bool keepdims = false);
+
+}  // namespace linum::optim

@@ -1,0 +1,521 @@
+// optax's gradient transformations and their states: scale, scale_by_learning_rate,
+// scale_by_schedule, scale_by_adam, scale_by_rms, scale_by_stddev, scale_by_rss, scale_by_lion,
+// scale_by_sign, scale_by_trust_ratio, trace, add_decayed_weights, centralize, apply_every.
+// States are Hana structs named and laid out as optax's NamedTuples, templates over the params
+// tree type P (and the counter type C) so that tree_map may re-type them (e.g. to shapes).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/ops.hpp>
+#include <linum/optim/base.hpp>
+#include <linum/optim/numerics.hpp>
+#include <linum/optim/schedule.hpp>
+#include <linum/optim/tree_utils.hpp>
+
+namespace linum::optim {
+
+// ---- states ----------------------------------------------------------------------------------
+
+template <class P, class C = Array>
+struct ScaleByAdamState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByAdamState, (C, count), (P, mu), (P, nu));
+};
+
+template <class P>
+struct TraceState {
+  BOOST_HANA_DEFINE_STRUCT(TraceState, (P, trace));
+};
+
+template <class C = Array>
+struct ScaleByScheduleState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByScheduleState, (C, count));
+};
+
+template <class P>
+struct ScaleByRmsState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByRmsState, (P, nu));
+};
+
+template <class P, class C = Array>
+struct ScaleByRmsWithCountState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByRmsWithCountState, (C, count), (P, nu));
+};
+
+template <class P>
+struct ScaleByRStdDevState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByRStdDevState, (P, mu), (P, nu));
+};
+
+template <class P, class C = Array>
+struct ScaleByRStdDevWithCountState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByRStdDevWithCountState, (C, count), (P, mu), (P, nu));
+};
+
+template <class P>
+struct ScaleByRssState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByRssState, (P, sum_of_squares));
+};
+
+template <class P, class C = Array>
+struct ScaleByLionState {
+  BOOST_HANA_DEFINE_STRUCT(ScaleByLionState, (C, count), (P, mu));
+};
+
+// optax.ApplyEvery: the state of apply_every.
+template <class P, class C = Array>
+struct ApplyEvery {
+  BOOST_HANA_DEFINE_STRUCT(ApplyEvery, (C, count), (P, grad_acc));
+};
+
+// Aliases optax keeps for stateless transformations.
+using ClipState = EmptyState;
+using ClipByGlobalNormState = EmptyState;
+using AddDecayedWeightsState = EmptyState;
+using ScaleByTrustRatioState = EmptyState;
+using ScaleState = EmptyState;
+
+// A fresh int32 step counter.
+inline Array zero_count() { return zeros({}, int32); }
+
+// ---- scaling ---------------------------------------------------------------------------------
+
+// optax.scale(step_size): updates * step_size.
+struct Scale : Transformation<Scale> {
+  double step_size = 1.0;
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    const double s = step_size;
+    return {detail::leafwise([s](const Array& g) { return s * g; }, updates), state};
+  }
+};
+inline Scale scale(double step_size) {
+  Scale t;
+  t.step_size = step_size;
+  return t;
+}
+
+// optax.scale_by_schedule(fn): updates * fn(count) (at the count before this step).
+struct ScaleBySchedule : Transformation<ScaleBySchedule> {
+  Schedule step_size_fn;
+  template <class P>
+  ScaleByScheduleState<> init(const P&) const {
+    return {zero_count()};
+  }
+  template <class U, class Q>
+  std::pair<U, ScaleByScheduleState<>> update_impl(const U& updates,
+                                                   const ScaleByScheduleState<>& state,
+                                                   const Q*) const {
+    const double s = step_size_fn(concrete_count(state.count, "scale_by_schedule"));
+    U out = detail::leafwise([s](const Array& g) { return full({}, s, g.dtype()) * g; }, updates);
+    return {std::move(out), {safe_increment(state.count)}};
+  }
+};
+inline ScaleBySchedule scale_by_schedule(Schedule step_size_fn) {
+  ScaleBySchedule t;
+  t.step_size_fn = std::move(step_size_fn);
+  return t;
+}
+
+// optax.scale_by_learning_rate: -lr (flip_sign) as scale() for a number, as scale_by_schedule()
+// for a schedule (any callable count -> value).
+template <class LR>
+auto scale_by_learning_rate(LR learning_rate, bool flip_sign = true) {
+  const double m = flip_sign ? -1.0 : 1.0;
+  if constexpr (std::is_arithmetic_v<LR>) {
+    return scale(m * static_cast<double>(learning_rate));
+  } else {
+    Schedule lr(std::move(learning_rate));
+    return scale_by_schedule([lr, m](std::int64_t count) { return m * lr(count); });
+  }
+}
+
+// optax.scale_by_sign(): sign(updates).
+struct ScaleBySign : Transformation<ScaleBySign> {
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    return {detail::leafwise([](const Array& g) { return sign(g); }, updates), state};
+  }
+};
+inline ScaleBySign scale_by_sign() { return {}; }
+
+// ---- adaptive scalings -----------------------------------------------------------------------
+
+// optax.scale_by_adam: eps outside the square root, eps_root inside; bias correction with the
+// incremented count; mu kept in mu_dtype when given. nesterov gives NAdam.
+struct ScaleByAdam : Transformation<ScaleByAdam> {
+  double b1 = 0.9, b2 = 0.999, eps = 1e-8, eps_root = 0.0;
+  std::optional<DType> mu_dtype;
+  bool nesterov = false;
+
+  template <class P>
+  ScaleByAdamState<P> init(const P& params) const {
+    return {zero_count(), tree_utils::tree_zeros_like(params, mu_dtype),
+            tree_utils::tree_zeros_like(params)};
+  }
+  template <class U, class P, class Q>
+  std::pair<U, ScaleByAdamState<P>> update_impl(const U& updates, const ScaleByAdamState<P>& state,
+                                                const Q*) const {
+    using namespace tree_utils;
+    P mu = tree_update_moment(updates, state.mu, b1, 1);
+    P nu = tree_update_moment_per_elem_norm(updates, state.nu, b2, 2);
+    Array count_inc = safe_increment(state.count);
+    auto mu_hat = [&] {
+      if (!nesterov) return tree_bias_correction(mu, b1, count_inc);
+      return detail::leafwise(
+          [b1 = b1](const Array& m, const Array& g) { return b1 * m + (1.0 - b1) * g; },
+          tree_bias_correction(mu, b1, safe_increment(count_inc)),
+          tree_bias_correction(updates, b1, count_inc));
+    }();
+    P nu_hat = tree_bias_correction(nu, b2, count_inc);
+    U out = detail::leafwise(
+        [&](const Array&, const Array& m, const Array& v) { return m / (sqrt(v + eps_root) + eps); },
+        updates, mu_hat, nu_hat);
+    return {std::move(out), {count_inc, tree_cast(mu, mu_dtype), tree_cast_like(nu, state.nu)}};
+  }
+};
+inline ScaleByAdam scale_by_adam(double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
+                                 double eps_root = 0.0,
+                                 std::optional<DType> mu_dtype = std::nullopt,
+                                 bool nesterov = false) {
+  ScaleByAdam t;
+  t.b1 = b1, t.b2 = b2, t.eps = eps, t.eps_root = eps_root, t.mu_dtype = mu_dtype;
+  t.nesterov = nesterov;
+  return t;
+}
+
+// optax.scale_by_rms: updates / sqrt(nu + eps) (eps_in_sqrt) or / (sqrt(nu) + eps). With
+// BiasCorrection the state also counts steps (ScaleByRmsWithCountState) and nu is debiased.
+// optax picks the state layout with a bool at run time; here it is the template argument.
+template <bool BiasCorrection = false>
+struct ScaleByRms : Transformation<ScaleByRms<BiasCorrection>> {
+  double decay = 0.9, eps = 1e-8, initial_scale = 0.0;
+  bool eps_in_sqrt = true;
+
+  template <class P>
+  auto init(const P& params) const {
+    P nu = tree_utils::tree_full_like(params, initial_scale);
+    if constexpr (BiasCorrection) return ScaleByRmsWithCountState<P>{zero_count(), std::move(nu)};
+    else return ScaleByRmsState<P>{std::move(nu)};
+  }
+  template <class U, class S, class Q>
+  std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
+    auto nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
+    auto nu_hat = nu;
+    S next;
+    if constexpr (BiasCorrection) {
+      Array count_inc = safe_increment(state.count);
+      nu_hat = tree_utils::tree_bias_correction(nu, decay, count_inc);
+      next = S{count_inc, nu};
+    } else {
+      next = S{nu};
+    }
+    U out = detail::leafwise(
+        [&](const Array& g, const Array& n) {
+          return (eps_in_sqrt ? rsqrt(n + eps) : 1.0 / (sqrt(n) + eps)) * g;
+        },
+        updates, nu_hat);
+    return {std::move(out), std::move(next)};
+  }
+};
+template <bool BiasCorrection = false>
+ScaleByRms<BiasCorrection> scale_by_rms(double decay = 0.9, double eps = 1e-8,
+                                        double initial_scale = 0.0, bool eps_in_sqrt = true) {
+  ScaleByRms<BiasCorrection> t;
+  t.decay = decay, t.eps = eps, t.initial_scale = initial_scale, t.eps_in_sqrt = eps_in_sqrt;
+  return t;
+}
+
+// optax.scale_by_stddev: like scale_by_rms with the centred second moment nu - mu**2.
+template <bool BiasCorrection = false>
+struct ScaleByStddev : Transformation<ScaleByStddev<BiasCorrection>> {
+  double decay = 0.9, eps = 1e-8, initial_scale = 0.0;
+  bool eps_in_sqrt = true;
+
+  template <class P>
+  auto init(const P& params) const {
+    P mu = tree_utils::tree_zeros_like(params);
+    P nu = tree_utils::tree_full_like(params, initial_scale);
+    if constexpr (BiasCorrection) {
+      return ScaleByRStdDevWithCountState<P>{zero_count(), std::move(mu), std::move(nu)};
+    } else {
+      return ScaleByRStdDevState<P>{std::move(mu), std::move(nu)};
+    }
+  }
+  template <class U, class S, class Q>
+  std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
+    auto mu = tree_utils::tree_update_moment(updates, state.mu, decay, 1);
+    auto nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
+    auto mu_hat = mu;
+    auto nu_hat = nu;
+    S next;
+    if constexpr (BiasCorrection) {
+      Array count_inc = safe_increment(state.count);
+      mu_hat = tree_utils::tree_bias_correction(mu, decay, count_inc);
+      nu_hat = tree_utils::tree_bias_correction(nu, decay, count_inc);
+      next = S{count_inc, mu, nu};
+    } else {
+      next = S{mu, nu};
+    }
+    U out = detail::leafwise(
+        [&](const Array& g, const Array& m, const Array& n) {
+          Array var = n - m * m;
+          return (eps_in_sqrt ? rsqrt(var + eps) : 1.0 / (sqrt(var) + eps)) * g;
+        },
+        updates, mu_hat, nu_hat);
+    return {std::move(out), std::move(next)};
+  }
+};
+template <bool BiasCorrection = false>
+ScaleByStddev<BiasCorrection> scale_by_stddev(double decay = 0.9, double eps = 1e-8,
+                                              double initial_scale = 0.0,
+                                              bool eps_in_sqrt = true) {
+  ScaleByStddev<BiasCorrection> t;
+  t.decay = decay, t.eps = eps, t.initial_scale = initial_scale, t.eps_in_sqrt = eps_in_sqrt;
+  return t;
+}
+
+// optax.scale_by_rss (Adagrad): updates / sqrt(sum of squared gradients + eps), 0 where the sum
+// is 0.
+struct ScaleByRss : Transformation<ScaleByRss> {
+  double initial_accumulator_value = 0.1, eps = 1e-7;
+  template <class P>
+  ScaleByRssState<P> init(const P& params) const {
+    return {tree_utils::tree_full_like(params, initial_accumulator_value)};
+  }
+  template <class U, class P, class Q>
+  std::pair<U, ScaleByRssState<P>> update_impl(const U& updates, const ScaleByRssState<P>& state,
+                                               const Q*) const {
+    P sos = detail::leafwise([](const Array& t, const Array& g) { return g * g + t; },
+                             state.sum_of_squares, updates);
+    U out = detail::leafwise(
+        [&](const Array& g, const Array& t) {
+          return where(t > 0, rsqrt(t + eps), 0.0) * g;
+        },
+        updates, sos);
+    return {std::move(out), {std::move(sos)}};
+  }
+};
+inline ScaleByRss scale_by_rss(double initial_accumulator_value = 0.1, double eps = 1e-7) {
+  ScaleByRss t;
+  t.initial_accumulator_value = initial_accumulator_value, t.eps = eps;
+  return t;
+}
+
+// optax.scale_by_lion (mode 'hard'): sign((1 - b1) * g + b1 * mu); mu tracks g with b2.
+struct ScaleByLion : Transformation<ScaleByLion> {
+  double b1 = 0.9, b2 = 0.99;
+  std::optional<DType> mu_dtype;
+  template <class P>
+  ScaleByLionState<P> init(const P& params) const {
+    return {zero_count(), tree_utils::tree_zeros_like(params, mu_dtype)};
+  }
+  template <class U, class P, class Q>
+  std::pair<U, ScaleByLionState<P>> update_impl(const U& updates, const ScaleByLionState<P>& state,
+                                                const Q*) const {
+    U out = detail::leafwise(
+        [b1 = b1](const Array& g, const Array& m) { return sign((1.0 - b1) * g + b1 * m); },
+        updates, state.mu);
+    P mu = tree_utils::tree_cast(tree_utils::tree_update_moment(updates, state.mu, b2, 1), mu_dtype);
+    return {std::move(out), {safe_increment(state.count), std::move(mu)}};
+  }
+};
+inline ScaleByLion scale_by_lion(double b1 = 0.9, double b2 = 0.99,
+                                 std::optional<DType> mu_dtype = std::nullopt) {
+  ScaleByLion t;
+  t.b1 = b1, t.b2 = b2, t.mu_dtype = mu_dtype;
+  return t;
+}
+
+// optax.scale_by_trust_ratio (LAMB / LARS): updates * coefficient * |p| / (|u| + eps), 1 where
+// either norm is 0. Needs params.
+struct ScaleByTrustRatio : Transformation<ScaleByTrustRatio> {
+  double min_norm = 0.0, trust_coefficient = 1.0, eps = 0.0;
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
+                                       const Q* params) const {
+    if (!params) throw_no_params("scale_by_trust_ratio");
+    U out = detail::leafwise(
+        [&](const Array& u, const Array& p) {
+          Array param_norm = safe_norm(p, min_norm);
+          Array update_norm = safe_norm(u, min_norm);
+          Array ratio = trust_coefficient * param_norm / (update_norm + eps);
+          Array zero_norm = logical_or(equal(param_norm, zeros({}, param_norm.dtype())),
+                                       equal(update_norm, zeros({}, update_norm.dtype())));
+          return u * where(zero_norm, full({}, 1.0, p.dtype()), ratio);
+        },
+        updates, *params);
+    return {std::move(out), state};
+  }
+};
+inline ScaleByTrustRatio scale_by_trust_ratio(double min_norm = 0.0, double trust_coefficient = 1.0,
+                                              double eps = 0.0) {
+  ScaleByTrustRatio t;
+  t.min_norm = min_norm, t.trust_coefficient = trust_coefficient, t.eps = eps;
+  return t;
+}
+
+// ---- momentum, weight decay, centralisation ----------------------------------------------------
+
+// optax.trace: new_trace = g + decay * trace; output new_trace, or g + decay * new_trace with
+// nesterov. The trace is kept in accumulator_dtype when given.
+struct Trace : Transformation<Trace> {
+  double decay = 0.9;
+  bool nesterov = false;
+  std::optional<DType> accumulator_dtype;
+  template <class P>
+  TraceState<P> init(const P& params) const {
+    return {tree_utils::tree_zeros_like(params, accumulator_dtype)};
+  }
+  template <class U, class P, class Q>
+  std::pair<U, TraceState<P>> update_impl(const U& updates, const TraceState<P>& state,
+                                          const Q*) const {
+    auto f = [d = decay](const Array& g, const Array& t) { return g + d * t; };
+    U new_trace = detail::leafwise(f, updates, state.trace);
+    U out = nesterov ? detail::leafwise(f, updates, new_trace) : new_trace;
+    P kept = tree_utils::tree_cast_like(P(new_trace), state.trace);
+    return {std::move(out), {std::move(kept)}};
+  }
+};
+inline Trace trace(double decay, bool nesterov = false,
+                   std::optional<DType> accumulator_dtype = std::nullopt) {
+  Trace t;
+  t.decay = decay, t.nesterov = nesterov, t.accumulator_dtype = accumulator_dtype;
+  return t;
+}
+
+// optax.add_decayed_weights (without mask; masked weight decay is in combine.hpp):
+// updates + weight_decay * params. Needs params.
+struct AddDecayedWeights : Transformation<AddDecayedWeights> {
+  double weight_decay = 0.0;
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
+                                       const Q* params) const {
+    if (!params) throw_no_params("add_decayed_weights");
+    U out = detail::leafwise(
+        [wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; }, updates,
+        *params);
+    return {std::move(out), state};
+  }
+};
+
+// optax.centralize(): subtract the mean over all but the leading axis (leaves of rank > 1).
+struct Centralize : Transformation<Centralize> {
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    U out = detail::leafwise(
+        [](const Array& g) {
+          if (g.ndim() <= 1) return g;
+          std::vector<int> axes;
+          for (int i = 1; i < g.ndim(); ++i) axes.push_back(i);
+          return g - mean(g, Axes(axes), /*keepdims=*/true);
+        },
+        updates);
+    return {std::move(out), state};
+  }
+};
+inline Centralize centralize() { return {}; }
+
+// ---- clipping -----------------------------------------------------------------------------------
+
+// optax.clip(max_delta): every element into [-max_delta, max_delta].
+struct Clip : Transformation<Clip> {
+  double max_delta = 0.0;
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    const double d = max_delta;
+    return {detail::leafwise([d](const Array& g) { return clip(g, -d, d); }, updates), state};
+  }
+};
+inline Clip clip(double max_delta) {
+  Clip t;
+  t.max_delta = max_delta;
+  return t;
+}
+
+// optax.clip_by_global_norm(max_norm): updates * max_norm / global_norm when the global norm is
+// at least max_norm.
+struct ClipByGlobalNorm : Transformation<ClipByGlobalNorm> {
+  double max_norm = 0.0;
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+    Array g_norm = global_norm(updates);
+    Array trigger = g_norm < max_norm;
+    U out = detail::leafwise(
+        [&](const Array& t) { return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm); },
+        updates);
+    return {std::move(out), state};
+  }
+};
+inline ClipByGlobalNorm clip_by_global_norm(double max_norm) {
+  ClipByGlobalNorm t;
+  t.max_norm = max_norm;
+  return t;
+}
+
+// ---- gradient accumulation ------------------------------------------------------------------------
+
+// optax.apply_every(k): accumulate updates and emit their sum every k-th step, zeros in between.
+struct ApplyEveryK : Transformation<ApplyEveryK> {
+  std::int64_t k = 1;
+  template <class P>
+  ApplyEvery<P> init(const P& params) const {
+    return {zero_count(), tree_utils::tree_zeros_like(params)};
+  }
+  template <class U, class P, class Q>
+  std::pair<U, ApplyEvery<P>> update_impl(const U& updates, const ApplyEvery<P>& state,
+                                          const Q*) const {
+    // The stored count is already reduced mod k (optax stores count_inc % k).
+    const Array& c = state.count;
+    Array acc = not_equal(c, zeros({}, c.dtype()));
+    Array emit = equal(c, full({}, static_cast<double>(k - 1), c.dtype()));
+    P grad_acc = detail::leafwise(
+        [&](const Array& ga, const Array& g) { return astype(acc, ga.dtype()) * ga + g; },
+        state.grad_acc, updates);
+    U out = detail::leafwise([&](const Array&, const Array& ga) { return astype(emit, ga.dtype()) * ga; },
+                             updates, grad_acc);
+    Array count_inc = safe_increment(c);
+    Array wrapped = where(count_inc >= static_cast<double>(k), zeros({}, c.dtype()), count_inc);
+    return {std::move(out), {wrapped, std::move(grad_acc)}};
+  }
+};
+inline ApplyEveryK apply_every(std::int64_t k = 1) {
+  if (k < 1) throw ValueError("apply_every: k must be at least 1, got " + std::to_string(k));
+  ApplyEveryK t;
+  t.k = k;
+  return t;
+}
+
+}  // namespace linum::optim
