@@ -49,4 +49,10 @@ Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
 Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
 
+// Threads used by BLAS (OpenBLAS's own pool) for contractions and convolutions. linum runs no
+// other thread pool, so BLAS never fights another pool for the cores. The default is OpenBLAS's
+// (OPENBLAS_NUM_THREADS, else one per core).
+void set_num_threads(int n);
+int num_threads();
+
 }  // namespace linum

@@ -1,0 +1,382 @@
+// Contractions: dot_general, THE contraction primitive (a batched GEMM on OpenBLAS), with its
+// JVP, VJP (JAX's transpose rules) and batching rule; dot and matmul (numpy semantics) built on
+// it; the shared gemm helper; and control of the BLAS threads.
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+#include <linum/autodiff/ops/kernel_util.hpp>
+
+namespace linum {
+namespace detail {
+
+// ---- gemm -------------------------------------------------------------------------------------
+
+namespace {
+
+blasint blas_int(std::int64_t v) {
+  if (v > INT_MAX) throw ValueError("gemm: dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  return static_cast<blasint>(v);
+}
+
+}  // namespace
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
+          std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (!accumulate)
+      for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, T(0));
+    return;
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
+    const T beta = accumulate ? T(1) : T(0);
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(k), 1.0f, a,
+                  blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, blas_int(m), blas_int(n), blas_int(k), 1.0, a,
+                  blas_int(lda), b, blas_int(ldb), beta, c, blas_int(ldc));
+  } else {
+    // Integers wrap (two's complement, as XLA); bool is the logical or of ands.
+    std::vector<std::uint32_t> acc(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < m; ++i) {
+      std::fill(acc.begin(), acc.end(), 0u);
+      for (std::int64_t p = 0; p < k; ++p) {
+        const auto av = static_cast<std::uint32_t>(trans_a ? a[p * lda + i] : a[i * lda + p]);
+        if (av == 0) continue;
+        if (trans_b)
+          for (std::int64_t j = 0; j < n; ++j) acc[j] += av * static_cast<std::uint32_t>(b[j * ldb + p]);
+        else
+          for (std::int64_t j = 0; j < n; ++j) acc[j] += av * static_cast<std::uint32_t>(b[p * ldb + j]);
+      }
+      T* row = c + i * ldc;
+      for (std::int64_t j = 0; j < n; ++j) {
+        if constexpr (std::is_same_v<T, std::uint8_t>)
+          row[j] = static_cast<T>((accumulate && row[j]) || acc[j] != 0);
+        else
+          row[j] = static_cast<T>(accumulate ? static_cast<std::uint32_t>(row[j]) + acc[j] : acc[j]);
+      }
+    }
+  }
+}
+
+template void gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*,
+                          std::int64_t, const float*, std::int64_t, float*, std::int64_t, bool);
+template void gemm<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const double*,
+                           std::int64_t, const double*, std::int64_t, double*, std::int64_t, bool);
+template void gemm<std::int32_t>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                 const std::int32_t*, std::int64_t, const std::int32_t*,
+                                 std::int64_t, std::int32_t*, std::int64_t, bool);
+template void gemm<std::uint32_t>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                  const std::uint32_t*, std::int64_t, const std::uint32_t*,
+                                  std::int64_t, std::uint32_t*, std::int64_t, bool);
+template void gemm<std::uint8_t>(bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                                 const std::uint8_t*, std::int64_t, const std::uint8_t*,
+                                 std::int64_t, std::uint8_t*, std::int64_t, bool);
+
+namespace {
+
+using Dims = std::vector<int>;
+
+std::string dims_str(const Dims& d) { return shape_str(Shape(d.begin(), d.end())); }
+
+// The dims of an operand of rank n that are neither contracted nor batch dims, in order.
+Dims free_dims(int n, const Dims& contract, const Dims& batch) {
+  Dims r;
+  for (int i = 0; i < n; ++i)
+    if (std::find(contract.begin(), contract.end(), i) == contract.end() &&
+        std::find(batch.begin(), batch.end(), i) == batch.end())
+      r.push_back(i);
+  return r;
+}
+
+Dims concat(std::initializer_list<const Dims*> parts) {
+  Dims r;
+  for (const Dims* p : parts) r.insert(r.end(), p->begin(), p->end());
+  return r;
+}
+
+bool is_identity(const Dims& p) {
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int>(i)) return false;
+  return true;
+}
+
+Dims argsort(const Dims& v) {
+  Dims r(v.size());
+  std::iota(r.begin(), r.end(), 0);
+  std::sort(r.begin(), r.end(), [&](int a, int b) { return v[a] < v[b]; });
+  return r;
+}
+
+std::int64_t prod(const Shape& s, const Dims& dims) {
+  std::int64_t n = 1;
+  for (int d : dims) n *= s[d];
+  return n;
+}
+
+Dims shifted(Dims v, int b) {
+  for (int& a : v)
+    if (a >= b) ++a;
+  return v;
+}
+
+std::string dnums_str(const DotDimensionNumbers& d) {
+  return "((" + dims_str(d.lhs_contract) + ", " + dims_str(d.rhs_contract) + "), (" +
+         dims_str(d.lhs_batch) + ", " + dims_str(d.rhs_batch) + "))";
+}
+
+Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d);
+
+// The cotangent of x in out = dot_general(x, y) (JAX's _dot_general_transpose_lhs): g contracted
+// with y over y's free dims, then put into x's dim order. Of the two operand orders we take the
+// one whose result already is in x's order, so that no transpose is needed when possible.
+// `swap` says that g's free dims hold y's before x's (the rhs case).
+Array transpose_operand(const Array& g, const Array& y, const Dims& xc, const Dims& xb,
+                        const Dims& yc, const Dims& yb, int x_ndim, bool swap) {
+  const int nb = static_cast<int>(xb.size());
+  const Dims x_kept = free_dims(x_ndim, xc, xb), y_kept = free_dims(y.ndim(), yc, yb);
+  Dims g_batch(nb), g_y(y_kept.size());
+  std::iota(g_batch.begin(), g_batch.end(), 0);
+  std::iota(g_y.begin(), g_y.end(), nb + (swap ? 0 : static_cast<int>(x_kept.size())));
+  // y's free dims in the result are y's contracted dims in ascending order: x's contracted
+  // dims sorted by their partners in y.
+  Dims xc_by_y;
+  for (int i : argsort(yc)) xc_by_y.push_back(xc[i]);
+  const Dims order_gy = concat({&xb, &x_kept, &xc_by_y}), order_yg = concat({&xb, &xc_by_y, &x_kept});
+  if (!is_identity(order_gy) && is_identity(order_yg))
+    return dot_general_bind(y, g, {y_kept, g_y, yb, g_batch});
+  Array r = dot_general_bind(g, y, {g_y, y_kept, g_batch, yb});
+  return is_identity(order_gy) ? r : transpose(r, argsort(order_gy));
+}
+
+// An operand laid out as (B, rows, cols) row-major, possibly transposed, for the batched GEMM.
+struct Operand {
+  Array a;
+  bool trans;
+};
+
+// Views x as (batch, first, second) when its dims are in that order, as the transposed
+// (batch, second, first) when they are in that order, and copies it otherwise.
+Operand canonical(const Array& x, const Dims& batch, const Dims& first, const Dims& second) {
+  const Dims p = concat({&batch, &first, &second});
+  if (is_identity(p)) return {x, false};
+  if (is_identity(concat({&batch, &second, &first}))) return {x, true};
+  return {transpose(x, p), false};
+}
+
+struct DotGeneral final : Primitive {
+  DotDimensionNumbers d;  // validated: non-negative, consistent sizes
+  explicit DotGeneral(DotDimensionNumbers dn) : d(std::move(dn)) {}
+  const char* name() const override { return "dot_general"; }
+  void print_params(std::ostream& os) const override { os << "dimension_numbers=" << dnums_str(d); }
+
+  Arrays eval(std::span<const Array> in) const override {
+    const Array &x = in[0], &y = in[1];
+    const Dims xf = free_dims(x.ndim(), d.lhs_contract, d.lhs_batch);
+    const Dims yf = free_dims(y.ndim(), d.rhs_contract, d.rhs_batch);
+    Shape os;
+    for (int b : d.lhs_batch) os.push_back(x.shape()[b]);
+    for (int f : xf) os.push_back(x.shape()[f]);
+    for (int f : yf) os.push_back(y.shape()[f]);
+    Array out = empty(os, x.dtype());
+    const std::int64_t B = prod(x.shape(), d.lhs_batch), M = prod(x.shape(), xf),
+                       N = prod(y.shape(), yf), K = prod(x.shape(), d.lhs_contract);
+    // The contracted pairs may be taken in any order; prefer the one that spares a copy.
+    Dims xc = d.lhs_contract, yc = d.rhs_contract;
+    Operand a = canonical(x, d.lhs_batch, xf, xc);
+    if (a.a.impl() != x.impl()) {  // try the pairs ordered by the lhs dims instead
+      Dims o = argsort(xc), xc2, yc2;
+      for (int i : o) xc2.push_back(xc[i]), yc2.push_back(yc[i]);
+      Operand a2 = canonical(x, d.lhs_batch, xf, xc2);
+      if (a2.a.impl() == x.impl()) a = a2, xc = xc2, yc = yc2;
+    }
+    Operand b = canonical(y, d.rhs_batch, yc, yf);
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* pa = in_ptr<T>(a.a);
+      const T* pb = in_ptr<T>(b.a);
+      T* po = out_ptr<T>(out);
+      for (std::int64_t i = 0; i < B; ++i)
+        gemm<T>(a.trans, b.trans, M, N, K, pa + i * M * K, a.trans ? M : K, pb + i * K * N,
+                b.trans ? K : N, po + i * M * N, N, false);
+    });
+    return {out};
+  }
+
+  // Bilinear: d(x·y) = dx·y + x·dy.
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+    Array r;
+    if (t[0].valid()) r = dot_general_bind(t[0], p[1], d);
+    if (t[1].valid()) {
+      Array s = dot_general_bind(p[0], t[1], d);
+      r = r.valid() ? add(r, s) : s;
+    }
+    return {r};
+  }
+
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    if (!ct[0].valid()) return {Array(), Array()};
+    return {transpose_operand(ct[0], p[1], d.lhs_contract, d.lhs_batch, d.rhs_contract,
+                              d.rhs_batch, p[0].ndim(), false),
+            transpose_operand(ct[0], p[0], d.rhs_contract, d.rhs_batch, d.lhs_contract,
+                              d.lhs_batch, p[1].ndim(), true)};
+  }
+
+  // Both batched: a new dot_general batch dim (leading in the result). One side batched: its
+  // batch axis is one more free dim, so the batch folds into one bigger GEMM.
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    const int lb = bdims[0], rb = bdims[1];
+    DotDimensionNumbers n = d;
+    if (lb >= 0) n.lhs_contract = shifted(d.lhs_contract, lb), n.lhs_batch = shifted(d.lhs_batch, lb);
+    if (rb >= 0) n.rhs_contract = shifted(d.rhs_contract, rb), n.rhs_batch = shifted(d.rhs_batch, rb);
+    const int nb = static_cast<int>(d.lhs_batch.size());
+    if (lb >= 0 && rb >= 0) {
+      n.lhs_batch.insert(n.lhs_batch.begin(), lb);
+      n.rhs_batch.insert(n.rhs_batch.begin(), rb);
+      return {{dot_general_bind(in[0], in[1], n)}, {0}};
+    }
+    Array r = dot_general_bind(in[0], in[1], n);
+    if (lb >= 0) {
+      const Dims xf = free_dims(in[0].ndim(), n.lhs_contract, n.lhs_batch);
+      const int pos = static_cast<int>(std::find(xf.begin(), xf.end(), lb) - xf.begin());
+      return {{r}, {nb + pos}};
+    }
+    const Dims xf = free_dims(in[0].ndim(), n.lhs_contract, n.lhs_batch);
+    const Dims yf = free_dims(in[1].ndim(), n.rhs_contract, n.rhs_batch);
+    const int pos = static_cast<int>(std::find(yf.begin(), yf.end(), rb) - yf.begin());
+    return {{r}, {nb + static_cast<int>(xf.size()) + pos}};
+  }
+};
+
+Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d) {
+  return bind1(std::make_shared<const DotGeneral>(d), {x, y});
+}
+
+// Promotes both operands to their common dtype (jnp.dot and friends accept mixed dtypes).
+std::pair<Array, Array> promote_pair(const Array& a, const Array& b, const char* op) {
+  check_valid(a, op);
+  check_valid(b, op);
+  const DType t = promote_types(a.dtype(), b.dtype());
+  return {astype(a, t), astype(b, t)};
+}
+
+[[noreturn]] void throw_contract(const char* op, const Array& a, const Array& b) {
+  throw ValueError(std::string(op) + ": contracting dimensions differ: lhs shape " +
+                   shape_str(a.shape()) + ", rhs shape " + shape_str(b.shape()));
+}
+
+}  // namespace
+}  // namespace detail
+
+using namespace detail;
+
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims) {
+  auto [x, y] = promote_pair(lhs, rhs, "dot_general");
+  auto fail = [&](const std::string& why) {
+    throw ValueError("dot_general: " + why + "; lhs shape " + shape_str(x.shape()) +
+                     ", rhs shape " + shape_str(y.shape()) + ", dimension_numbers " +
+                     dnums_str(dims));
+  };
+  if (dims.lhs_contract.size() != dims.rhs_contract.size())
+    fail("lhs and rhs must have the same number of contracting dimensions");
+  if (dims.lhs_batch.size() != dims.rhs_batch.size())
+    fail("lhs and rhs must have the same number of batch dimensions");
+  DotDimensionNumbers d;
+  auto norm = [&](const Dims& v, int nd, Dims& out) {
+    for (int a : v) {
+      if (a < -nd || a >= nd)
+        fail("dimension " + std::to_string(a) + " is out of bounds for rank " + std::to_string(nd));
+      out.push_back(a < 0 ? a + nd : a);
+    }
+  };
+  norm(dims.lhs_contract, x.ndim(), d.lhs_contract);
+  norm(dims.rhs_contract, y.ndim(), d.rhs_contract);
+  norm(dims.lhs_batch, x.ndim(), d.lhs_batch);
+  norm(dims.rhs_batch, y.ndim(), d.rhs_batch);
+  for (auto [c, b] : {std::pair{&d.lhs_contract, &d.lhs_batch}, std::pair{&d.rhs_contract, &d.rhs_batch}}) {
+    Dims all = concat({c, b});
+    std::sort(all.begin(), all.end());
+    if (std::adjacent_find(all.begin(), all.end()) != all.end())
+      fail("a dimension appears more than once among the contracting and batch dimensions");
+  }
+  for (std::size_t i = 0; i < d.lhs_batch.size(); ++i)
+    if (x.shape()[d.lhs_batch[i]] != y.shape()[d.rhs_batch[i]])
+      fail("batch dimensions differ in size");
+  for (std::size_t i = 0; i < d.lhs_contract.size(); ++i)
+    if (x.shape()[d.lhs_contract[i]] != y.shape()[d.rhs_contract[i]])
+      fail("contracting dimensions differ in size");
+  return dot_general_bind(x, y, d);
+}
+
+Array dot(const Array& a, const Array& b) {
+  auto [x, y] = promote_pair(a, b, "dot");
+  if (x.ndim() == 0 || y.ndim() == 0) return multiply(x, y);
+  const int yc = y.ndim() == 1 ? 0 : y.ndim() - 2;
+  if (x.shape(-1) != y.shape()[yc]) throw_contract("dot", x, y);
+  return dot_general_bind(x, y, {{x.ndim() - 1}, {yc}, {}, {}});
+}
+
+// jnp.matmul, following JAX's lowering: batch dims present in both operands with equal sizes
+// become dot_general batch dims; size-1 or missing ones become free dims (no broadcast copy).
+Array matmul(const Array& a, const Array& b) {
+  auto [x, y] = promote_pair(a, b, "matmul");
+  for (int i = 0; i < 2; ++i)
+    if ((i ? y : x).ndim() == 0)
+      throw ValueError("matmul: input operand " + std::to_string(i) +
+                       " must have ndim at least 1, but it has ndim 0");
+  const bool xm = x.ndim() > 1, ym = y.ndim() > 1;
+  if (x.shape(-1) != y.shape(ym ? -2 : -1)) throw_contract("matmul", x, y);
+  const int xnb = xm ? x.ndim() - 2 : 0, ynb = ym ? y.ndim() - 2 : 0;
+  const int nb = std::max(xnb, ynb);
+  Dims x_batch, y_batch, idx_batch, idx_x, idx_y;
+  Shape xs, ys;  // the operands' shapes after dropping squeezed size-1 batch dims
+  for (int i = 0; i < nb; ++i) {
+    const int xi = i - (nb - xnb), yi = i - (nb - ynb);
+    const std::int64_t bx = xi >= 0 ? x.shape()[xi] : -1, by = yi >= 0 ? y.shape()[yi] : -1;
+    if (bx < 0) {
+      idx_y.push_back(i);
+      ys.push_back(by);
+    } else if (by < 0) {
+      idx_x.push_back(i);
+      xs.push_back(bx);
+    } else if (bx == 1) {
+      idx_y.push_back(i);
+      ys.push_back(by);
+    } else if (by == 1) {
+      idx_x.push_back(i);
+      xs.push_back(bx);
+    } else if (bx == by) {
+      x_batch.push_back(static_cast<int>(xs.size()));
+      y_batch.push_back(static_cast<int>(ys.size()));
+      idx_batch.push_back(i);
+      xs.push_back(bx);
+      ys.push_back(by);
+    } else {
+      throw ValueError("matmul: batch dimensions are incompatible for broadcasting: lhs shape " +
+                       shape_str(x.shape()) + ", rhs shape " + shape_str(y.shape()));
+    }
+  }
+  for (int i = xnb; i < x.ndim(); ++i) xs.push_back(x.shape()[i]);
+  for (int i = ynb; i < y.ndim(); ++i) ys.push_back(y.shape()[i]);
+  if (xm) idx_x.push_back(nb);
+  if (ym) idx_y.push_back(nb + (xm ? 1 : 0));
+  Array xr = xs == x.shape() ? x : reshape(x, xs), yr = ys == y.shape() ? y : reshape(y, ys);
+  const int yc = yr.ndim() - 1 - (ym ? 1 : 0);
+  Array out = dot_general_bind(xr, yr, {{xr.ndim() - 1}, {yc}, x_batch, y_batch});
+  const Dims perm = argsort(concat({&idx_batch, &idx_x, &idx_y}));
+  return is_identity(perm) ? out : transpose(out, perm);
+}
+
+void set_num_threads(int n) {
+  if (n < 1) throw ValueError("set_num_threads: expected at least 1 thread, got " + std::to_string(n));
+  openblas_set_num_threads(n);
+}
+
+int num_threads() { return openblas_get_num_threads(); }
+
+}  // namespace linum
