@@ -1,6 +1,7 @@
 // Elementwise primitives. Each primitive's kernel, JVP, VJP and batching rule sit together;
 // the public op functions below them promote dtypes, check broadcasting, and bind.
 #include <cmath>
+#include <limits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -48,13 +49,76 @@ Array binary_kernel(const Array& a, const Array& b, DType out_dtype) {
   return out;
 }
 
+// Strides of an operand of shape s read as the broadcast shape os (0 on broadcast axes).
+std::vector<std::int64_t> broadcast_strides(const Shape& s, const Shape& os) {
+  const int nd = static_cast<int>(os.size()), lead = nd - static_cast<int>(s.size());
+  std::vector<std::int64_t> st(nd, 0);
+  const auto t = strides_of(s);
+  for (int d = lead; d < nd; ++d)
+    if (s[d - lead] != 1) st[d] = t[d - lead];
+  return st;
+}
+
+// o = c ? x : y over the broadcast of the three operands into os.
+template <class T>
+void select_loop(const std::uint8_t* c, const Shape& cs, const T* x, const Shape& xs, const T* y,
+                 const Shape& ys, T* o, const Shape& os) {
+  const std::int64_t n = shape_size(os);
+  if (n == 0) return;
+  if (shape_size(cs) == n && shape_size(xs) == n && shape_size(ys) == n) {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+    return;
+  }
+  const int nd = static_cast<int>(os.size());
+  const auto sc = broadcast_strides(cs, os), sx = broadcast_strides(xs, os), sy = broadcast_strides(ys, os);
+  const std::int64_t inner = os[nd - 1], ic = sc[nd - 1], ix = sx[nd - 1], iy = sy[nd - 1];
+  std::vector<std::int64_t> idx(nd, 0);
+  std::int64_t oc = 0, ox = 0, oy = 0;
+  for (std::int64_t base = 0; base < n; base += inner) {
+    for (std::int64_t i = 0; i < inner; ++i) o[base + i] = c[oc + i * ic] ? x[ox + i * ix] : y[oy + i * iy];
+    for (int d = nd - 2; d >= 0; --d) {  // odometer over the outer axes
+      oc += sc[d];
+      ox += sx[d];
+      oy += sy[d];
+      if (++idx[d] < os[d]) break;
+      oc -= sc[d] * os[d];
+      ox -= sx[d] * os[d];
+      oy -= sy[d] * os[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// x^e by repeated squaring, as lax.integer_pow; integers wrap on overflow (unsigned arithmetic).
+template <class T>
+T int_power(T x, std::int64_t e) {
+  using W = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>,
+                                        std::make_unsigned<T>>::type;
+  const bool recip = e < 0;
+  std::uint64_t k = recip ? static_cast<std::uint64_t>(-e) : static_cast<std::uint64_t>(e);
+  W acc = 1, b = static_cast<W>(x);
+  while (k) {
+    if (k & 1) acc = static_cast<W>(acc * b);
+    k >>= 1;
+    if (k) b = static_cast<W>(b * b);
+  }
+  if constexpr (std::is_floating_point_v<T>) return recip ? T(1) / acc : acc;
+  else return static_cast<T>(acc);
+}
+
 // ---- rule skeletons ---------------------------------------------------------------------------
 
-// A unary primitive whose JVP and VJP multiply by D::deriv(x, out).
+// A unary primitive whose JVP and VJP multiply by D::deriv(x, out). D may declare kBoolOut
+// (bool result) and kNoGrad (zero derivative everywhere: no tape node, no tangent).
 template <class D>
 struct Unary : Primitive {
   const char* name() const override { return D::kName; }
-  Arrays eval(std::span<const Array> in) const override { return {unary_kernel<D>(in[0], in[0].dtype())}; }
+  Arrays eval(std::span<const Array> in) const override {
+    DType od = in[0].dtype();
+    if constexpr (requires { D::kBoolOut; }) od = bool_;
+    return {unary_kernel<D>(in[0], od)};
+  }
+  bool differentiable() const override { return !requires { D::kNoGrad; }; }
   // Primitives without D::deriv override jvp/vjp themselves.
   static Array times_deriv(const Array& g, const Array& x, const Array& out) {
     if constexpr (requires { D::deriv(x, out); }) return g.valid() ? multiply(g, D::deriv(x, out)) : Array();
@@ -119,6 +183,13 @@ struct Exp final : Unary<Exp> {
   static Array deriv(const Array&, const Array& out) { return out; }
 };
 
+struct Expm1 final : Unary<Expm1> {
+  static constexpr const char* kName = "expm1";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::expm1(x); }
+  template <class B> static B simd(B x) { return xsimd::expm1(x); }
+  static Array deriv(const Array&, const Array& out) { return out + 1.0; }
+};
+
 struct Log final : Unary<Log> {
   static constexpr const char* kName = "log";
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::log(x); }
@@ -131,6 +202,18 @@ struct Log final : Unary<Log> {
   }
 };
 
+struct Log1p final : Unary<Log1p> {
+  static constexpr const char* kName = "log1p";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::log1p(x); }
+  template <class B> static B simd(B x) { return xsimd::log1p(x); }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+    return {t[0].valid() ? divide(t[0], p[0] + 1.0) : Array()};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    return {ct[0].valid() ? divide(ct[0], p[0] + 1.0) : Array()};
+  }
+};
+
 struct Tanh final : Unary<Tanh> {
   static constexpr const char* kName = "tanh";
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::tanh(x); }
@@ -138,11 +221,174 @@ struct Tanh final : Unary<Tanh> {
   static Array deriv(const Array&, const Array& out) { return 1.0 - square(out); }
 };
 
+// jax.nn.sigmoid is lax.logistic: 1 / (1 + exp(-x)), which saturates cleanly at both ends.
+struct Logistic final : Unary<Logistic> {
+  static constexpr const char* kName = "logistic";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return T(1) / (T(1) + std::exp(-x)); }
+  template <class B> static B simd(B x) { return B(1) / (B(1) + xsimd::exp(-x)); }
+  static Array deriv(const Array&, const Array& out) { return out * (1.0 - out); }
+};
+
+struct Erf final : Unary<Erf> {
+  static constexpr const char* kName = "erf";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::erf(x); }
+  template <class B> static B simd(B x) { return xsimd::erf(x); }
+  static Array deriv(const Array& x, const Array&) { return 1.1283791670955126 * exp(negative(square(x))); }
+};
+
 struct Sqrt final : Unary<Sqrt> {
   static constexpr const char* kName = "sqrt";
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::sqrt(x); }
   template <class B> static B simd(B x) { return xsimd::sqrt(x); }
   static Array deriv(const Array&, const Array& out) { return 0.5 / out; }
+};
+
+// xsimd's rsqrt is an approximation; 1 / sqrt keeps full precision as XLA's rsqrt does.
+struct Rsqrt final : Unary<Rsqrt> {
+  static constexpr const char* kName = "rsqrt";
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return T(1) / std::sqrt(x); }
+  template <class B> static B simd(B x) { return B(1) / xsimd::sqrt(x); }
+  static Array deriv(const Array& x, const Array& out) { return -0.5 * divide(out, x); }
+};
+
+struct Abs final : Unary<Abs> {
+  static constexpr const char* kName = "abs";
+  template <class T> static T f(T x) requires std::is_signed_v<T> { return x < 0 ? static_cast<T>(-x) : x; }
+  template <class B> static B simd(B x) { return xsimd::abs(x); }
+  // lax.abs's rule: the derivative at 0 is +1 (select(x >= 0, g, -g)).
+  static Array pick(const Array& g, const Array& x) {
+    return g.valid() ? where(greater_equal(x, 0), g, negative(g)) : Array();
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+    return {pick(t[0], p[0])};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    return {pick(ct[0], p[0])};
+  }
+};
+
+// sign keeps NaN and signed zeros, as lax.sign.
+struct Sign final : Unary<Sign> {
+  static constexpr const char* kName = "sign";
+  static constexpr bool kNoGrad = true;
+  template <class T> static T f(T x) {
+    if constexpr (std::is_signed_v<T>) return x > 0 ? T(1) : x < 0 ? T(-1) : x;
+    else return x > 0 ? T(1) : T(0);
+  }
+};
+
+struct Floor final : Unary<Floor> {
+  static constexpr const char* kName = "floor";
+  static constexpr bool kNoGrad = true;
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::floor(x); }
+  template <class B> static B simd(B x) { return xsimd::floor(x); }
+};
+
+struct Ceil final : Unary<Ceil> {
+  static constexpr const char* kName = "ceil";
+  static constexpr bool kNoGrad = true;
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::ceil(x); }
+  template <class B> static B simd(B x) { return xsimd::ceil(x); }
+};
+
+// Half to even: nearbyint under the default rounding mode (jnp.round, lax.round(ROUND_TO_NEAREST_EVEN)).
+struct Round final : Unary<Round> {
+  static constexpr const char* kName = "round";
+  static constexpr bool kNoGrad = true;
+  template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::nearbyint(x); }
+  template <class B> static B simd(B x) { return xsimd::nearbyint(x); }
+};
+
+struct IsFinite final : Unary<IsFinite> {
+  static constexpr const char* kName = "is_finite";
+  static constexpr bool kNoGrad = true, kBoolOut = true;
+  template <class T> static std::uint8_t f(T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::isfinite(x);
+    else return (void)x, 1;
+  }
+};
+
+struct IsNan final : Unary<IsNan> {
+  static constexpr const char* kName = "is_nan";
+  static constexpr bool kNoGrad = true, kBoolOut = true;
+  template <class T> static std::uint8_t f(T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    else return (void)x, 0;
+  }
+};
+
+struct Not final : Unary<Not> {
+  static constexpr const char* kName = "not";
+  static constexpr bool kNoGrad = true, kBoolOut = true;
+  template <class T> static std::uint8_t f(T x) { return !x; }
+};
+
+// jax.nn.relu: max(x, 0) with JAX's custom JVP, so that relu'(0) = 0 (not maximum's 1/2).
+struct Relu final : Unary<Relu> {
+  static constexpr const char* kName = "relu";
+  template <class T> static T f(T x) {
+    if constexpr (std::is_floating_point_v<T>) return x <= T(0) ? T(0) : x;  // NaN stays NaN
+    else if constexpr (std::is_signed_v<T>) return x < 0 ? T(0) : x;
+    else return x;
+  }
+  template <class B> static B simd(B x) { return xsimd::select(x <= B(0), B(0), x); }
+  static Array pick(const Array& g, const Array& x) { return g.valid() ? where(greater(x, 0), g, 0) : Array(); }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+    return {pick(t[0], p[0])};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    return {pick(ct[0], p[0])};
+  }
+};
+
+// Identity on values; no derivative. Batching still applies it to the batched value, so that
+// the gradient is stopped at every level (vmap(grad(...)) and grad(vmap(...)) alike).
+struct StopGradient final : Primitive {
+  const char* name() const override { return "stop_gradient"; }
+  bool differentiable() const override { return false; }
+  Arrays eval(std::span<const Array> in) const override { return {in[0]}; }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    return {{bind1(singleton<StopGradient>(), {in[0]})}, {bdims[0]}};
+  }
+};
+
+// lax.integer_pow: x^y for a static integer y by repeated multiplication.
+struct IntegerPow final : Primitive {
+  std::int64_t y;
+  explicit IntegerPow(std::int64_t e) : y(e) {}
+  const char* name() const override { return "integer_pow"; }
+  void print_params(std::ostream& os) const override { os << "y=" << y; }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array& x = in[0];
+    Array out = empty(x.shape(), x.dtype());
+    const std::int64_t n = x.size();
+    dispatch(x.dtype(), [&]<class T>() {
+      const T* a = in_ptr<T>(x);
+      T* o = out_ptr<T>(out);
+      if constexpr (std::is_floating_point_v<T>)
+        if (y == 2) {  // the common square, vectorized by the compiler
+          for (std::int64_t i = 0; i < n; ++i) o[i] = a[i] * a[i];
+          return;
+        }
+      for (std::int64_t i = 0; i < n; ++i) o[i] = int_power(a[i], y);
+    });
+    return {out};
+  }
+  Array times_deriv(const Array& g, const Array& x) const {
+    if (!g.valid() || y == 0) return Array();
+    if (y == 1) return g;
+    Array d = y == 2 ? x : bind1(std::make_shared<const IntegerPow>(y - 1), {x});
+    return multiply(g, multiply(d, static_cast<double>(y)));
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+    return {times_deriv(t[0], p[0])};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    return {times_deriv(ct[0], p[0])};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    return {{bind1(std::make_shared<const IntegerPow>(y), {in[0]})}, {bdims[0]}};
+  }
 };
 
 // ---- binary primitives ------------------------------------------------------------------------
@@ -206,6 +452,37 @@ struct Div final : Binary<Div> {
   }
 };
 
+// lax.pow with JAX's rules: d/dx = y x^(y-1), d/dy = log(x) x^y with log(0) read as 0.
+struct Pow final : Binary<Pow> {
+  static constexpr const char* kName = "pow";
+  template <class T> static T f(T x, T y) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(x, y);
+    } else if constexpr (std::is_signed_v<T>) {
+      // Negative integer exponents follow XLA: 1 and -1 keep their magnitude, the rest give 0.
+      if (y < 0) return x == 1 ? T(1) : x == -1 ? T(y % 2 ? -1 : 1) : T(0);
+      return int_power(x, y);
+    } else {
+      return int_power(x, static_cast<std::int64_t>(y));
+    }
+  }
+  static Array dx(const Array& x, const Array& y) { return multiply(y, power(x, y - 1.0)); }
+  static Array dy(const Array& x, const Array& out) { return multiply(log(where(equal(x, 0), 1, x)), out); }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
+    Array r;
+    if (t[0].valid()) r = multiply(t[0], dx(p[0], p[1]));
+    if (t[1].valid()) {
+      Array d = multiply(t[1], dy(p[0], o[0]));
+      r = r.valid() ? add(r, d) : d;
+    }
+    return {r.shape() == o[0].shape() ? r : broadcast_to(r, o[0].shape())};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+    return {sum_to_shape(multiply(ct[0], dx(p[0], p[1])), p[0].shape()),
+            sum_to_shape(multiply(ct[0], dy(p[0], o[0])), p[1].shape())};
+  }
+};
+
 struct Max final : Binary<Max> {
   static constexpr const char* kName = "max";
   template <class T> static T f(T x, T y) { return (x != x) ? x : (y != y) ? y : (x > y ? x : y); }
@@ -241,7 +518,7 @@ struct Min final : Binary<Min> {
   }
 };
 
-// A comparison: bool output, no derivative.
+// A comparison or logical connective: bool output, no derivative.
 template <class D>
 struct Compare : Binary<D> {
   bool differentiable() const override { return false; }
@@ -251,6 +528,64 @@ struct Compare : Binary<D> {
 struct Eq final : Compare<Eq> {
   static constexpr const char* kName = "eq";
   template <class T> static std::uint8_t f(T x, T y) { return x == y; }
+};
+struct Ne final : Compare<Ne> {
+  static constexpr const char* kName = "ne";
+  template <class T> static std::uint8_t f(T x, T y) { return x != y; }
+};
+struct Lt final : Compare<Lt> {
+  static constexpr const char* kName = "lt";
+  template <class T> static std::uint8_t f(T x, T y) { return x < y; }
+};
+struct Le final : Compare<Le> {
+  static constexpr const char* kName = "le";
+  template <class T> static std::uint8_t f(T x, T y) { return x <= y; }
+};
+struct Gt final : Compare<Gt> {
+  static constexpr const char* kName = "gt";
+  template <class T> static std::uint8_t f(T x, T y) { return x > y; }
+};
+struct Ge final : Compare<Ge> {
+  static constexpr const char* kName = "ge";
+  template <class T> static std::uint8_t f(T x, T y) { return x >= y; }
+};
+struct And final : Compare<And> {
+  static constexpr const char* kName = "and";
+  template <class T> static std::uint8_t f(T x, T y) { return x && y; }
+};
+struct Or final : Compare<Or> {
+  static constexpr const char* kName = "or";
+  template <class T> static std::uint8_t f(T x, T y) { return x || y; }
+};
+
+// lax.select_n(cond, y, x) with numpy broadcasting of the three operands folded into the kernel;
+// cotangents are routed to x where cond holds and to y elsewhere.
+struct Select final : Primitive {
+  const char* name() const override { return "select"; }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array &c = in[0], &x = in[1], &y = in[2];
+    const Shape os = broadcast_shapes(broadcast_shapes(c.shape(), x.shape(), "select"), y.shape(), "select");
+    Array out = empty(os, x.dtype());
+    dispatch(x.dtype(), [&]<class T>() {
+      select_loop(in_ptr<std::uint8_t>(c), c.shape(), in_ptr<T>(x), x.shape(), in_ptr<T>(y), y.shape(),
+                  out_ptr<T>(out), os);
+    });
+    return {out};
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
+    if (!t[1].valid() && !t[2].valid()) return {Array()};
+    Array r = !t[2].valid() ? where(p[0], t[1], 0) : !t[1].valid() ? where(p[0], 0, t[2]) : where(p[0], t[1], t[2]);
+    return {r.shape() == o[0].shape() ? r : broadcast_to(r, o[0].shape())};
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+    if (!ct[0].valid()) return {Array(), Array(), Array()};
+    return {Array(), sum_to_shape(where(p[0], ct[0], 0), p[1].shape()),
+            sum_to_shape(where(p[0], 0, ct[0]), p[2].shape())};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    Arrays a = align_batched(in, bdims);
+    return {{bind1(singleton<Select>(), {a[0], a[1], a[2]})}, {0}};
+  }
 };
 
 // ---- op plumbing ------------------------------------------------------------------------------
@@ -270,6 +605,18 @@ Array to_inexact(const Array& x, const char* op) {
   return is_floating(x.dtype()) ? x : astype(x, float32);
 }
 
+// jnp's numeric ops read bool as int32 (promote_dtypes_numeric).
+Array to_numeric(const Array& x, const char* op) {
+  check_valid(x, op);
+  return x.dtype() == bool_ ? astype(x, int32) : x;
+}
+
+// Logical ops accept any dtype and read nonzero as true, as jnp.logical_* do.
+Array to_bool(const Array& x, const char* op) {
+  check_valid(x, op);
+  return x.dtype() == bool_ ? x : not_equal(x, 0);
+}
+
 template <class P>
 Array unary_float(const Array& x, const char* op) {
   return bind1(singleton<P>(), {to_inexact(x, op)});
@@ -279,6 +626,21 @@ template <class P>
 Array binary(const Array& a, const Array& b, const char* op) {
   auto [x, y] = promote(a, b, op);
   return bind1(singleton<P>(), {x, y});
+}
+
+// floor/ceil/round leave integers and bools unchanged, as jnp does.
+template <class P>
+Array rounding(const Array& x, const char* op) {
+  check_valid(x, op);
+  return is_floating(x.dtype()) ? bind1(singleton<P>(), {x}) : x;
+}
+
+Array integer_pow(const Array& x, std::int64_t y) {
+  if (y < 0 && !is_floating(x.dtype()))
+    throw TypeError("power: integers cannot be raised to negative powers, got integer_pow(" +
+                    std::string(dtype_name(x.dtype())) + shape_str(x.shape()) + ", " + std::to_string(y) + ")");
+  if (y == 1) return x;
+  return bind1(std::make_shared<const IntegerPow>(y), {x});
 }
 
 // astype: the VJP casts the cotangent back; integer inputs get no gradient.
@@ -325,7 +687,47 @@ Array divide(const Array& a, const Array& b) {
 }
 Array maximum(const Array& a, const Array& b) { return binary<Max>(a, b, "maximum"); }
 Array minimum(const Array& a, const Array& b) { return binary<Min>(a, b, "minimum"); }
+
+// A concrete integral rank-0 exponent takes lax.integer_pow (exact products, no log in the
+// derivative), as jnp.power does for a Python int exponent.
+Array power(const Array& a, const Array& b) {
+  auto [x, y] = promote(to_numeric(a, "power"), to_numeric(b, "power"), "power");
+  if (!y.is_tracer() && y.ndim() == 0) {
+    const double e = y.item<double>();
+    if (e == std::floor(e) && std::abs(e) <= std::numeric_limits<std::int32_t>::max())
+      return integer_pow(x, static_cast<std::int64_t>(e));
+  }
+  return bind1(singleton<Pow>(), {x, y});
+}
+
 Array equal(const Array& a, const Array& b) { return binary<Eq>(a, b, "equal"); }
+Array not_equal(const Array& a, const Array& b) { return binary<Ne>(a, b, "not_equal"); }
+Array less(const Array& a, const Array& b) { return binary<Lt>(a, b, "less"); }
+Array less_equal(const Array& a, const Array& b) { return binary<Le>(a, b, "less_equal"); }
+Array greater(const Array& a, const Array& b) { return binary<Gt>(a, b, "greater"); }
+Array greater_equal(const Array& a, const Array& b) { return binary<Ge>(a, b, "greater_equal"); }
+
+Array logical_and(const Array& a, const Array& b) {
+  check_valid(a, "logical_and");
+  check_valid(b, "logical_and");
+  broadcast_shapes(a.shape(), b.shape(), "logical_and");
+  return bind1(singleton<And>(), {to_bool(a, "logical_and"), to_bool(b, "logical_and")});
+}
+Array logical_or(const Array& a, const Array& b) {
+  check_valid(a, "logical_or");
+  check_valid(b, "logical_or");
+  broadcast_shapes(a.shape(), b.shape(), "logical_or");
+  return bind1(singleton<Or>(), {to_bool(a, "logical_or"), to_bool(b, "logical_or")});
+}
+Array logical_not(const Array& x) { return bind1(singleton<Not>(), {to_bool(x, "logical_not")}); }
+Array isfinite(const Array& x) {
+  check_valid(x, "isfinite");
+  return bind1(singleton<IsFinite>(), {x});
+}
+Array isnan(const Array& x) {
+  check_valid(x, "isnan");
+  return bind1(singleton<IsNan>(), {x});
+}
 
 Array negative(const Array& x) {
   check_valid(x, "negative");
@@ -334,11 +736,54 @@ Array negative(const Array& x) {
 Array sin(const Array& x) { return unary_float<Sin>(x, "sin"); }
 Array cos(const Array& x) { return unary_float<Cos>(x, "cos"); }
 Array exp(const Array& x) { return unary_float<Exp>(x, "exp"); }
+Array expm1(const Array& x) { return unary_float<Expm1>(x, "expm1"); }
 Array log(const Array& x) { return unary_float<Log>(x, "log"); }
+Array log1p(const Array& x) { return unary_float<Log1p>(x, "log1p"); }
 Array tanh(const Array& x) { return unary_float<Tanh>(x, "tanh"); }
+Array sigmoid(const Array& x) { return unary_float<Logistic>(x, "sigmoid"); }
+Array erf(const Array& x) { return unary_float<Erf>(x, "erf"); }
 Array sqrt(const Array& x) { return unary_float<Sqrt>(x, "sqrt"); }
-Array square(const Array& x) { return multiply(x, x); }
-Array relu(const Array& x) { return maximum(x, 0); }
+Array rsqrt(const Array& x) { return unary_float<Rsqrt>(x, "rsqrt"); }
+Array square(const Array& x) { return integer_pow(to_numeric(x, "square"), 2); }
+Array abs(const Array& x) {
+  check_valid(x, "abs");
+  if (x.dtype() == bool_ || x.dtype() == uint32) return x;  // already non-negative, as jnp.abs
+  return bind1(singleton<Abs>(), {x});
+}
+Array sign(const Array& x) { return bind1(singleton<Sign>(), {to_numeric(x, "sign")}); }
+Array floor(const Array& x) { return rounding<Floor>(x, "floor"); }
+Array ceil(const Array& x) { return rounding<Ceil>(x, "ceil"); }
+Array round(const Array& x) { return rounding<Round>(x, "round"); }
+
+Array where(const Array& cond, const Array& x, const Array& y) {
+  check_valid(cond, "where");
+  check_valid(x, "where");
+  check_valid(y, "where");
+  try {
+    broadcast_shapes(broadcast_shapes(cond.shape(), x.shape(), "where"), y.shape(), "where");
+  } catch (const ValueError&) {
+    throw ValueError("where: shapes " + shape_str(cond.shape()) + " (condition), " + shape_str(x.shape()) +
+                     " (x) and " + shape_str(y.shape()) + " (y) are incompatible for broadcasting");
+  }
+  const DType d = promote_types(x.dtype(), y.dtype());
+  return bind1(singleton<Select>(), {to_bool(cond, "where"), astype(x, d), astype(y, d)});
+}
+
+// jnp.clip(x, lo, hi) = minimum(hi, maximum(lo, x)); an empty handle means no bound (None).
+Array clip(const Array& x, const Array& lo, const Array& hi) {
+  check_valid(x, "clip");
+  if (lo.valid()) broadcast_shapes(x.shape(), lo.shape(), "clip");
+  if (hi.valid()) broadcast_shapes(x.shape(), hi.shape(), "clip");
+  Array r = lo.valid() ? maximum(lo, x) : x;
+  return hi.valid() ? minimum(hi, r) : r;
+}
+
+Array stop_gradient(const Array& x) {
+  check_valid(x, "stop_gradient");
+  return bind1(singleton<StopGradient>(), {x});
+}
+
+Array relu(const Array& x) { return bind1(singleton<Relu>(), {to_numeric(x, "relu")}); }
 
 Array astype(const Array& x, DType dtype) {
   check_valid(x, "astype");

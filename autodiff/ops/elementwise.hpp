@@ -16,6 +16,7 @@ Array divide(const Array& a, const Array& b);  // true division: integers promot
 Array power(const Array& a, const Array& b);
 Array maximum(const Array& a, const Array& b);
 Array minimum(const Array& a, const Array& b);
+Array logaddexp(const Array& a, const Array& b);  // log(exp(a) + exp(b)) without overflow
 
 // ---- unary math ---------------------------------------------------------------------------
 Array negative(const Array& x);
@@ -51,13 +52,27 @@ Array isfinite(const Array& x);
 Array isnan(const Array& x);
 
 // ---- selection, casting, gradients ---------------------------------------------------------
+// jnp.where: the three operands broadcast together; a non-bool cond reads nonzero as true.
 Array where(const Array& cond, const Array& x, const Array& y);
+// jnp.clip = minimum(hi, maximum(lo, x)); an empty Array() bound means None (no bound).
 Array clip(const Array& x, const Array& lo, const Array& hi);
 Array astype(const Array& x, DType dtype);
 Array stop_gradient(const Array& x);
 
 // ---- jax.nn activations built from the above --------------------------------------------------
-Array relu(const Array& x);
+Array relu(const Array& x);   // relu'(0) = 0, as jax.nn.relu's custom JVP
+Array relu6(const Array& x);  // min(max(x, 0), 6); derivative 0 at both kinks, as jax.nn.relu6
+Array softplus(const Array& x);     // logaddexp(x, 0)
+Array soft_sign(const Array& x);    // x / (|x| + 1)
+Array silu(const Array& x);         // x * sigmoid(x)
+Array swish(const Array& x);        // = silu
+Array log_sigmoid(const Array& x);  // -softplus(-x)
+Array gelu(const Array& x, bool approximate = true);  // tanh approximation by default, as JAX
+Array elu(const Array& x, double alpha = 1.0);
+Array celu(const Array& x, double alpha = 1.0);
+Array selu(const Array& x);
+Array leaky_relu(const Array& x, double negative_slope = 0.01);
+Array hard_tanh(const Array& x);
 
 // ---- operators ------------------------------------------------------------------------------
 namespace detail {
