@@ -174,12 +174,19 @@ Array zeros_like(const Array& a) { return zeros(a.shape(), a.dtype()); }
 Array ones_like(const Array& a) { return ones(a.shape(), a.dtype()); }
 Array full_like(const Array& a, double value) { return full(a.shape(), value, a.dtype()); }
 
-Array arange(double start, double stop, double step, DType dtype) {
+Array arange(double start, double stop, double step, std::optional<DType> dtype) {
   if (step == 0) throw ValueError("arange: step must not be zero");
+  if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
+    throw ValueError("arange: start, stop and step must be finite");
+  const DType dt =
+      dtype ? *dtype
+      : (start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step))
+          ? int32
+          : float32;
   const auto n =
       std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((stop - start) / step)));
-  Array a = empty({n}, dtype);
-  detail::dispatch(dtype, [&]<class T>() {
+  Array a = empty({n}, dt);
+  detail::dispatch(dt, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     for (std::int64_t i = 0; i < n; ++i)
       o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
@@ -206,6 +213,7 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
 }
 
 Array eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype) {
+  if (n < 0) throw ValueError("eye: N must be non-negative, got " + std::to_string(n));
   if (m < 0) m = n;
   Array a = zeros({n, m}, dtype);
   detail::dispatch(dtype, [&]<class T>() {

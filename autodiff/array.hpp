@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -107,7 +109,9 @@ Array full(const Shape& shape, double value, DType dtype = float32);
 Array zeros_like(const Array& a);
 Array ones_like(const Array& a);
 Array full_like(const Array& a, double value);
-Array arange(double start, double stop, double step = 1, DType dtype = int32);
+// dtype defaults as jnp.arange infers it: int32 when start, stop and step are whole numbers,
+// float32 otherwise (so arange(0, 1, 0.25) is [0, 0.25, 0.5, 0.75], not int32 zeros).
+Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
 Array arange(std::int64_t stop, DType dtype = int32);
 Array linspace(double start, double stop, std::int64_t num, bool endpoint = true,
                DType dtype = float32);
@@ -210,6 +214,16 @@ V Array::item() const {
   if (shape_size(c.shape) != 1)
     throw ValueError("Array::item: only arrays of size 1 convert to a scalar, got shape " +
                      shape_str(c.shape));
+  if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool>) {
+    if (is_floating(c.dtype)) {  // as Python's int(x): no undefined behaviour on NaN/inf/overflow
+      const double v = c.dtype == DType::float32 ? *static_cast<const float*>(c.data)
+                                                 : *static_cast<const double*>(c.data);
+      if (!(v > static_cast<double>(std::numeric_limits<V>::min()) - 1 &&
+            v < static_cast<double>(std::numeric_limits<V>::max()) + 1))
+        throw ValueError("Array::item: cannot convert " + std::to_string(v) +
+                         " to the requested integer type");
+    }
+  }
   switch (c.dtype) {
     case DType::float32: return static_cast<V>(*static_cast<const float*>(c.data));
     case DType::float64: return static_cast<V>(*static_cast<const double*>(c.data));

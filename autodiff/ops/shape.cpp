@@ -129,6 +129,9 @@ struct Transpose final : Primitive {
   }
 };
 
+Arrays split_pieces(const Array& x, int axis, const std::vector<std::int64_t>& starts,
+                    const std::vector<std::int64_t>& sizes);
+
 struct Concatenate final : Primitive {
   int axis;
   explicit Concatenate(int a) : axis(a) {}
@@ -170,16 +173,15 @@ struct Concatenate final : Primitive {
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array>) const override {
-    Arrays r;
     if (!ct[0].valid()) return Arrays(p.size());
-    const int nd = ct[0].ndim();
-    std::vector<std::int64_t> start(nd, 0), limit(ct[0].shape().begin(), ct[0].shape().end());
+    std::vector<std::int64_t> starts, sizes;
+    std::int64_t at = 0;
     for (const auto& x : p) {
-      limit[axis] = start[axis] + x.shape()[axis];
-      r.push_back(lax_slice(ct[0], start, limit));
-      start[axis] = limit[axis];
+      starts.push_back(at);
+      sizes.push_back(x.shape()[axis]);
+      at += sizes.back();
     }
-    return r;
+    return split_pieces(ct[0], axis, starts, sizes);
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     std::int64_t n = 0;
@@ -190,6 +192,92 @@ struct Concatenate final : Primitive {
     return {bind(std::make_shared<const Concatenate>(axis + 1), xs), {0}};
   }
 };
+
+// Pieces [start_i, start_i + size_i) of one axis in one op (lax.split, generalised to the
+// overlapping pieces numpy.split allows); the transpose of concatenate and vice versa.
+struct Split final : Primitive {
+  int axis;
+  std::vector<std::int64_t> starts, sizes;
+  Split(int a, std::vector<std::int64_t> st, std::vector<std::int64_t> sz)
+      : axis(a), starts(std::move(st)), sizes(std::move(sz)) {}
+  const char* name() const override { return "split"; }
+  void print_params(std::ostream& os) const override {
+    os << "axis=" << axis << " sizes=" << shape_str(Shape(sizes.begin(), sizes.end()));
+  }
+  Arrays eval(std::span<const Array> in) const override {
+    const Array& x = in[0];
+    const Shape& xs = x.shape();
+    const auto isz = static_cast<std::int64_t>(itemsize(x.dtype()));
+    const std::int64_t outer = shape_size(Shape(xs.begin(), xs.begin() + axis));
+    const std::int64_t inner = shape_size(Shape(xs.begin() + axis + 1, xs.end())) * isz;
+    const auto* a = in_ptr<std::uint8_t>(x);
+    Arrays outs;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      Shape os = xs;
+      os[axis] = sizes[i];
+      Array out = empty(os, x.dtype());
+      auto* o = out_ptr<std::uint8_t>(out);
+      const std::int64_t block = sizes[i] * inner;
+      if (block > 0)
+        for (std::int64_t r = 0; r < outer; ++r)
+          std::memcpy(o + r * block, a + (r * xs[axis] + starts[i]) * inner,
+                      static_cast<std::size_t>(block));
+      outs.push_back(out);
+    }
+    return outs;
+  }
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
+    if (!t[0].valid()) return Arrays(sizes.size());
+    return split_pieces(t[0], axis, starts, sizes);
+  }
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array> outs) const override {
+    const Shape& xs = p[0].shape();
+    auto piece = [&](std::size_t i) {
+      return ct[i].valid() ? ct[i] : zeros(outs[i].shape(), outs[i].dtype());
+    };
+    auto zeros_along = [&](std::int64_t n) {
+      Shape s = xs;
+      s[axis] = n;
+      return zeros(s, p[0].dtype());
+    };
+    // Pieces that tile the axis in order transpose to one concatenate.
+    std::int64_t at = 0;
+    bool tiles = true;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] == 0) continue;
+      tiles &= starts[i] == at;
+      at = starts[i] + sizes[i];
+    }
+    if (tiles && at == xs[axis]) {
+      Arrays parts;
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        if (sizes[i] > 0) parts.push_back(piece(i));
+      if (parts.empty()) return {zeros(xs, p[0].dtype())};
+      if (parts.size() == 1) return {parts[0]};
+      return {bind(std::make_shared<const Concatenate>(axis), parts)[0]};
+    }
+    Array r;  // overlapping pieces: each one padded back to full size, then summed
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (!ct[i].valid() || sizes[i] == 0) continue;
+      Arrays parts{zeros_along(starts[i]), ct[i], zeros_along(xs[axis] - starts[i] - sizes[i])};
+      Array full = bind(std::make_shared<const Concatenate>(axis), parts)[0];
+      r = r.valid() ? add(r, full) : full;
+    }
+    return {r};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
+    Array x = move_bdim(in[0], bdims[0], 0, 0);
+    Arrays outs = split_pieces(x, axis + 1, starts, sizes);
+    return {outs, std::vector<int>(outs.size(), 0)};
+  }
+};
+
+Arrays split_pieces(const Array& x, int axis, const std::vector<std::int64_t>& starts,
+                    const std::vector<std::int64_t>& sizes) {
+  return bind(std::make_shared<const Split>(axis, starts, sizes), std::span<const Array>(&x, 1));
+}
 
 }  // namespace
 }  // namespace detail
@@ -349,15 +437,6 @@ Array stack(const Arrays& xs, int axis) {
   return concatenate(ex, ax);
 }
 
-namespace {
-// x[lo:hi] along one axis, with Python's slice semantics for lo and hi.
-Array slice_axis(const Array& x, int axis, std::int64_t lo, std::int64_t hi) {
-  std::vector<Slice> s(static_cast<std::size_t>(axis) + 1);
-  s[axis] = Slice{lo, hi, 1};
-  return slice(x, s);
-}
-}  // namespace
-
 Arrays split(const Array& x, std::int64_t sections, int axis) {
   check_valid(x, "split");
   const int ax = normalize_axis(axis, x.ndim(), "split");
@@ -369,22 +448,26 @@ Arrays split(const Array& x, std::int64_t sections, int axis) {
     throw ValueError("split: array split does not result in an equal division: axis " +
                      std::to_string(ax) + " of size " + std::to_string(n) + " into " +
                      std::to_string(sections) + " sections");
-  Arrays r;
-  for (std::int64_t i = 0; i < sections; ++i)
-    r.push_back(slice_axis(x, ax, i * (n / sections), (i + 1) * (n / sections)));
-  return r;
+  std::vector<std::int64_t> starts, sizes(static_cast<std::size_t>(sections), n / sections);
+  for (std::int64_t i = 0; i < sections; ++i) starts.push_back(i * (n / sections));
+  return split_pieces(x, ax, starts, sizes);
 }
 
 Arrays split(const Array& x, const std::vector<std::int64_t>& indices, int axis) {
   check_valid(x, "split");
   const int ax = normalize_axis(axis, x.ndim(), "split");
+  const std::int64_t n = x.shape()[ax];
+  // numpy.split: piece i is x[b_i:b_{i+1}] with Python's slice clamping, b = (0, *indices, n).
+  auto clamp = [n](std::int64_t i) { return std::clamp<std::int64_t>(i < 0 ? i + n : i, 0, n); };
   std::vector<std::int64_t> bounds{0};
-  bounds.insert(bounds.end(), indices.begin(), indices.end());
-  bounds.push_back(x.shape()[ax]);
-  Arrays r;
-  for (std::size_t i = 0; i + 1 < bounds.size(); ++i)
-    r.push_back(slice_axis(x, ax, bounds[i], bounds[i + 1]));
-  return r;
+  for (auto i : indices) bounds.push_back(clamp(i));
+  bounds.push_back(n);
+  std::vector<std::int64_t> starts, sizes;
+  for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+    starts.push_back(std::min(bounds[i], n));
+    sizes.push_back(std::max<std::int64_t>(0, bounds[i + 1] - bounds[i]));
+  }
+  return split_pieces(x, ax, starts, sizes);
 }
 
 }  // namespace linum

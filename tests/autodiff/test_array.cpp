@@ -68,6 +68,11 @@ TEST_CASE("arange, linspace and eye follow numpy") {
   check_array(linum::arange(1, 2, 0.25, linum::float32), {4}, linum::float32, {1, 1.25, 1.5, 1.75});
   check_array(linum::arange(5, 0, -2), {3}, linum::int32, {5, 3, 1});
   check_array(linum::arange(0, 0), {0}, linum::int32, {});
+  check_array(linum::arange(0, 1, 0.25), {4}, linum::float32, {0, 0.25, 0.5, 0.75});  // inferred
+  check_array(linum::arange(0.5, 3), {3}, linum::float32, {0.5, 1.5, 2.5});
+  check_array(linum::arange(0, 1, 0.25, linum::int32), {4}, linum::int32, {0, 0, 0, 0});  // numpy
+  CHECK_ERROR(linum::arange(0, INFINITY), linum::ValueError,
+              "arange: start, stop and step must be finite");
   CHECK_ERROR(linum::arange(0, 1, 0), linum::ValueError, "arange: step must not be zero");
 
   check_array(linum::linspace(0, 1, 5), {5}, linum::float32, {0, 0.25, 0.5, 0.75, 1});
@@ -81,6 +86,7 @@ TEST_CASE("arange, linspace and eye follow numpy") {
   check_array(linum::eye(3), {3, 3}, linum::float32, {1, 0, 0, 0, 1, 0, 0, 0, 1});
   check_array(linum::eye(2, 3, 1), {2, 3}, linum::float32, {0, 1, 0, 0, 0, 1});
   check_array(linum::eye(3, 2, -1, linum::int32), {3, 2}, linum::int32, {0, 0, 1, 0, 0, 1});
+  CHECK_ERROR(linum::eye(-1), linum::ValueError, "eye: N must be non-negative, got -1");
 }
 
 TEST_CASE("array from C++ values: dtype follows the element type, nested lists give the shape") {
@@ -137,6 +143,10 @@ TEST_CASE("item converts the single element; data checks the dtype; both reject 
   CHECK_ERROR(linum::array({1, 2}).item<int>(), linum::ValueError,
               "Array::item: only arrays of size 1 convert to a scalar, got shape (2,)");
   CHECK_ERROR(linum::zeros({0}).item<float>(), linum::ValueError, "got shape (0,)");
+  CHECK(Array(-2.9).item<int>() == -2);  // truncation, as Python's int()
+  CHECK_ERROR(Array(NAN).item<int>(), linum::ValueError, "Array::item: cannot convert nan");
+  CHECK_ERROR(Array(1e10f).item<std::int32_t>(), linum::ValueError, "cannot convert");
+  CHECK(Array(1e10f).item<std::int64_t>() == 10000000000);
   CHECK_ERROR(linum::array({1.f}).data<double>(), linum::TypeError,
               "Array::data: the array has dtype float32, not float64");
   CHECK_ERROR(Array().data<float>(), linum::ValueError, "Array::data: empty Array handle");

@@ -130,6 +130,17 @@ TEST_CASE("squeeze removes size-1 axes, all or the given ones") {
   check_vmap([](const Array& a) { return linum::squeeze(a, 1); }, randn({3, 4, 1}, 2));
 }
 
+TEST_CASE("reshape, expand_dims and transpose under vmap") {
+  check_vmap(
+      [](const Array& a) {
+        return linum::reshape(a, {3, -1});
+      },
+      in_axes({1}), randn({2, 4, 3}, 4));
+  check_vmap([](const Array& a) { return linum::expand_dims(a, -1); }, in_axes({1}),
+             randn({2, 4, 3}, 5));
+  check_vmap([](const Array& a) { return linum::transpose(a); }, in_axes({2}), randn({2, 3, 4}, 6));
+}
+
 TEST_CASE("expand_dims, moveaxis and transpose move values where numpy does") {
   Array x = iota({2, 3});
   check_array(linum::expand_dims(x, -1), {2, 3, 1}, {0, 1, 2, 3, 4, 5});
@@ -230,6 +241,32 @@ TEST_CASE("stack adds a new axis; split cuts sections or at indices") {
         return s[0] * s[1] + linum::sin(s[2]);
       },
       randn({2, 6}, 12));
+  // Overlapping pieces (decreasing indices), and pieces whose cotangent is zero.
+  Arrays o = linum::split(iota({5}), std::vector<std::int64_t>{3, 1});
+  REQUIRE(o.size() == 3);
+  check_array(o[0], {3}, {0, 1, 2});
+  check_array(o[1], {0}, {});
+  check_array(o[2], {4}, {1, 2, 3, 4});
+  check_grads(
+      [](const Array& x) {
+        Arrays s = linum::split(x, std::vector<std::int64_t>{3, 1});
+        return linum::concatenate({linum::sin(s[0]), s[2] * s[2]});
+      },
+      randn({5}, 16));
+  check_grads([](const Array& x) { return linum::split(x, 3)[1] * 2.0; }, randn({6}, 17));
+  Array gs = linum::grad([](const Array& x) { return linum::sum(linum::split(x, 2, 1)[1]); })(
+      iota({2, 4}));
+  check_array(gs, {2, 4}, {0, 0, 1, 1, 0, 0, 1, 1});
+  // Second order: the gradient of a concatenate is a split, and vice versa.
+  auto gc = linum::grad([](const Array& x) {
+    return linum::sum(linum::sin(linum::concatenate({x, x * x}, 0)));
+  });
+  check_grads([&](const Array& x) { return gc(x); }, randn({3}, 18));
+  auto gsp = linum::grad([](const Array& x) {
+    Arrays s = linum::split(x, std::vector<std::int64_t>{1}, 0);
+    return linum::sum(linum::sin(s[0]) * linum::sum(s[1] * s[1]));
+  });
+  check_grads([&](const Array& x) { return gsp(x); }, randn({4}, 19));
   check_vmap(
       [](const Array& x, const Array& y) {
         return linum::stack({x, y}, 1);
