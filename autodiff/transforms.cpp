@@ -156,12 +156,15 @@ void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
 std::vector<std::optional<int>> vmap_leaf_axes(const AxisSpec& spec, const pytree::TreeDef& def,
                                                bool in_axes) {
   const char* what = in_axes ? "in_axes" : "out_axes";
-  if (in_axes && spec.kind() != AxisSpec::Kind::Leaf &&
-      (spec.kind() != AxisSpec::Kind::Seq || spec.items().size() != def.nodes().front().arity))
+  if (in_axes && spec.kind() == AxisSpec::Kind::Dict)
     throw ValueError(
         "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
-        "arguments passed to the function, but got len(in_axes)=" +
-        std::to_string(spec.kind() == AxisSpec::Kind::Seq ? spec.items().size() : spec.keys().size()) +
+        "arguments passed to the function, but got " + spec.to_string() +
+        " (a single argument's entry is written AxisSpec::seq({entry}))");
+  if (in_axes && spec.kind() == AxisSpec::Kind::Seq && spec.items().size() != def.nodes().front().arity)
+    throw ValueError(
+        "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
+        "arguments passed to the function, but got len(in_axes)=" + std::to_string(spec.items().size()) +
         ", len(args)=" + std::to_string(def.nodes().front().arity));
   std::vector<std::optional<int>> out;
   out.reserve(def.num_leaves());

@@ -101,7 +101,9 @@ auto value_and_grad_impl(const F& f, const char* fn, Argnums<I...> an, const Arg
 template <class F, int... I, class... Opts>
 auto value_and_grad(F f, Argnums<I...> an, Opts...) {
   constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
-  return [f = std::move(f), an](const auto&... args) {
+  return [f = std::move(f), an]<class... A>(const A&... args)
+    requires std::invocable<const F&, const A&...>
+  {
     auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "value_and_grad", an, args...);
     if constexpr (aux) return std::make_pair(std::make_pair(v, a), g);
     else return std::make_pair(v, g);
@@ -117,7 +119,9 @@ auto value_and_grad(F f, HasAux) { return value_and_grad(std::move(f), argnums<0
 template <class F, int... I, class... Opts>
 auto grad(F f, Argnums<I...> an, Opts...) {
   constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
-  return [f = std::move(f), an](const auto&... args) {
+  return [f = std::move(f), an]<class... A>(const A&... args)
+    requires std::invocable<const F&, const A&...>
+  {
     auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "grad", an, args...);
     if constexpr (aux) return std::make_pair(g, a);
     else return g;
@@ -200,7 +204,9 @@ auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Tans..
 
 // in_axes / out_axes of vmap: a pytree prefix whose leaves are an axis (negative counts from the
 // end) or None (not batched). An int or None applies to a whole subtree; {0, kNone} is a tuple
-// (for in_axes: one entry per positional argument), AxisSpec::dict({{"w", 0}}) a dict.
+// (for in_axes: one entry per positional argument), AxisSpec::dict({{"w", 0}}) a dict. C++'s
+// brace rules make {spec} with a single AxisSpec element that spec itself: a tuple of one
+// non-int entry is written AxisSpec::seq({spec}).
 class AxisSpec {
  public:
   static constexpr int kNone = std::numeric_limits<int>::min();
@@ -280,7 +286,9 @@ T vmap_outputs(const BatchTrace& trace, const T& out, const AxisSpec& out_axes) 
 // stacked along out_axes. Batching rules turn each op into one vectorized op.
 template <class F>
 auto vmap(F f, VmapOptions opts = {}) {
-  return [f = std::move(f), opts = std::move(opts)](const auto&... args) {
+  return [f = std::move(f), opts = std::move(opts)]<class... A>(const A&... args)
+    requires std::invocable<const F&, const A&...>
+  {
     using Args = std::tuple<std::decay_t<decltype(args)>...>;
     Args targs(args...);
     auto [leaves, def] = pytree::tree_flatten<Array>(targs);

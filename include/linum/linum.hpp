@@ -4,5 +4,8 @@
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/transforms.hpp>
+#include <linum/autodiff/collectives.hpp>
+#include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/custom.hpp>
 #include <linum/error.hpp>
 #include <linum/optim/optim.hpp>

@@ -1,0 +1,283 @@
+// Control flow as in jax.lax: scan, cond, switch_, while_loop, fori_loop. They run eagerly as
+// host loops and branches, so every transform sees the ops that ran: the tape records them (all
+// of these are reverse-differentiable, while_loop included), and under vmap a batched predicate
+// runs every branch / keeps iterating and selects per example with `where`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/trace.hpp>
+#include <linum/autodiff/tree_bridge.hpp>
+
+namespace linum {
+
+struct ScanOptions {
+  std::optional<std::int64_t> length = {};  // required when xs has no leaves
+  bool reverse = false;                     // iterate from the last slice to the first
+  int unroll = 1;  // accepted for JAX compatibility; an eager loop has nothing to unroll
+};
+
+namespace detail {
+
+// x[0], ..., x[n-1] along axis 0: views of x's buffer, one primitive (its VJP stacks).
+Arrays unstack(const Array& x, const char* op);
+// Stacks along a new axis 0 (in chunks, so that any length fits a tape node).
+Array stack_steps(const Arrays& ys);
+// The scan length from xs' leading axes and the `length` option (JAX's errors).
+std::int64_t scan_length(const Arrays& xs, std::optional<std::int64_t> length);
+
+// Two lists of leaves that must agree in count, shape and dtype; the message starts with
+// `header` and names leaf i as name(i) ("carry[0]"); `in_label`/`out_label` name the two sides.
+void check_same_avals(const Arrays& in, const Arrays& out, const std::string& header,
+                      const std::string& in_label, const std::string& out_label,
+                      const std::function<std::string(std::size_t)>& name,
+                      const std::function<std::string()>& structures);
+
+// "carry[0]['h']": the key path of leaf i of t, prefixed.
+template <class T>
+std::string leaf_path(const T& t, std::size_t i, const std::string& prefix) {
+  if constexpr (std::is_same_v<T, Array>) {
+    return prefix;
+  } else {
+    auto lp = pytree::tree_leaves_with_path<Array>(t);
+    return prefix + pytree::keystr(lp.at(i).first);
+  }
+}
+
+template <class A, class B>
+void check_tree_avals(const A& in, const B& out, const std::string& header,
+                      const std::string& in_label, const std::string& out_label,
+                      const std::string& prefix) {
+  check_same_avals(
+      tree_arrays(in), tree_arrays(out), header, in_label, out_label,
+      [&](std::size_t i) { return leaf_path(in, i, prefix); },
+      [&] {
+        return "the " + in_label + " has structure " + pytree::tree_structure(in).to_string() +
+               " but the " + out_label + " has structure " + pytree::tree_structure(out).to_string();
+      });
+}
+
+// A cond/switch/while predicate: validated (scalar; bool, or integer meaning != 0).
+Array check_pred(const Array& pred, const char* what);
+// switch_'s index and fori_loop's bounds: integer scalars (TypeError otherwise).
+void check_index(const Array& index, const char* what);
+// Whether any example of a batched boolean is true (looks through every level).
+bool any_true(const Array& pred);
+// where(pred, a_i, b_i) leaf by leaf.
+Arrays select_leaves(const Array& pred, const Arrays& a, const Arrays& b);
+
+template <class R>
+using scan_carry_t = std::decay_t<std::tuple_element_t<0, R>>;
+template <class R>
+using scan_y_t = std::decay_t<std::tuple_element_t<1, R>>;
+
+}  // namespace detail
+
+// jax.lax.scan: f(carry, x) -> (carry, y) over the leading axis of xs (a pytree, or std::nullopt
+// with `length`); returns (final carry, ys stacked along a new leading axis).
+template <class F, class Carry, class Xs>
+auto scan(F&& f, const Carry& init, const Xs& xs, const ScanOptions& opts = {}) {
+  constexpr bool no_xs = std::is_same_v<Xs, std::nullopt_t>;
+  Arrays xl;
+  if constexpr (!no_xs) xl = detail::tree_arrays(xs);
+  const std::int64_t n = detail::scan_length(xl, opts.length);
+  std::vector<Arrays> slices(xl.size());
+  for (std::size_t k = 0; k < xl.size(); ++k) slices[k] = detail::unstack(xl[k], "scan");
+  auto x_at = [&](std::int64_t t) {
+    if constexpr (no_xs) {
+      return std::nullopt;
+    } else {
+      Arrays l;
+      l.reserve(slices.size());
+      for (auto& s : slices) l.push_back(s[t]);
+      return detail::tree_rebuild(xs, l);
+    }
+  };
+  using X = decltype(x_at(0));
+  using R = std::decay_t<std::invoke_result_t<F&, const Carry&, const X&>>;
+  using Y = detail::scan_y_t<R>;
+  static_assert(std::is_convertible_v<detail::scan_carry_t<R>, Carry>,
+                "scan: f must return (carry, y) with a carry of the type of init");
+  constexpr bool no_ys = std::is_same_v<Y, std::nullopt_t>;
+
+  Carry carry = init;
+  std::vector<Arrays> ys(static_cast<std::size_t>(n));
+  std::optional<std::conditional_t<no_ys, int, Y>> y_like;
+  const std::string header =
+      "scan body function carry input and carry output must have equal types (e.g. shapes and "
+      "dtypes of arrays)";
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t t = opts.reverse ? n - 1 - i : i;
+    R r = f(carry, x_at(t));
+    Carry next = std::get<0>(std::move(r));
+    detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
+    carry = std::move(next);
+    if constexpr (!no_ys) {
+      if (!y_like) y_like.emplace(std::get<1>(r));
+      ys[static_cast<std::size_t>(t)] = detail::tree_arrays(std::get<1>(r));
+    }
+  }
+  if constexpr (no_ys) {
+    return std::make_pair(carry, std::nullopt);
+  } else {
+    if (n == 0) {
+      // No step ran: one call on zero slices gives the structure of y (its values are dropped).
+      Arrays z;
+      for (const auto& x : xl) z.push_back(zeros(Shape(x.shape().begin() + 1, x.shape().end()), x.dtype()));
+      R r = [&] {
+        if constexpr (no_xs) return f(init, std::nullopt);
+        else return f(init, detail::tree_rebuild(xs, z));
+      }();
+      y_like.emplace(std::get<1>(r));
+      Arrays e = detail::tree_arrays(*y_like);
+      for (auto& l : e) {
+        Shape s = l.shape();
+        s.insert(s.begin(), 0);
+        l = zeros(s, l.dtype());
+      }
+      return std::make_pair(carry, detail::tree_rebuild(*y_like, e));
+    }
+    const std::size_t m = ys[0].size();
+    Arrays stacked(m);
+    Arrays col(static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < m; ++j) {
+      for (std::int64_t t = 0; t < n; ++t) {
+        if (ys[t].size() != m)
+          throw ValueError("scan: the body returned y with " + std::to_string(ys[t].size()) +
+                           " leaves at step " + std::to_string(t) + " but " + std::to_string(m) +
+                           " at another step");
+        col[t] = std::move(ys[t][j]);
+      }
+      stacked[j] = detail::stack_steps(col);
+    }
+    return std::make_pair(carry, detail::tree_rebuild(*y_like, stacked));
+  }
+}
+
+// jax.lax.cond: true_fn(operands...) if pred else false_fn(operands...). A batched predicate
+// (under vmap) runs both branches and selects per example; they must then agree in structure,
+// shapes and dtypes.
+template <class TF, class FF, class... Ops>
+auto cond(const Array& pred, TF&& true_fn, FF&& false_fn, const Ops&... operands) {
+  using RT = std::decay_t<std::invoke_result_t<TF&, const Ops&...>>;
+  using RF = std::decay_t<std::invoke_result_t<FF&, const Ops&...>>;
+  static_assert(std::is_same_v<RT, RF>, "cond: true_fun and false_fun must return the same type");
+  Array p = detail::check_pred(pred, "cond");
+  if (!detail::is_batched(p)) {
+    if (p.concrete().template item<bool>()) return RT(true_fn(operands...));
+    return RT(false_fn(operands...));
+  }
+  RT t = true_fn(operands...);
+  RT f = false_fn(operands...);
+  detail::check_tree_avals(t, f, "cond: true_fun and false_fun output must have identical types",
+                           "true_fun output", "false_fun output", "output");
+  return detail::tree_rebuild(t, detail::select_leaves(p, detail::tree_arrays(t), detail::tree_arrays(f)));
+}
+
+namespace detail {
+template <class T>
+struct is_tuple_like : std::false_type {};
+template <class... T>
+struct is_tuple_like<std::tuple<T...>> : std::true_type {};
+
+template <class Branches>
+std::size_t branch_count(const Branches& b) {
+  if constexpr (is_tuple_like<Branches>::value) return std::tuple_size_v<Branches>;
+  else return std::size(b);
+}
+
+template <class Branches, class... Ops>
+auto call_branch(const Branches& br, std::size_t k, const Ops&... ops) {
+  if constexpr (is_tuple_like<Branches>::value) {
+    using R = std::decay_t<std::invoke_result_t<const std::tuple_element_t<0, Branches>&, const Ops&...>>;
+    std::optional<R> out;
+    std::size_t i = 0;
+    std::apply([&](const auto&... b) { ((i++ == k ? (void)out.emplace(b(ops...)) : (void)0), ...); }, br);
+    return std::move(*out);
+  } else {
+    using R = std::decay_t<decltype(br[0](ops...))>;
+    return R(br[k](ops...));
+  }
+}
+}  // namespace detail
+
+// jax.lax.switch: branches[clamp(index, 0, n - 1)](operands...). `branches` is a std::vector /
+// std::array of callables, or a std::tuple of different lambdas returning the same type.
+template <class Branches, class... Ops>
+auto switch_(const Array& index, const Branches& branches, const Ops&... operands) {
+  const std::size_t n = detail::branch_count(branches);
+  if (n == 0) throw ValueError("switch: empty branch sequence");
+  detail::check_index(index, "switch");
+  if (n == 1) return detail::call_branch(branches, 0, operands...);
+  if (!detail::is_batched(index)) {
+    const auto i = index.concrete().template item<std::int64_t>();
+    const std::size_t k = i < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(i), n - 1);
+    return detail::call_branch(branches, k, operands...);
+  }
+  Array idx = clip(astype(index, int32), 0, static_cast<int>(n - 1));
+  auto out = detail::call_branch(branches, n - 1, operands...);
+  Arrays leaves = detail::tree_arrays(out);
+  for (std::size_t k = n - 1; k-- > 0;) {
+    auto bk = detail::call_branch(branches, k, operands...);
+    detail::check_tree_avals(bk, out, "switch: branch outputs must have identical types",
+                             "output of branch " + std::to_string(k), "output of branch " + std::to_string(n - 1),
+                             "output");
+    leaves = detail::select_leaves(equal(idx, Array(static_cast<int>(k))), detail::tree_arrays(bk), leaves);
+  }
+  return detail::tree_rebuild(out, leaves);
+}
+
+// jax.lax.while_loop: while cond_fn(val): val = body_fn(val). Under vmap with a batched
+// predicate it iterates until every example is done; finished examples keep their value.
+template <class CF, class BF, class T>
+T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
+  T val = init;
+  const char* header = "while_loop: body_fun output and input must have identical types";
+  for (;;) {
+    Array p = detail::check_pred(cond_fn(static_cast<const T&>(val)), "while_loop");
+    const bool batched = detail::is_batched(p);
+    if (batched ? !detail::any_true(p) : !p.concrete().template item<bool>()) break;
+    T next = body_fn(static_cast<const T&>(val));
+    detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
+    if (batched)
+      val = detail::tree_rebuild(val, detail::select_leaves(p, detail::tree_arrays(next), detail::tree_arrays(val)));
+    else
+      val = std::move(next);
+  }
+  return val;
+}
+
+// jax.lax.fori_loop: for i in [lower, upper): val = body(i, val), with i an int32 scalar.
+// Batched bounds (under vmap) run as a while_loop over (i, val).
+template <class BF, class T>
+T fori_loop(const Array& lower, const Array& upper, BF&& body, const T& init) {
+  detail::check_index(lower, "fori_loop");
+  detail::check_index(upper, "fori_loop");
+  if (!detail::is_batched(lower) && !detail::is_batched(upper)) {
+    const auto lo = lower.concrete().template item<std::int64_t>();
+    const auto hi = upper.concrete().template item<std::int64_t>();
+    T val = init;
+    for (std::int64_t i = lo; i < hi; ++i) {
+      T next = body(Array(static_cast<int>(i)), static_cast<const T&>(val));
+      detail::check_tree_avals(init, next, "fori_loop: body_fun output and input must have identical types",
+                               "input carry", "output carry", "carry");
+      val = std::move(next);
+    }
+    return val;
+  }
+  using C = std::pair<Array, T>;
+  C out = while_loop([&](const C& c) { return less(c.first, upper); },
+                     [&](const C& c) { return C(add(c.first, Array(1)), body(c.first, c.second)); },
+                     C(astype(lower, int32), init));
+  return out.second;
+}
+
+}  // namespace linum

@@ -1,0 +1,279 @@
+// User-defined differentiation rules and rematerialisation: custom_vjp (jax.custom_vjp),
+// checkpoint / remat (jax.checkpoint) and remat_scan (flax.linen.remat_scan's √N segments).
+// Each call becomes one higher-order primitive, so grad keeps a single tape node for it, vmap
+// batches it as a whole, and nested transforms compose.
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/tree_bridge.hpp>
+
+namespace linum {
+
+// Which positional arguments of a custom_vjp function are not differentiated: they may be any
+// C++ value (a double, a callable) and are passed first to bwd, as in JAX.
+template <int... I>
+struct NondiffArgnums {};
+template <int... I>
+inline constexpr NondiffArgnums<I...> nondiff_argnums{};
+
+namespace detail {
+
+// Whether a grad or jvp transform is active on this thread (else custom rules are not needed).
+bool differentiating();
+// The lowest transform level in the tracer chains of `xs` (INT_MAX when none is a tracer).
+int lowest_level(const Arrays& xs);
+
+// Type-erased pieces of one custom_vjp call, over flat leaves of the differentiable arguments.
+struct CustomVjpState {
+  // diff leaves -> f's output leaves followed by the residual leaves; sets n_out.
+  std::function<Arrays(const Arrays&, std::size_t& n_out)> fwd;
+  // (residual leaves, output cotangent leaves) -> one cotangent per diff leaf (never empty).
+  std::function<Arrays(const Arrays&, const Arrays&)> bwd;
+  std::size_t n_out = 0;
+  int min_level = 0;  // see lowest_level: closures must not hold tracers at or above it
+};
+Arrays custom_vjp_call(const std::shared_ptr<CustomVjpState>& state, const Arrays& inputs);
+
+// One checkpoint call over flat leaves.
+struct RematState {
+  std::function<Arrays(const Arrays&)> run;
+  int min_level = 0;
+};
+Arrays remat_call(const std::shared_ptr<RematState>& state, const Arrays& inputs);
+
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... T>
+struct is_std_tuple<std::tuple<T...>> : std::true_type {};
+
+// Positions of the (non)differentiable arguments among N, in increasing order.
+template <bool Diff, std::size_t N, int... ND>
+struct ArgPositions {
+  static constexpr bool is_nd(std::size_t i) {
+    (void)i;  // unused when ND is empty
+    return ((static_cast<int>(i) == ND) || ...);
+  }
+  static constexpr std::size_t count = [] {
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < N; ++i) c += is_nd(i) != Diff;
+    return c;
+  }();
+  static constexpr std::array<std::size_t, count> value = [] {
+    std::array<std::size_t, count> idx{};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < N; ++i)
+      if (is_nd(i) != Diff) idx[k++] = i;
+    return idx;
+  }();
+  template <class Seq>
+  struct seq_of;
+  template <std::size_t... K>
+  struct seq_of<std::index_sequence<K...>> {
+    using type = std::index_sequence<value[K]...>;
+  };
+  using seq = typename seq_of<std::make_index_sequence<count>>::type;
+};
+
+template <class Tuple, std::size_t... K>
+auto pick(const Tuple& t, std::index_sequence<K...>) {
+  return std::make_tuple(std::get<K>(t)...);
+}
+// The cotangents bwd returned, as a tuple with one entry per differentiable argument.
+template <std::size_t NDiff, class R>
+auto as_ct_tuple(R&& r) {
+  using D = std::decay_t<R>;
+  if constexpr (is_std_tuple<D>::value && std::tuple_size_v<D> == NDiff) {
+    return D(std::forward<R>(r));
+  } else {
+    static_assert(NDiff == 1, "custom_vjp: bwd must return a std::tuple with one cotangent per "
+                              "differentiable argument");
+    return std::tuple<D>(std::forward<R>(r));
+  }
+}
+
+// Leaves of one cotangent entry for an argument with `n` leaves: an empty Array() stands for
+// zeros of the whole argument (JAX's None).
+template <class C>
+Arrays ct_leaves(const C& c, std::size_t n) {
+  Arrays l = tree_arrays(c);
+  if (l.size() == 1 && !l[0].valid() && n != 1) return Arrays(n);
+  if (l.size() != n)
+    throw ValueError("custom_vjp: the bwd rule returned a cotangent with " + std::to_string(l.size()) +
+                     " leaves for an argument with " + std::to_string(n) + " leaves");
+  return l;
+}
+
+template <int... ND, class Fwd, class Bwd, class Args>
+auto custom_vjp_apply(const Fwd& fwd, const Bwd& bwd, const Args& targs) {
+  constexpr std::size_t N = std::tuple_size_v<Args>;
+  using DPos = ArgPositions<true, N, ND...>;
+  using NPos = ArgPositions<false, N, ND...>;
+  static_assert(DPos::count > 0, "custom_vjp: every argument is in nondiff_argnums");
+  using DSeq = typename DPos::seq;
+  using NSeq = typename NPos::seq;
+  using DiffArgs = decltype(pick(targs, DSeq{}));
+  using FwdR = std::decay_t<decltype(std::apply(fwd, targs))>;
+  using Out = std::decay_t<std::tuple_element_t<0, FwdR>>;
+  using Res = std::decay_t<std::tuple_element_t<1, FwdR>>;
+
+  DiffArgs diff_args = pick(targs, DSeq{});
+  Arrays in = tree_arrays(diff_args);
+  struct Protos {
+    std::optional<Out> out;
+    std::optional<Res> res;
+    std::vector<std::size_t> arg_leaves;  // leaves per differentiable argument
+    std::vector<std::pair<Shape, DType>> in_avals;
+  };
+  auto protos = std::make_shared<Protos>();
+  std::apply([&](const auto&... d) { (protos->arg_leaves.push_back(tree_arrays(d).size()), ...); }, diff_args);
+  for (const auto& l : in) protos->in_avals.emplace_back(l.shape(), l.dtype());
+
+  // fwd and bwd may run long after this call returned (in a backward pass), so they own copies
+  // of what they need; the differentiable arguments are kept as empty structures only.
+  auto blank = [](const auto& t) { return tree_apply(t, [](const Array&) { return Array(); }); };
+  DiffArgs diff_like = std::apply([&](const auto&... d) { return std::make_tuple(blank(d)...); }, diff_args);
+  Args base = targs;
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    ((std::get<DPos::value[K]>(base) = std::get<K>(diff_like)), ...);
+  }(std::make_index_sequence<DPos::count>{});
+
+  auto state = std::make_shared<CustomVjpState>();
+  state->fwd = [fwd, base, diff_like, protos, blank](const Arrays& leaves, std::size_t& n_out) {
+    Args a = base;
+    DiffArgs d = tree_rebuild(diff_like, leaves);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((std::get<DPos::value[K]>(a) = std::get<K>(d)), ...);
+    }(std::make_index_sequence<DPos::count>{});
+    FwdR r = std::apply(fwd, a);
+    Arrays o = tree_arrays(std::get<0>(r));
+    Arrays rs = tree_arrays(std::get<1>(r));
+    if (!protos->out) {
+      protos->out.emplace(blank(std::get<0>(r)));
+      protos->res.emplace(blank(std::get<1>(r)));
+    }
+    n_out = o.size();
+    o.insert(o.end(), rs.begin(), rs.end());
+    return o;
+  };
+  state->bwd = [bwd, nondiff = pick(targs, NSeq{}), protos](const Arrays& res_leaves, const Arrays& cts) {
+    Res res = tree_rebuild(*protos->res, res_leaves);
+    Out ct = tree_rebuild(*protos->out, cts);
+    auto r = as_ct_tuple<DPos::count>(
+        std::apply([&](const auto&... n) { return bwd(n..., res, ct); }, nondiff));
+    Arrays flat;
+    std::size_t k = 0;
+    std::apply(
+        [&](const auto&... c) {
+          auto one = [&](const auto& e) {
+            Arrays l = ct_leaves(e, protos->arg_leaves[k++]);
+            flat.insert(flat.end(), l.begin(), l.end());
+          };
+          (one(c), ...);
+        },
+        r);
+    for (std::size_t i = 0; i < flat.size(); ++i)
+      if (!flat[i].valid()) flat[i] = zeros(protos->in_avals[i].first, protos->in_avals[i].second);
+    return flat;
+  };
+  Arrays outs = custom_vjp_call(state, in);
+  outs.resize(state->n_out);
+  return tree_rebuild(*protos->out, outs);
+}
+
+}  // namespace detail
+
+// jax.custom_vjp: custom_vjp(f, fwd, bwd)(args...) computes f(args...); under grad/vjp its
+// derivative is given by fwd(args...) -> (out, residuals) and bwd(residuals, out_cotangent) ->
+// std::tuple of cotangents, one per differentiable argument (an empty Array() means zero).
+// With nondiff_argnums<I...>, those arguments are not differentiated and bwd receives them
+// first: bwd(nondiff_args..., residuals, ct). Residuals are any pytree of Arrays. Outside
+// grad/vjp f itself runs; jvp of a custom_vjp function is an error, as in JAX.
+template <class F, class Fwd, class Bwd, int... ND>
+auto custom_vjp(F f, Fwd fwd, Bwd bwd, NondiffArgnums<ND...> = {}) {
+  return [f = std::move(f), fwd = std::move(fwd), bwd = std::move(bwd)]<class... A>(const A&... args)
+    requires std::invocable<const F&, const A&...>
+  {
+    using Args = std::tuple<std::decay_t<decltype(args)>...>;
+    using Out = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
+    Args targs(args...);
+    if (!detail::differentiating()) return Out(std::apply(f, targs));
+    using FwdR = std::decay_t<decltype(std::apply(fwd, targs))>;
+    static_assert(std::is_same_v<std::decay_t<std::tuple_element_t<0, FwdR>>, Out>,
+                  "custom_vjp: fwd must return (output of f, residuals)");
+    return Out(detail::custom_vjp_apply<ND...>(fwd, bwd, targs));
+  };
+}
+
+// jax.checkpoint (alias remat): checkpoint(f)(args...) computes f(args...), but grad keeps only
+// the arguments and outputs of the call and runs f again in the backward pass, so f's
+// intermediates are not held between the forward and backward passes. Arguments are pytrees
+// of Arrays; arrays that are differentiated must be arguments (not captured by f).
+template <class F>
+auto checkpoint(F f) {
+  return [f = std::move(f)]<class... A>(const A&... args)
+    requires std::invocable<const F&, const A&...>
+  {
+    using Args = std::tuple<std::decay_t<decltype(args)>...>;
+    using Out = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
+    Args targs(args...);
+    if (!detail::differentiating()) return Out(std::apply(f, targs));
+    // The recomputation may run after this call returned: it owns f and empty structures only.
+    auto blank = [](const auto& t) { return detail::tree_apply(t, [](const Array&) { return Array(); }); };
+    auto out_like = std::make_shared<std::optional<Out>>();
+    auto state = std::make_shared<detail::RematState>();
+    state->run = [f, like = blank(targs), out_like, blank](const Arrays& leaves) {
+      Out o = std::apply(f, detail::tree_rebuild(like, leaves));
+      if (!*out_like) out_like->emplace(blank(o));
+      return detail::tree_arrays(o);
+    };
+    Arrays outs = detail::remat_call(state, detail::tree_arrays(targs));
+    return detail::tree_rebuild(**out_like, outs);
+  };
+}
+template <class F>
+auto remat(F f) {
+  return checkpoint(std::move(f));
+}
+
+// flax.linen.remat_scan for functions: carry = f(carry, x) over the leading axis of xs, run as
+// nested scans of the given lengths (their product is the length of xs) whose bodies are
+// checkpointed. lengths = {√N, √N} keeps O(√N) carries instead of N steps of intermediates.
+template <class F, class Carry, class Xs>
+Carry remat_scan(F f, const Carry& init, const Xs& xs, std::vector<std::int64_t> lengths) {
+  if (lengths.empty()) throw ValueError("remat_scan: lengths must not be empty");
+  Arrays xl = detail::tree_arrays(xs);
+  std::int64_t total = 1;
+  for (auto l : lengths) total *= l;
+  for (const auto& x : xl)
+    if (x.ndim() == 0 || x.shape(0) != total)
+      throw ValueError("remat_scan: the leading axis of xs (shape " + shape_str(x.shape()) +
+                       ") must equal the product of lengths, " + std::to_string(total));
+  if (lengths.size() == 1)
+    return scan([&](const Carry& c, const Xs& x) { return std::make_pair(Carry(f(c, x)), std::nullopt); },
+                init, xs)
+        .first;
+  const std::int64_t outer = lengths.front();
+  std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
+  Xs split = detail::tree_apply(xs, [&](const Array& x) {
+    Shape s = x.shape();
+    s[0] = total / outer;
+    s.insert(s.begin(), outer);
+    return reshape(x, s);
+  });
+  auto segment = checkpoint([f, rest](const Carry& c, const Xs& seg) { return remat_scan(f, c, seg, rest); });
+  return scan([&](const Carry& c, const Xs& seg) { return std::make_pair(segment(c, seg), std::nullopt); },
+              init, split)
+      .first;
+}
+
+}  // namespace linum
