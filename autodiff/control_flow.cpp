@@ -74,14 +74,18 @@ struct Unstack final : Primitive {
   }
 };
 
-// "float32[3,4]", as JAX prints an abstract value.
-std::string aval_str(const Array& a) {
-  std::string s = std::string(dtype_name(a.dtype())) + "[";
-  for (int d = 0; d < a.ndim(); ++d) s += (d ? "," : "") + std::to_string(a.shape(d));
-  return s + "]";
-}
-
 }  // namespace
+
+std::string aval_str(const Array& a) {
+  std::string s(dtype_name(a.dtype()));
+  s += '[';
+  for (int d = 0; d < a.ndim(); ++d) {
+    if (d) s += ',';
+    s += std::to_string(a.shape(d));
+  }
+  s += ']';
+  return s;
+}
 
 Arrays unstack(const Array& x, const char* op) {
   check_valid(x, op);

@@ -27,6 +27,9 @@ struct ScanOptions {
 
 namespace detail {
 
+// "float32[3,4]": an array's abstract value as JAX's messages print it.
+std::string aval_str(const Array& a);
+
 // x[0], ..., x[n-1] along axis 0: views of x's buffer, one primitive (its VJP stacks).
 Arrays unstack(const Array& x, const char* op);
 // Stacks along a new axis 0 (in chunks, so that any length fits a tape node).

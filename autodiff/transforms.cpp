@@ -1,5 +1,6 @@
 // Non-template parts of the transforms: input checks, the reverse sweep driver, vmap plumbing.
 #include <linum/autodiff/transforms.hpp>
+#include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 #include <algorithm>
@@ -119,13 +120,6 @@ Array jvp_watch(JvpTrace& t, const Array& primal, const Array& tangent) {
 
 namespace {
 
-// "float32[3,4]": the abstract type of an array as JAX's vmap/scan errors print it.
-std::string type_str(const Array& a) {
-  std::string s = std::string(dtype_name(a.dtype())) + "[";
-  for (int d = 0; d < a.ndim(); ++d) s += (d ? "," : "") + std::to_string(a.shape(d));
-  return s + "]";
-}
-
 void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
                       std::vector<std::optional<int>>& out, const std::string& fail) {
   if (spec.kind() == AxisSpec::Kind::Leaf) {
@@ -214,7 +208,7 @@ std::int64_t vmap_axis_size(const Arrays& leaves, std::vector<std::optional<int>
       if (e.count == 1) os << "one axis had size " << e.size << ": ";
       else os << "most axes (" << e.count << " of them) had size " << e.size << ", e.g. ";
       os << "axis " << *axes[e.leaf] << " of " << leaf_name(e.leaf) << " of type "
-         << type_str(leaves[e.leaf]) << (k + 1 < seen.size() ? ";" : "");
+         << aval_str(leaves[e.leaf]) << (k + 1 < seen.size() ? ";" : "");
     }
     throw ValueError(os.str());
   }
