@@ -30,7 +30,9 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
 
   MultiSteps(Inner inner, std::int64_t every_k, bool grad_mean = true)
       : opt(std::move(inner)), use_grad_mean(grad_mean) {
-    if (every_k < 1) throw ValueError("MultiSteps: every_k_schedule must be at least 1, got " + std::to_string(every_k));
+    if (every_k < 1)
+      throw ValueError("MultiSteps: every_k_schedule must be at least 1, got " +
+                       std::to_string(every_k));
     every_k_schedule = [every_k](std::int64_t) { return every_k; };
   }
   MultiSteps(Inner inner, std::function<std::int64_t(std::int64_t)> schedule, bool grad_mean = true)
@@ -39,15 +41,17 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
   template <class P>
   auto init(const P& params) const {
     using S = state_t<Inner, P>;
-    return MultiStepsState<S, P>{zero_count(), zero_count(), opt.init(params),
-                                 tree_utils::tree_zeros_like(params), {}};
+    return MultiStepsState<S, P>{
+        zero_count(), zero_count(), opt.init(params), tree_utils::tree_zeros_like(params), {}};
   }
 
   // Runs eagerly: the counters must be concrete (the branch is taken on the host).
   template <class U, class MS, class Q>
   std::pair<U, MS> update_impl(const U& updates, const MS& state, const Q* params) const {
     const std::int64_t k = every_k_schedule(concrete_count(state.gradient_step, "MultiSteps"));
-    if (k < 1) throw ValueError("MultiSteps: every_k_schedule returned " + std::to_string(k) + " (must be at least 1)");
+    if (k < 1)
+      throw ValueError("MultiSteps: every_k_schedule returned " + std::to_string(k) +
+                       " (must be at least 1)");
     const std::int64_t mini = concrete_count(state.mini_step, "MultiSteps");
     const Array& n_acc = state.mini_step;
     auto acc = detail::leafwise(
@@ -60,11 +64,16 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
       MS next{next_mini, state.gradient_step, state.inner_opt_state, std::move(acc), {}};
       return {tree_utils::tree_zeros_like(updates), std::move(next)};
     }
-    auto [final_updates, inner_state] =
-        params ? opt.update(acc, state.inner_opt_state, *params) : opt.update(acc, state.inner_opt_state);
-    auto zero_acc = detail::leafwise(
-        [](const Array& a, const Array& u) { return zeros(a.shape(), u.dtype()); }, acc, final_updates);
-    MS next{next_mini, safe_increment(state.gradient_step), std::move(inner_state), std::move(zero_acc), {}};
+    auto [final_updates, inner_state] = params ? opt.update(acc, state.inner_opt_state, *params)
+                                               : opt.update(acc, state.inner_opt_state);
+    auto zero_acc =
+        detail::leafwise([](const Array& a, const Array& u) { return zeros(a.shape(), u.dtype()); },
+                         acc, final_updates);
+    MS next{next_mini,
+            safe_increment(state.gradient_step),
+            std::move(inner_state),
+            std::move(zero_acc),
+            {}};
     return {U(std::move(final_updates)), std::move(next)};
   }
 

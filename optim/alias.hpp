@@ -100,8 +100,9 @@ auto adagrad(LR learning_rate, double initial_accumulator_value = 0.1, double ep
 template <class LR, class Mask = NoMask>
 auto lamb(LR learning_rate, double b1 = 0.9, double b2 = 0.999, double eps = 1e-6,
           double eps_root = 0.0, double weight_decay = 0.0, Mask mask = {}) {
-  return chain(scale_by_adam(b1, b2, eps, eps_root), add_decayed_weights(weight_decay, std::move(mask)),
-               scale_by_trust_ratio(), scale_by_learning_rate(std::move(learning_rate)));
+  return chain(scale_by_adam(b1, b2, eps, eps_root),
+               add_decayed_weights(weight_decay, std::move(mask)), scale_by_trust_ratio(),
+               scale_by_learning_rate(std::move(learning_rate)));
 }
 
 // optax.lion: scale_by_lion, add_decayed_weights(weight_decay, mask), -lr.

@@ -50,7 +50,8 @@ struct Transformation {
 
 // The state type a transformation keeps for params of type P.
 template <class Tx, class P>
-using state_t = std::remove_cvref_t<decltype(std::declval<const Tx&>().init(std::declval<const P&>()))>;
+using state_t =
+    std::remove_cvref_t<decltype(std::declval<const Tx&>().init(std::declval<const P&>()))>;
 
 // What a transformation is, checked where it is used: init(P) and update(U, state, P).
 template <class Tx, class P>

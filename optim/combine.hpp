@@ -21,7 +21,8 @@ struct Chain : Transformation<Chain<Txs...>> {
 
   template <class P>
   auto init(const P& params) const {
-    return std::apply([&](const auto&... tx) { return std::tuple{tx.init(params)...}; }, transforms);
+    return std::apply([&](const auto&... tx) { return std::tuple{tx.init(params)...}; },
+                      transforms);
   }
 
   template <class U, class S, class Q>
@@ -32,7 +33,8 @@ struct Chain : Transformation<Chain<Txs...>> {
     S next;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       ((std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params)), ...);
-    }(std::index_sequence_for<Txs...>{});
+    }
+    (std::index_sequence_for<Txs...>{});
     return {std::move(u), std::move(next)};
   }
 
@@ -67,7 +69,8 @@ bool mask_truth(const M& m) {
 template <class T, class MT>
 T mask_pytree(const T& tree, const MT& mask) {
   return pytree::tree_map(
-      [](const Array& x, const auto& m) -> Array { return mask_truth(m) ? x : Array(); }, tree, mask);
+      [](const Array& x, const auto& m) -> Array { return mask_truth(m) ? x : Array(); }, tree,
+      mask);
 }
 
 }  // namespace detail
@@ -98,19 +101,20 @@ struct Masked : Transformation<Masked<Inner, Mask>> {
       }
       return inner.update(masked_updates, state.inner_state);
     }();
-    U out = pytree::tree_map(
-        [](const Array& old, const Array& fresh, const auto& m) -> Array {
-          return detail::mask_truth(m) ? fresh : old;
-        },
-        updates, result.first, mt);
+    U out =
+        pytree::tree_map([](const Array& old, const Array& fresh,
+                            const auto& m) -> Array { return detail::mask_truth(m) ? fresh : old; },
+                         updates, result.first, mt);
     return {std::move(out), S{std::move(result.second)}};
   }
 
  private:
   template <class T>
   decltype(auto) mask_tree(const T& tree) const {
-    if constexpr (std::is_invocable_v<const Mask&, const T&>) return mask(tree);
-    else return (mask);
+    if constexpr (std::is_invocable_v<const Mask&, const T&>)
+      return mask(tree);
+    else
+      return (mask);
   }
 };
 
@@ -128,8 +132,10 @@ template <class Mask = NoMask>
 auto add_decayed_weights(double weight_decay = 0.0, Mask mask = {}) {
   AddDecayedWeights t;
   t.weight_decay = weight_decay;
-  if constexpr (std::is_same_v<Mask, NoMask>) return t;
-  else return masked(t, std::move(mask));
+  if constexpr (std::is_same_v<Mask, NoMask>)
+    return t;
+  else
+    return masked(t, std::move(mask));
 }
 
 }  // namespace linum::optim

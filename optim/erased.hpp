@@ -33,8 +33,10 @@ Tree to_tree(const T& x) {
   } else if constexpr (c == Category::Leaf) {
     return Tree(Array(x));
   } else if constexpr (c == Category::Dynamic) {
-    if constexpr (std::is_same_v<T, Tree>) return x;
-    else return pytree::tree_map([](const auto& l) { return Array(l); }, x);
+    if constexpr (std::is_same_v<T, Tree>)
+      return x;
+    else
+      return pytree::tree_map([](const auto& l) { return Array(l); }, x);
   } else if constexpr (c == Category::Frozen) {
     return to_tree(x.unfreeze());
   } else if constexpr (c == Category::Optional) {
@@ -55,7 +57,8 @@ Tree to_tree(const T& x) {
       (d.insert_or_assign(pytree::detail::struct_field_name<I, T>(),
                           to_tree(pytree::detail::struct_field<I>(x))),
        ...);
-    }(std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
+    }
+    (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
     return Tree(std::move(d));
   } else {  // custom node
     auto children = pytree::node_traits<T>::children(x);
@@ -81,7 +84,8 @@ T from_tree(const Tree& t, const std::string& where = "the root") {
     expect(t.is_leaf(), "a leaf");
     return t.leaf().concrete().template item<T>();
   } else if constexpr (c == Category::Dynamic) {
-    if constexpr (std::is_same_v<T, Tree>) return t;
+    if constexpr (std::is_same_v<T, Tree>)
+      return t;
     else {
       using L = typename T::leaf_type;
       return pytree::tree_map([](const Array& a) { return a.concrete().template item<L>(); }, t);
@@ -98,12 +102,14 @@ T from_tree(const Tree& t, const std::string& where = "the root") {
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return T{from_tree<std::tuple_element_t<I, T>>(t.items()[I],
                                                      where + "[" + std::to_string(I) + "]")...};
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
   } else if constexpr (c == Category::List) {
     expect(t.is_list() || t.is_tuple(), "a list");
     T out;
     for (std::size_t i = 0; i < t.size(); ++i) {
-      out.push_back(from_tree<typename T::value_type>(t.items()[i], where + "[" + std::to_string(i) + "]"));
+      out.push_back(
+          from_tree<typename T::value_type>(t.items()[i], where + "[" + std::to_string(i) + "]"));
     }
     return out;
   } else if constexpr (c == Category::Dict) {
@@ -115,27 +121,27 @@ T from_tree(const Tree& t, const std::string& where = "the root") {
     return out;
   } else if constexpr (c == Category::Struct) {
     constexpr std::size_t n = pytree::detail::struct_size_v<T>;
-    expect(t.is_dict() && t.size() == n,
-           ("a dict of the " + std::to_string(n) + " fields of " +
-            std::string(pytree::detail::type_name<T>()))
-               .c_str());
+    expect(t.is_dict() && t.size() == n, ("a dict of the " + std::to_string(n) + " fields of " +
+                                          std::string(pytree::detail::type_name<T>()))
+                                             .c_str());
     T out{};
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((pytree::detail::struct_field<I>(out) =
-            from_tree<pytree::detail::struct_field_t<T, I>>(
-                t.at(pytree::detail::struct_field_name<I, T>()),
-                where + "." + pytree::detail::struct_field_name<I, T>())),
+      ((pytree::detail::struct_field<I>(out) = from_tree<pytree::detail::struct_field_t<T, I>>(
+            t.at(pytree::detail::struct_field_name<I, T>()),
+            where + "." + pytree::detail::struct_field_name<I, T>())),
        ...);
-    }(std::make_index_sequence<n>{});
+    }
+    (std::make_index_sequence<n>{});
     return out;
   } else {
     static_assert(c == Category::Custom, "from_tree: not a pytree type");
     constexpr std::size_t n = pytree::detail::custom_size_v<T>;
     expect(t.is_tuple() && t.size() == n, "a tuple of the node's children");
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return pytree::node_traits<T>::from_children(
-          from_tree<pytree::detail::custom_child_t<T, I>>(t.items()[I], where + "[" + std::to_string(I) + "]")...);
-    }(std::make_index_sequence<n>{});
+      return pytree::node_traits<T>::from_children(from_tree<pytree::detail::custom_child_t<T, I>>(
+          t.items()[I], where + "[" + std::to_string(I) + "]")...);
+    }
+    (std::make_index_sequence<n>{});
   }
 }
 
@@ -151,8 +157,8 @@ class GradientTransformation : public Transformation<GradientTransformation<P>> 
   using State = Tree;
 
   template <class Tx>
-    requires(!std::is_same_v<std::remove_cvref_t<Tx>, GradientTransformation>)
-  GradientTransformation(Tx tx)  // NOLINT(google-explicit-constructor): any transformation converts
+  requires(!std::is_same_v<std::remove_cvref_t<Tx>, GradientTransformation>) GradientTransformation(
+      Tx tx)  // NOLINT(google-explicit-constructor): any transformation converts
       : impl_(std::make_shared<Model<std::remove_cvref_t<Tx>>>(std::move(tx))) {}
 
   Tree init(const P& params) const { return impl_->init(params); }
@@ -164,7 +170,8 @@ class GradientTransformation : public Transformation<GradientTransformation<P>> 
   struct Concept {
     virtual ~Concept() = default;
     virtual Tree init(const P& params) const = 0;
-    virtual std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params) const = 0;
+    virtual std::pair<P, Tree> update(const P& updates, const Tree& state,
+                                      const P* params) const = 0;
   };
   template <class Tx>
   struct Model final : Concept {
@@ -256,8 +263,8 @@ struct MultiTransform : Transformation<MultiTransform<P, LabelFn>> {
 };
 
 template <class P, class LabelFn>
-MultiTransform<P, LabelFn> multi_transform(std::map<std::string, GradientTransformation<P>> transforms,
-                                           LabelFn label_fn) {
+MultiTransform<P, LabelFn> multi_transform(
+    std::map<std::string, GradientTransformation<P>> transforms, LabelFn label_fn) {
   MultiTransform<P, LabelFn> t;
   t.transforms = std::move(transforms);
   t.label_fn = std::move(label_fn);

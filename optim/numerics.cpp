@@ -15,10 +15,18 @@ void throw_no_params(const char* transformation) {
 Array safe_increment(const Array& count) {
   double max = 0;
   switch (count.dtype()) {
-    case DType::int32: max = std::numeric_limits<std::int32_t>::max(); break;
-    case DType::uint32: max = std::numeric_limits<std::uint32_t>::max(); break;
-    case DType::float32: max = std::numeric_limits<float>::max(); break;
-    case DType::float64: max = std::numeric_limits<double>::max(); break;
+    case DType::int32:
+      max = std::numeric_limits<std::int32_t>::max();
+      break;
+    case DType::uint32:
+      max = std::numeric_limits<std::uint32_t>::max();
+      break;
+    case DType::float32:
+      max = std::numeric_limits<float>::max();
+      break;
+    case DType::float64:
+      max = std::numeric_limits<double>::max();
+      break;
     case DType::bool_:
       throw TypeError("safe_increment: the counter must be an integer or float array, got bool");
   }

@@ -35,8 +35,8 @@ Schedule polynomial_schedule(double init_value, double end_value, double power,
   if (transition_steps <= 0) return constant_schedule(init_value);
   transition_begin = std::max<std::int64_t>(transition_begin, 0);
   return [=](std::int64_t count) {
-    const double t = static_cast<double>(std::clamp(count - transition_begin, std::int64_t{0},
-                                                    transition_steps));
+    const double t = static_cast<double>(
+        std::clamp(count - transition_begin, std::int64_t{0}, transition_steps));
     const double frac = 1.0 - t / static_cast<double>(transition_steps);
     return (init_value - end_value) * std::pow(frac, power) + end_value;
   };
@@ -57,7 +57,8 @@ Schedule exponential_decay(double init_value, std::int64_t transition_steps, dou
     double p = static_cast<double>(decreased) / static_cast<double>(transition_steps);
     if (staircase) p = std::floor(p);
     double value = decreased <= 0 ? init_value : init_value * std::pow(decay_rate, p);
-    if (end_value) value = decay_rate < 1.0 ? std::max(value, *end_value) : std::min(value, *end_value);
+    if (end_value)
+      value = decay_rate < 1.0 ? std::max(value, *end_value) : std::min(value, *end_value);
     return value;
   };
 }
@@ -70,7 +71,8 @@ Schedule cosine_decay_schedule(double init_value, std::int64_t decay_steps, doub
   }
   return [=](std::int64_t count) {
     const double t = static_cast<double>(std::min(count, decay_steps));
-    const double cosine = 0.5 * (1.0 + std::cos(std::numbers::pi * t / static_cast<double>(decay_steps)));
+    const double cosine =
+        0.5 * (1.0 + std::cos(std::numbers::pi * t / static_cast<double>(decay_steps)));
     return init_value * ((1.0 - alpha) * std::pow(cosine, exponent) + alpha);
   };
 }
@@ -112,17 +114,16 @@ Schedule warmup_cosine_decay_schedule(double init_value, double peak_value,
                                       std::int64_t warmup_steps, std::int64_t decay_steps,
                                       double end_value, double exponent) {
   const double alpha = peak_value == 0.0 ? 0.0 : end_value / peak_value;
-  return join_schedules({linear_schedule(init_value, peak_value, warmup_steps),
-                         cosine_decay_schedule(peak_value, decay_steps - warmup_steps, alpha,
-                                               exponent)},
-                        {warmup_steps});
+  return join_schedules(
+      {linear_schedule(init_value, peak_value, warmup_steps),
+       cosine_decay_schedule(peak_value, decay_steps - warmup_steps, alpha, exponent)},
+      {warmup_steps});
 }
 
 Schedule warmup_exponential_decay_schedule(double init_value, double peak_value,
-                                           std::int64_t warmup_steps,
-                                           std::int64_t transition_steps, double decay_rate,
-                                           std::int64_t transition_begin, bool staircase,
-                                           std::optional<double> end_value) {
+                                           std::int64_t warmup_steps, std::int64_t transition_steps,
+                                           double decay_rate, std::int64_t transition_begin,
+                                           bool staircase, std::optional<double> end_value) {
   return join_schedules({linear_schedule(init_value, peak_value, warmup_steps),
                          exponential_decay(peak_value, transition_steps, decay_rate,
                                            transition_begin, staircase, end_value)},

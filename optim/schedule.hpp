@@ -15,14 +15,15 @@
 
 namespace linum::optim {
 
-// A schedule: any callable count -> value. Schedule s = [](std::int64_t t) { return 0.1 / (1 + t); };
+// A schedule: any callable count -> value. Schedule s = [](std::int64_t t) { return 0.1 / (1 + t);
+// };
 class Schedule {
  public:
   Schedule() = default;
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, Schedule> &&
-             std::is_invocable_r_v<double, const F&, std::int64_t>)
-  Schedule(F f) : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor): lambdas convert
+  requires(!std::is_same_v<std::remove_cvref_t<F>, Schedule> &&
+           std::is_invocable_r_v<double, const F&, std::int64_t>) Schedule(F f)
+      : fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor): lambdas convert
 
   double operator()(std::int64_t count) const;
   // At a concrete integer counter (an optimizer state's count): a float32 scalar, like optax.
@@ -38,8 +39,9 @@ std::int64_t concrete_count(const Array& count, const char* fn);
 
 Schedule constant_schedule(double value);
 
-// init -> end over transition_steps (after transition_begin) as (init - end) * (1 - t/T)**power + end.
-// transition_steps <= 0 gives the constant init_value; a negative transition_begin counts as 0.
+// init -> end over transition_steps (after transition_begin) as (init - end) * (1 - t/T)**power +
+// end. transition_steps <= 0 gives the constant init_value; a negative transition_begin counts as
+// 0.
 Schedule polynomial_schedule(double init_value, double end_value, double power,
                              std::int64_t transition_steps, std::int64_t transition_begin = 0);
 
@@ -58,8 +60,8 @@ Schedule cosine_decay_schedule(double init_value, std::int64_t decay_steps, doub
                                double exponent = 1.0);
 
 // init * product of the scales of every boundary <= t. ValueError for a negative scale.
-Schedule piecewise_constant_schedule(double init_value,
-                                     const std::map<std::int64_t, double>& boundaries_and_scales = {});
+Schedule piecewise_constant_schedule(
+    double init_value, const std::map<std::int64_t, double>& boundaries_and_scales = {});
 
 // schedules[0] until boundaries[0], then schedules[1] counted from boundaries[0], ...
 // ValueError unless there is one boundary fewer than schedules.
@@ -73,9 +75,8 @@ Schedule warmup_cosine_decay_schedule(double init_value, double peak_value,
 
 // Linear warmup, then exponential_decay from peak_value.
 Schedule warmup_exponential_decay_schedule(double init_value, double peak_value,
-                                           std::int64_t warmup_steps,
-                                           std::int64_t transition_steps, double decay_rate,
-                                           std::int64_t transition_begin = 0,
+                                           std::int64_t warmup_steps, std::int64_t transition_steps,
+                                           double decay_rate, std::int64_t transition_begin = 0,
                                            bool staircase = false,
                                            std::optional<double> end_value = std::nullopt);
 

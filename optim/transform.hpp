@@ -180,9 +180,9 @@ struct ScaleByAdam : Transformation<ScaleByAdam> {
           tree_bias_correction(updates, b1, count_inc));
     }();
     P nu_hat = tree_bias_correction(nu, b2, count_inc);
-    U out = detail::leafwise(
-        [&](const Array&, const Array& m, const Array& v) { return m / (sqrt(v + eps_root) + eps); },
-        updates, mu_hat, nu_hat);
+    U out = detail::leafwise([&](const Array&, const Array& m,
+                                 const Array& v) { return m / (sqrt(v + eps_root) + eps); },
+                             updates, mu_hat, nu_hat);
     return {std::move(out), {count_inc, tree_cast(mu, mu_dtype), tree_cast_like(nu, state.nu)}};
   }
 };
@@ -207,8 +207,10 @@ struct ScaleByRms : Transformation<ScaleByRms<BiasCorrection>> {
   template <class P>
   auto init(const P& params) const {
     P nu = tree_utils::tree_full_like(params, initial_scale);
-    if constexpr (BiasCorrection) return ScaleByRmsWithCountState<P>{zero_count(), std::move(nu)};
-    else return ScaleByRmsState<P>{std::move(nu)};
+    if constexpr (BiasCorrection)
+      return ScaleByRmsWithCountState<P>{zero_count(), std::move(nu)};
+    else
+      return ScaleByRmsState<P>{std::move(nu)};
   }
   template <class U, class S, class Q>
   std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
@@ -280,8 +282,7 @@ struct ScaleByStddev : Transformation<ScaleByStddev<BiasCorrection>> {
 };
 template <bool BiasCorrection = false>
 ScaleByStddev<BiasCorrection> scale_by_stddev(double decay = 0.9, double eps = 1e-8,
-                                              double initial_scale = 0.0,
-                                              bool eps_in_sqrt = true) {
+                                              double initial_scale = 0.0, bool eps_in_sqrt = true) {
   ScaleByStddev<BiasCorrection> t;
   t.decay = decay, t.eps = eps, t.initial_scale = initial_scale, t.eps_in_sqrt = eps_in_sqrt;
   return t;
@@ -301,9 +302,7 @@ struct ScaleByRss : Transformation<ScaleByRss> {
     P sos = detail::leafwise([](const Array& t, const Array& g) { return g * g + t; },
                              state.sum_of_squares, updates);
     U out = detail::leafwise(
-        [&](const Array& g, const Array& t) {
-          return where(t > 0, rsqrt(t + eps), 0.0) * g;
-        },
+        [&](const Array& g, const Array& t) { return where(t > 0, rsqrt(t + eps), 0.0) * g; },
         updates, sos);
     return {std::move(out), {std::move(sos)}};
   }
@@ -328,7 +327,8 @@ struct ScaleByLion : Transformation<ScaleByLion> {
     U out = detail::leafwise(
         [b1 = b1](const Array& g, const Array& m) { return sign((1.0 - b1) * g + b1 * m); },
         updates, state.mu);
-    P mu = tree_utils::tree_cast(tree_utils::tree_update_moment(updates, state.mu, b2, 1), mu_dtype);
+    P mu =
+        tree_utils::tree_cast(tree_utils::tree_update_moment(updates, state.mu, b2, 1), mu_dtype);
     return {std::move(out), {safe_increment(state.count), std::move(mu)}};
   }
 };
@@ -412,9 +412,9 @@ struct AddDecayedWeights : Transformation<AddDecayedWeights> {
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
                                        const Q* params) const {
     if (!params) throw_no_params("add_decayed_weights");
-    U out = detail::leafwise(
-        [wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; }, updates,
-        *params);
+    U out =
+        detail::leafwise([wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; },
+                         updates, *params);
     return {std::move(out), state};
   }
 };
@@ -474,7 +474,9 @@ struct ClipByGlobalNorm : Transformation<ClipByGlobalNorm> {
     Array g_norm = global_norm(updates);
     Array trigger = g_norm < max_norm;
     U out = detail::leafwise(
-        [&](const Array& t) { return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm); },
+        [&](const Array& t) {
+          return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm);
+        },
         updates);
     return {std::move(out), state};
   }
@@ -485,7 +487,8 @@ inline ClipByGlobalNorm clip_by_global_norm(double max_norm) {
   return t;
 }
 
-// ---- gradient accumulation ------------------------------------------------------------------------
+// ---- gradient accumulation
+// ------------------------------------------------------------------------
 
 // optax.apply_every(k): accumulate updates and emit their sum every k-th step, zeros in between.
 struct ApplyEveryK : Transformation<ApplyEveryK> {
@@ -504,8 +507,9 @@ struct ApplyEveryK : Transformation<ApplyEveryK> {
     P grad_acc = detail::leafwise(
         [&](const Array& ga, const Array& g) { return astype(acc, ga.dtype()) * ga + g; },
         state.grad_acc, updates);
-    U out = detail::leafwise([&](const Array&, const Array& ga) { return astype(emit, ga.dtype()) * ga; },
-                             updates, grad_acc);
+    U out = detail::leafwise(
+        [&](const Array&, const Array& ga) { return astype(emit, ga.dtype()) * ga; }, updates,
+        grad_acc);
     Array count_inc = safe_increment(c);
     Array wrapped = where(count_inc >= static_cast<double>(k), zeros({}, c.dtype()), count_inc);
     return {std::move(out), {wrapped, std::move(grad_acc)}};

@@ -33,8 +33,10 @@ T leafwise(F&& f, const T& t, const R&... rest) {
 // The Array leaves of t in flattening order, MaskedNode leaves included.
 template <class T>
 Arrays leaves(const T& t) {
-  if constexpr (std::is_same_v<T, Array>) return Arrays{t};
-  else return pytree::tree_leaves<Array>(t);
+  if constexpr (std::is_same_v<T, Array>)
+    return Arrays{t};
+  else
+    return pytree::tree_leaves<Array>(t);
 }
 
 // Leaf math shared by the transformations (numerics.cpp).
@@ -57,8 +59,8 @@ T tree_zeros_like(const T& t, std::optional<DType> dtype = std::nullopt) {
 
 template <class T>
 T tree_ones_like(const T& t, std::optional<DType> dtype = std::nullopt) {
-  return detail::leafwise([&](const Array& x) { return ones(x.shape(), dtype.value_or(x.dtype())); },
-                          t);
+  return detail::leafwise(
+      [&](const Array& x) { return ones(x.shape(), dtype.value_or(x.dtype())); }, t);
 }
 
 template <class T>
@@ -105,7 +107,8 @@ T tree_scale(double scalar, const T& t) {
 // a + scalar * b.
 template <class T>
 T tree_add_scale(const T& a, double scalar, const T& b) {
-  return detail::leafwise([scalar](const Array& x, const Array& y) { return x + scalar * y; }, a, b);
+  return detail::leafwise([scalar](const Array& x, const Array& y) { return x + scalar * y; }, a,
+                          b);
 }
 
 // Sum of every element of every leaf (a rank-0 Array; 0.0 for a tree without leaves).
@@ -161,8 +164,8 @@ M tree_update_moment_per_elem_norm(const T& updates, const M& moments, double de
 // moment / (1 - decay**count), the correction computed in the moment's dtype.
 template <class M>
 M tree_bias_correction(const M& moments, double decay, const Array& count) {
-  return detail::leafwise(
-      [&](const Array& m) { return detail::bias_correction(m, decay, count); }, moments);
+  return detail::leafwise([&](const Array& m) { return detail::bias_correction(m, decay, count); },
+                          moments);
 }
 
 }  // namespace tree_utils

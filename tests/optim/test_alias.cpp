@@ -23,7 +23,8 @@ Array sum_sq(const Array& x) { return linum::sum(x * x); }
 
 // Runs `steps` optimizer steps on f from x0 and returns every iterate.
 template <class Tx>
-std::vector<Array> run(const Tx& tx, Array x, int steps, const std::function<Array(const Array&)>& f) {
+std::vector<Array> run(const Tx& tx, Array x, int steps,
+                       const std::function<Array(const Array&)>& f) {
   auto g = linum::grad(f);
   auto state = tx.init(x);
   std::vector<Array> xs;
@@ -79,7 +80,8 @@ struct AdamRef {
       m[i] = (1 - b1) * g[i] + b1 * m[i];
       v[i] = (1 - b2) * g[i] * g[i] + b2 * v[i];
       double mh = m[i] / (1 - std::pow(b1, t));
-      if (nesterov) mh = b1 * m[i] / (1 - std::pow(b1, t + 1)) + (1 - b1) * g[i] / (1 - std::pow(b1, t));
+      if (nesterov)
+        mh = b1 * m[i] / (1 - std::pow(b1, t + 1)) + (1 - b1) * g[i] / (1 - std::pow(b1, t));
       const double vh = v[i] / (1 - std::pow(b2, t));
       d[i] = mh / (std::sqrt(vh + eps_root) + eps);
     }
@@ -101,24 +103,29 @@ TEST_SUITE("optim optimizers: known answers") {
     auto s1 = optim::sgd(0.1).init(p);
     static_assert(std::is_same_v<decltype(s1), std::tuple<optim::EmptyState, optim::EmptyState>>);
     auto s2 = optim::sgd(0.1, 0.9).init(p);
-    static_assert(std::is_same_v<decltype(s2), std::tuple<optim::TraceState<Params>, optim::EmptyState>>);
+    static_assert(
+        std::is_same_v<decltype(s2), std::tuple<optim::TraceState<Params>, optim::EmptyState>>);
     auto s3 = optim::adam(0.1).init(p);
-    static_assert(std::is_same_v<decltype(s3), std::tuple<optim::ScaleByAdamState<Params>, optim::EmptyState>>);
+    static_assert(std::is_same_v<decltype(s3),
+                                 std::tuple<optim::ScaleByAdamState<Params>, optim::EmptyState>>);
     CHECK(std::get<0>(s3).count.dtype() == linum::int32);
     CHECK(std::get<0>(s3).count.shape().empty());
     CHECK(std::get<0>(s3).mu.at("w").dtype() == linum::float32);
     // A schedule learning rate keeps a step count.
     auto s4 = optim::adam(optim::constant_schedule(0.1)).init(p);
-    static_assert(std::is_same_v<std::tuple_element_t<1, decltype(s4)>, optim::ScaleByScheduleState<>>);
+    static_assert(
+        std::is_same_v<std::tuple_element_t<1, decltype(s4)>, optim::ScaleByScheduleState<>>);
     auto s5 = optim::adamw(0.1).init(p);
     static_assert(std::tuple_size_v<decltype(s5)> == 3);
     std::map<std::string, bool> mask{{"w", true}};
     auto s6 = optim::adamw(0.1, 0.9, 0.999, 1e-8, 0.0, std::nullopt, 1e-4, mask).init(p);
-    static_assert(std::is_same_v<std::tuple_element_t<1, decltype(s6)>, optim::MaskedState<optim::EmptyState>>);
-    CHECK(linum::pytree::repr(s6) ==
-          "(ScaleByAdamState(count=Array(0, dtype=int32), mu={'w': Array([0., 0.], dtype=float32)}, "
-          "nu={'w': Array([0., 0.], dtype=float32)}), MaskedState(inner_state=EmptyState()), "
-          "EmptyState())");
+    static_assert(std::is_same_v<std::tuple_element_t<1, decltype(s6)>,
+                                 optim::MaskedState<optim::EmptyState>>);
+    CHECK(
+        linum::pytree::repr(s6) ==
+        "(ScaleByAdamState(count=Array(0, dtype=int32), mu={'w': Array([0., 0.], dtype=float32)}, "
+        "nu={'w': Array([0., 0.], dtype=float32)}), MaskedState(inner_state=EmptyState()), "
+        "EmptyState())");
   }
 
   TEST_CASE("O7: adam(0.1), one step from [1, 2, 3] with g = 2x (float32)") {
@@ -252,15 +259,18 @@ TEST_SUITE("optim optimizers: 3-step trajectories computed by hand") {
       return u;
     });
     Vec m(3, 0.0), v(3, 0.0);
-    check_trajectory(optim::rmsprop<true>(lr, decay, eps), [&](const Vec&, const Vec& g, int) {
-      Vec u(3);
-      for (int i = 0; i < 3; ++i) {
-        m[i] = (1 - decay) * g[i] + decay * m[i];
-        v[i] = (1 - decay) * g[i] * g[i] + decay * v[i];
-        u[i] = -lr * g[i] / std::sqrt(v[i] - m[i] * m[i] + eps);
-      }
-      return u;
-    }, 1e-11);
+    check_trajectory(
+        optim::rmsprop<true>(lr, decay, eps),
+        [&](const Vec&, const Vec& g, int) {
+          Vec u(3);
+          for (int i = 0; i < 3; ++i) {
+            m[i] = (1 - decay) * g[i] + decay * m[i];
+            v[i] = (1 - decay) * g[i] * g[i] + decay * v[i];
+            u[i] = -lr * g[i] / std::sqrt(v[i] - m[i] * m[i] + eps);
+          }
+          return u;
+        },
+        1e-11);
     Vec n2(3, 0.0), tr(3, 0.0);
     check_trajectory(optim::rmsprop(lr, decay, eps, 0.0, true, 0.5),
                      [&](const Vec&, const Vec& g, int) {
@@ -290,27 +300,29 @@ TEST_SUITE("optim optimizers: 3-step trajectories computed by hand") {
   TEST_CASE("lamb: adam direction plus weight decay, scaled by the trust ratio") {
     AdamRef ref{0.9, 0.999, 1e-6, 0.0};
     const double lr = 0.1, wd = 0.01;
-    check_trajectory(optim::lamb(lr, 0.9, 0.999, 1e-6, 0.0, wd), [&](const Vec& x, const Vec& g, int t) {
-      Vec d = ref.direction(g, t);
-      for (int i = 0; i < 3; ++i) d[i] += wd * x[i];
-      const double ratio = norm(x) / norm(d);  // one leaf: the whole vector
-      for (double& e : d) e *= -lr * ratio;
-      return d;
-    });
+    check_trajectory(optim::lamb(lr, 0.9, 0.999, 1e-6, 0.0, wd),
+                     [&](const Vec& x, const Vec& g, int t) {
+                       Vec d = ref.direction(g, t);
+                       for (int i = 0; i < 3; ++i) d[i] += wd * x[i];
+                       const double ratio = norm(x) / norm(d);  // one leaf: the whole vector
+                       for (double& e : d) e *= -lr * ratio;
+                       return d;
+                     });
   }
 
   TEST_CASE("lion") {
     const double lr = 0.01, b1 = 0.9, b2 = 0.99, wd = 0.1;
     Vec m(3, 0.0);
-    check_trajectory(optim::lion(lr, b1, b2, std::nullopt, wd), [&](const Vec& x, const Vec& g, int) {
-      Vec u(3);
-      for (int i = 0; i < 3; ++i) {
-        const double c = (1 - b1) * g[i] + b1 * m[i];
-        u[i] = -lr * ((c > 0) - (c < 0) + wd * x[i]);
-        m[i] = (1 - b2) * g[i] + b2 * m[i];
-      }
-      return u;
-    });
+    check_trajectory(optim::lion(lr, b1, b2, std::nullopt, wd),
+                     [&](const Vec& x, const Vec& g, int) {
+                       Vec u(3);
+                       for (int i = 0; i < 3; ++i) {
+                         const double c = (1 - b1) * g[i] + b1 * m[i];
+                         u[i] = -lr * ((c > 0) - (c < 0) + wd * x[i]);
+                         m[i] = (1 - b2) * g[i] + b2 * m[i];
+                       }
+                       return u;
+                     });
   }
 
   TEST_CASE("a schedule learning rate and a clipped chain") {
@@ -349,7 +361,8 @@ TEST_SUITE("optim optimizers: params containers") {
       Array y = linum::matmul(k, f64({1.0, 2.0})) + b;
       return linum::sum(y * y);
     };
-    auto gk = linum::grad([&](const Array& k, const Array& b) { return loss(k, b); }, linum::argnums<0, 1>);
+    auto gk = linum::grad([&](const Array& k, const Array& b) { return loss(k, b); },
+                          linum::argnums<0, 1>);
 
     // The reference: a std::tuple of the two arrays.
     auto tx = optim::adam(0.05);
@@ -376,15 +389,19 @@ TEST_SUITE("optim optimizers: params containers") {
       check_close(get_k(params), vec(std::get<0>(ref)));
       check_close(get_b(params), vec(std::get<1>(ref)));
     };
-    check(Params{{"kernel", k0}, {"bias", b0}}, [](auto& p) -> Array& { return p.at("kernel"); },
-          [](auto& p) -> Array& { return p.at("bias"); });
-    check(Tree{{"layer", Tree{{"kernel", k0}, {"bias", b0}}}},
-          [](auto& p) -> Array& { return p["layer"]["kernel"].leaf(); },
-          [](auto& p) -> Array& { return p["layer"]["bias"].leaf(); });
-    check(Linear<Array>{k0, b0}, [](auto& p) -> Array& { return p.kernel; },
-          [](auto& p) -> Array& { return p.bias; });
-    check(std::vector<Array>{k0, b0}, [](auto& p) -> Array& { return p[0]; },
-          [](auto& p) -> Array& { return p[1]; });
+    check(
+        Params{{"kernel", k0}, {"bias", b0}}, [](auto& p) -> Array& { return p.at("kernel"); },
+        [](auto& p) -> Array& { return p.at("bias"); });
+    check(
+        Tree{{"layer", Tree{{"kernel", k0}, {"bias", b0}}}},
+        [](auto& p) -> Array& { return p["layer"]["kernel"].leaf(); },
+        [](auto& p) -> Array& { return p["layer"]["bias"].leaf(); });
+    check(
+        Linear<Array>{k0, b0}, [](auto& p) -> Array& { return p.kernel; },
+        [](auto& p) -> Array& { return p.bias; });
+    check(
+        std::vector<Array>{k0, b0}, [](auto& p) -> Array& { return p[0]; },
+        [](auto& p) -> Array& { return p[1]; });
 
     // FrozenDict is immutable: build the gradient tree with tree_map_with_path.
     linum::FrozenDict<Array> fparams{{"kernel", k0}, {"bias", b0}};
@@ -419,7 +436,8 @@ TEST_SUITE("optim optimizers: convergence") {
                                   {0.2, -0.3, 0.7}});
     const Vec w_true = {1.5, -2.0, 0.75};
     const Array b = linum::matmul(a, f64(w_true));
-    Params params{{"w", linum::zeros({3}, linum::float64)}, {"b", linum::zeros({}, linum::float64)}};
+    Params params{{"w", linum::zeros({3}, linum::float64)},
+                  {"b", linum::zeros({}, linum::float64)}};
     auto loss = [&](const Params& p) {
       Array r = linum::matmul(a, p.at("w")) + p.at("b") - b;
       return linum::mean(r * r);

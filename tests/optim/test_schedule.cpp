@@ -41,8 +41,10 @@ TEST_SUITE("optim schedules") {
     auto delayed = optim::exponential_decay(2.0, 10, 0.5, 5);
     CHECK(delayed(3) == 2.0);
     CHECK(delayed(25) == Approx(0.5).epsilon(1e-14));
-    CHECK(optim::exponential_decay(1.0, 10, 0.5, 0, false, 0.3)(100) == Approx(0.3));  // lower bound
-    CHECK(optim::exponential_decay(1.0, 10, 2.0, 0, false, 3.0)(100) == Approx(3.0));  // upper bound
+    CHECK(optim::exponential_decay(1.0, 10, 0.5, 0, false, 0.3)(100) ==
+          Approx(0.3));  // lower bound
+    CHECK(optim::exponential_decay(1.0, 10, 2.0, 0, false, 3.0)(100) ==
+          Approx(3.0));                                         // upper bound
     CHECK(optim::exponential_decay(1.0, 10, 0.0)(100) == 1.0);  // decay_rate 0: constant
   }
 
@@ -53,8 +55,10 @@ TEST_SUITE("optim schedules") {
     CHECK(c(100) == Approx(0.1).epsilon(1e-14));
     CHECK(c(200) == Approx(0.1).epsilon(1e-14));
     const double half = 0.5 * (1 + std::cos(std::numbers::pi / 4));
-    CHECK(optim::cosine_decay_schedule(2.0, 100, 0.0, 2.0)(25) == Approx(2.0 * half * half).epsilon(1e-14));
-    const std::string msg = message_of<linum::ValueError>([] { optim::cosine_decay_schedule(1.0, 0); });
+    CHECK(optim::cosine_decay_schedule(2.0, 100, 0.0, 2.0)(25) ==
+          Approx(2.0 * half * half).epsilon(1e-14));
+    const std::string msg =
+        message_of<linum::ValueError>([] { optim::cosine_decay_schedule(1.0, 0); });
     CHECK(msg == "The cosine_decay_schedule requires positive decay_steps, got decay_steps=0.");
   }
 
@@ -69,8 +73,8 @@ TEST_SUITE("optim schedules") {
   }
 
   TEST_CASE("join_schedules counts each schedule from its boundary") {
-    auto j = optim::join_schedules({optim::constant_schedule(1.0), optim::linear_schedule(0.0, 10.0, 10)},
-                                   {5});
+    auto j = optim::join_schedules(
+        {optim::constant_schedule(1.0), optim::linear_schedule(0.0, 10.0, 10)}, {5});
     CHECK(j(4) == 1.0);
     CHECK(j(5) == 0.0);
     CHECK(j(10) == Approx(5.0));

@@ -44,8 +44,10 @@ TEST_SUITE("optim GradientTransformation (run-time choice)") {
           q = optim::apply_updates(q, u);
         }
       };
-      if (use_adam) run_static(optim::adam(0.1));
-      else run_static(optim::sgd(0.1, 0.9));
+      if (use_adam)
+        run_static(optim::adam(0.1));
+      else
+        run_static(optim::sgd(0.1, 0.9));
       for (int i = 0; i < 3; ++i) {
         auto [u, n] = tx.update(quad_grad(p), state, p);
         state = n;
@@ -104,8 +106,9 @@ TEST_SUITE("optim TrainState") {
     CHECK(state.step.item<int>() == 3);
     CHECK(std::get<0>(state.opt_state).count.item<int>() == 3);
     check_close(state.params.at("w"), vec(q.at("w")));
-    check_close(state.apply_fn(state.params, f64({2.0, 2.0})),
-                {2 * vec(q.at("w"))[0] + vec(q.at("b"))[0], 2 * vec(q.at("w"))[1] + vec(q.at("b"))[0]});
+    check_close(
+        state.apply_fn(state.params, f64({2.0, 2.0})),
+        {2 * vec(q.at("w"))[0] + vec(q.at("b"))[0], 2 * vec(q.at("w"))[1] + vec(q.at("b"))[0]});
 
     // A TrainState is a pytree of step, params and opt_state.
     CHECK(linum::tree_leaves<Array>(state).size() == 1 + 2 + 5);
@@ -113,7 +116,8 @@ TEST_SUITE("optim TrainState") {
     auto rebuilt = linum::tree_map([](const Array& a) { return a; }, state);
     CHECK(rebuilt.step.item<int>() == 3);
     CHECK_FALSE(rebuilt.has_static_fields());
-    const std::string msg = message_of<linum::ValueError>([&] { rebuilt.apply_gradients(state.params); });
+    const std::string msg =
+        message_of<linum::ValueError>([&] { rebuilt.apply_gradients(state.params); });
     CHECK(msg.find("TrainState.tx") != std::string::npos);
   }
 
@@ -210,7 +214,8 @@ TEST_SUITE("optim seed 002: surgery with optimizers") {
     CHECK(linum::pytree::repr(linum::tree_map(shape_of, new_state)) ==
           linum::pytree::repr(linum::tree_map(shape_of, opt_state)));
     CHECK(vec(std::get<0>(new_state).mu["Dense_1"]["kernel"].leaf()) == Vec(2560, 0.0));
-    check_close(std::get<0>(new_state).mu["Dense_0"]["bias"].leaf(), Vec(256, f32v(0.1)));  // untouched
+    check_close(std::get<0>(new_state).mu["Dense_0"]["bias"].leaf(),
+                Vec(256, f32v(0.1)));  // untouched
 
     // Training continues from the edited state.
     auto [u, next] = tx.update(grads, new_state, params);

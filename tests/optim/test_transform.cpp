@@ -71,9 +71,10 @@ TEST_SUITE("optim base") {
     check_close(neg.update(g, neg.init(g)).first.at("w"), {-1.0, 2.0});
 
     // optax.GradientTransformation(init_fn, update_fn): a counter of calls.
-    auto counting = optim::transformation(
-        [](const Params&) { return Array(0); },
-        [](const Params& u, const Array& n, const Params*) { return std::pair{u, n + 1}; });
+    auto counting = optim::transformation([](const Params&) { return Array(0); },
+                                          [](const Params& u, const Array& n, const Params*) {
+                                            return std::pair{u, n + 1};
+                                          });
     Array n = counting.init(g);
     for (int i = 0; i < 3; ++i) n = counting.update(g, n).second;
     CHECK(n.item<int>() == 3);
@@ -89,8 +90,9 @@ TEST_SUITE("optim transformations") {
     check_close(u.at("w"), {0.5, -1.0});
     check_close(optim::scale_by_learning_rate(0.1).update(g, optim::EmptyState{}).first.at("w"),
                 {f32v(-0.1), f32v(0.2)}, 1e-7);
-    check_close(optim::scale_by_learning_rate(0.1, false).update(g, optim::EmptyState{}).first.at("w"),
-                {f32v(0.1), f32v(-0.2)}, 1e-7);
+    check_close(
+        optim::scale_by_learning_rate(0.1, false).update(g, optim::EmptyState{}).first.at("w"),
+        {f32v(0.1), f32v(-0.2)}, 1e-7);
   }
 
   TEST_CASE("scale_by_schedule reads the schedule at the count before the step") {
@@ -145,7 +147,8 @@ TEST_SUITE("optim transformations") {
     check_close(u1.at("w"), want1);
     check_close(u2.at("w"), want2);
     CHECK(s2.count.item<int>() == 2);
-    check_close(s2.mu.at("w"), {(1 - b1) * 1.5 + b1 * (1 - b1) * 0.5, (1 - b1) * 1.0 + b1 * (1 - b1) * -2.0});
+    check_close(s2.mu.at("w"),
+                {(1 - b1) * 1.5 + b1 * (1 - b1) * 0.5, (1 - b1) * 1.0 + b1 * (1 - b1) * -2.0});
   }
 
   TEST_CASE("O20: scale_by_rms with bias correction and eps outside equals scale_by_adam(b1=0)") {
@@ -249,7 +252,8 @@ TEST_SUITE("optim transformations") {
     auto chained = optim::chain(optim::scale_by_adam(), optim::trace(0.0), optim::scale(-1e-2));
     auto state = chained.init(params);
     static_assert(std::tuple_size_v<decltype(state)> == 3);
-    static_assert(std::is_same_v<std::tuple_element_t<0, decltype(state)>, optim::ScaleByAdamState<P>>);
+    static_assert(
+        std::is_same_v<std::tuple_element_t<0, decltype(state)>, optim::ScaleByAdamState<P>>);
     static_assert(std::is_same_v<std::tuple_element_t<1, decltype(state)>, optim::TraceState<P>>);
     auto adam = optim::scale_by_adam();
     auto tr = optim::trace(0.0);
@@ -355,8 +359,9 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
 
     auto bad = optim::multi_transform<Params>({{"adam", optim::adam(0.1)}}, label);
     const std::string msg = message_of<linum::ValueError>([&] { bad.init(params); });
-    CHECK(msg == "Some parameters have no corresponding transformation.\nParameter labels: "
-                 "['adam', 'sgd'] \nTransforms keys: ['adam'] \n");
+    CHECK(msg ==
+          "Some parameters have no corresponding transformation.\nParameter labels: "
+          "['adam', 'sgd'] \nTransforms keys: ['adam'] \n");
   }
 
   TEST_CASE("MultiSteps: accumulate the mean of k mini-steps, then one inner step") {
