@@ -171,7 +171,9 @@ class Dict {
     return true;
   }
 
+  // Python's dict repr: {'a': 1, ('b', 'c'): 2}.
   void repr_into(std::string& out) const { detail::repr_map_into(out, *this); }
+  friend std::ostream& operator<<(std::ostream& os, const Dict& d) { return os << repr(d); }
 
  private:
   // Lookups are a linear scan for small dicts (the common case: a module's params) and go

@@ -56,6 +56,10 @@ void pretty_dict_into(std::string& out, const BasicTree<L>& x, int num_spaces) {
 
 }  // namespace detail
 
+// Immutable, cheap to copy (the entries are shared), iterated in insertion order, flattened in
+// sorted-key order. Values are BasicTree<L>: nested dicts (where Flax hands back a FrozenDict,
+// fd["a"] here is a const Tree dict; freeze(fd["a"]) when a FrozenDict is needed), leaves,
+// tuples (sown values), lists or None.
 template <class L>
 class FrozenDict {
  public:

@@ -1,5 +1,22 @@
 // linum's pytrees in one include: traits, the dynamic Tree, FrozenDict, tree_util algorithms,
 // printing, and traverse_util. The common names are also available directly in `linum::`.
+//
+// What is a pytree (traits.hpp): leaves are arithmetic types and types declared with
+// `template <> struct linum::pytree::is_leaf<T> : std::true_type {};`; nodes are std::tuple,
+// std::pair, std::array (tuples), std::vector (lists), std::map / std::unordered_map / Dict with
+// std::string keys (dicts, flattened in sorted-key order), std::optional (None when empty),
+// Hana structs (namedtuples: named children), node_traits<T> specialisations (custom nodes),
+// FrozenDict<L> and the dynamic BasicTree<L>.
+//
+// linum::pytree (tree_util.hpp, treedef.hpp, key_path.hpp):
+//   tree_leaves<L>(t), tree_flatten<L>(t) -> (leaves, TreeDef), tree_unflatten<T>(def, leaves),
+//   tree_unflatten(def, leaves) -> BasicTree, tree_unflatten_like(t, leaves), tree_structure(t),
+//   tree_map(f, t, rest...), tree_map_with_path(f, t, rest...), tree_flatten_with_path,
+//   tree_leaves_with_path, tree_reduce(f, t[, init]), tree_all(t[, pred]), keystr(path).
+// linum::pytree (frozen_dict.hpp): FrozenDict<L>, freeze, unfreeze, copy, pop, pretty_repr.
+// linum::pytree (repr.hpp): repr(x), pformat(x), the Repr<T> printing customisation point.
+// linum::traverse_util (traverse_util.hpp): flatten_dict, unflatten_dict, path_aware_map,
+//   empty_node, ModelParamTraversal.
 #pragma once
 
 #include <linum/error.hpp>

@@ -1,6 +1,7 @@
 // The dynamic BasicTree and the insertion-ordered Dict: construction, access, errors, equality.
 #include <doctest/doctest.h>
 
+#include <sstream>
 #include <string>
 
 #include <linum/pytree/pytree.hpp>
@@ -100,5 +101,8 @@ TEST_SUITE("tree") {
     pt::Dict<pt::Path, int> flat{{{"a", "b"}, 1}};
     CHECK(flat.at(pt::Path{"a", "b"}) == 1);
     CHECK(pt::repr(flat) == "{('a', 'b'): 1}");
+    std::ostringstream os;
+    os << flat;
+    CHECK(os.str() == "{('a', 'b'): 1}");
   }
 }
