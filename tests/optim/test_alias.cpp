@@ -325,6 +325,68 @@ TEST_SUITE("optim optimizers: 3-step trajectories computed by hand") {
                      });
   }
 
+  TEST_CASE("adafactor: a factored (2, 3) leaf and an unfactored (3,) leaf") {
+    const double lr = 0.1, eps = 1e-30;
+    // Factor leaves with two axes of size >= 2; the loss 0.5 * |p|^2 makes the gradient p.
+    auto tx = optim::adafactor(lr, /*min_dim_size_to_factor=*/2);
+    Params p{{"k", linum::array({{1.0, -2.0, 0.5}, {0.25, 3.0, -1.0}})}, {"b", f64({0.5, -1.5, 2.0})}};
+    auto state = tx.init(p);
+    const auto& fs = std::get<0>(state);
+    CHECK(fs.v_row.at("k").shape() == linum::Shape{2});
+    CHECK(fs.v_col.at("k").shape() == linum::Shape{3});
+    CHECK(fs.v.at("k").shape() == linum::Shape{1});
+    CHECK(fs.v.at("b").shape() == linum::Shape{3});
+    static_assert(std::tuple_size_v<decltype(state)> == 5);
+
+    Vec k = vec(p.at("k")), b = vec(p.at("b"));
+    Vec vr(2, 0.0), vc(3, 0.0), vb(3, 0.0);
+    auto rms = [](const Vec& v) {
+      double s = 0;
+      for (double x : v) s += x * x;
+      return std::sqrt(s / v.size());
+    };
+    for (int t = 0; t < 3; ++t) {
+      auto grads = p;
+      auto [u, next] = tx.update(grads, state, p);
+      state = next;
+      p = optim::apply_updates(p, u);
+
+      const double decay = 1.0 - std::pow(t + 1.0, -0.8);
+      Vec uk(6), ub(3);
+      for (int i = 0; i < 2; ++i) {
+        double m = 0;
+        for (int j = 0; j < 3; ++j) m += (k[3 * i + j] * k[3 * i + j] + eps) / 3;
+        vr[i] = decay * vr[i] + (1 - decay) * m;
+      }
+      for (int j = 0; j < 3; ++j) {
+        double m = 0;
+        for (int i = 0; i < 2; ++i) m += (k[3 * i + j] * k[3 * i + j] + eps) / 2;
+        vc[j] = decay * vc[j] + (1 - decay) * m;
+      }
+      const double rcm = (vr[0] + vr[1]) / 2;
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 3; ++j)
+          uk[3 * i + j] = k[3 * i + j] / std::sqrt(vr[i] / rcm) / std::sqrt(vc[j]);
+      for (int j = 0; j < 3; ++j) {
+        vb[j] = decay * vb[j] + (1 - decay) * (b[j] * b[j] + eps);
+        ub[j] = b[j] / std::sqrt(vb[j]);
+      }
+      // clip_by_block_rms(1), learning rate, times rms(param), negated.
+      for (Vec* u2 : {&uk, &ub}) {
+        const double c = std::max(1.0, rms(*u2));
+        for (double& e : *u2) e /= c;
+      }
+      const double sk = std::max(rms(k), 1e-3), sb = std::max(rms(b), 1e-3);
+      for (int i = 0; i < 6; ++i) k[i] -= lr * uk[i] * sk;
+      for (int j = 0; j < 3; ++j) b[j] -= lr * ub[j] * sb;
+      INFO("step " << t + 1);
+      check_close(p.at("k"), k, 1e-6);  // the decay is computed in float32, as optax does
+      check_close(p.at("b"), b, 1e-6);
+    }
+    CHECK(std::get<0>(state).count.item<int>() == 3);
+    CHECK_THROWS_AS(tx.update(p, state), linum::ValueError);  // needs params
+  }
+
   TEST_CASE("a schedule learning rate and a clipped chain") {
     // lr(t) = 0.1 / (1 + t), read at the step count before each update.
     check_trajectory(optim::sgd([](std::int64_t t) { return 0.1 / (1.0 + t); }),
