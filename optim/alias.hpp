@@ -1,8 +1,8 @@
 // optax's optimizer aliases as chains of transformations, with optax's argument order and
-// defaults: sgd, adam, nadam, adamw, nadamw, rmsprop, adagrad, lamb, lion (adafactor: factorized.hpp).
-// learning_rate is a number or a schedule (any callable count -> value). Options that change the
-// state layout (momentum or not, a mask or not, centred, bias correction) are chosen by overload
-// or template argument, so every optimizer's state has one static type.
+// defaults: sgd, adam, nadam, adamw, nadamw, rmsprop, adagrad, lamb, lion (adafactor:
+// factorized.hpp). learning_rate is a number or a schedule (any callable count -> value). Options
+// that change the state layout (momentum or not, a mask or not, centred, bias correction) are
+// chosen by overload or template argument, so every optimizer's state has one static type.
 #pragma once
 
 #include <optional>

@@ -53,7 +53,8 @@ struct ScaleByFactoredRms : Transformation<ScaleByFactoredRms> {
   FactoredState<P> init(const P& params) const {
     Arrays ps = detail::leaves(params), row, col, v;
     for (const Array& p : ps) {
-      detail::FactoredLeaf l = p.valid() ? detail::factored_init(p, options) : detail::FactoredLeaf{};
+      detail::FactoredLeaf l =
+          p.valid() ? detail::factored_init(p, options) : detail::FactoredLeaf{};
       row.push_back(l.v_row), col.push_back(l.v_col), v.push_back(l.v);
     }
     return {zero_count(), pytree::tree_unflatten_like(params, row),
@@ -143,9 +144,8 @@ inline ScaleByParamBlockRms scale_by_param_block_rms(double min_scale = 1e-3) {
 // (stateless) place in the chain, so the state always has these five members; optax's momentum
 // and weight decay options are not provided.
 template <class LR>
-auto adafactor(LR learning_rate, std::int64_t min_dim_size_to_factor = 128,
-               double decay_rate = 0.8, std::int64_t decay_offset = 0,
-               bool multiply_by_parameter_scale = true,
+auto adafactor(LR learning_rate, std::int64_t min_dim_size_to_factor = 128, double decay_rate = 0.8,
+               std::int64_t decay_offset = 0, bool multiply_by_parameter_scale = true,
                std::optional<double> clipping_threshold = 1.0, double eps = 1e-30,
                bool factored = true) {
   ScaleByParamBlockRms param_scale;

@@ -329,7 +329,8 @@ TEST_SUITE("optim optimizers: 3-step trajectories computed by hand") {
     const double lr = 0.1, eps = 1e-30;
     // Factor leaves with two axes of size >= 2; the loss 0.5 * |p|^2 makes the gradient p.
     auto tx = optim::adafactor(lr, /*min_dim_size_to_factor=*/2);
-    Params p{{"k", linum::array({{1.0, -2.0, 0.5}, {0.25, 3.0, -1.0}})}, {"b", f64({0.5, -1.5, 2.0})}};
+    Params p{{"k", linum::array({{1.0, -2.0, 0.5}, {0.25, 3.0, -1.0}})},
+             {"b", f64({0.5, -1.5, 2.0})}};
     auto state = tx.init(p);
     const auto& fs = std::get<0>(state);
     CHECK(fs.v_row.at("k").shape() == linum::Shape{2});

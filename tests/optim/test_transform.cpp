@@ -390,3 +390,44 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
     CHECK_THROWS_AS(optim::MultiSteps(optim::sgd(1.0), 0), linum::ValueError);
   }
 }
+
+#include "../autodiff/check_grads.hpp"
+
+TEST_SUITE("optim updates under transforms") {
+  TEST_CASE(
+      "an update is differentiable (meta-gradients through adam and a clipped momentum chain)") {
+    const Array p = f64({0.5, -1.0, 2.0});
+    auto adam = optim::adam(0.1, 0.9, 0.999, 1e-8, /*eps_root=*/1e-8);
+    auto two_steps = [&](const Array& g) {
+      auto s = adam.init(p);
+      auto [u1, s1] = adam.update(g, s);
+      Array q = optim::apply_updates(p, u1);
+      auto [u2, s2] = adam.update(g * q, s1);
+      return optim::apply_updates(q, u2);
+    };
+    linum::testing::check_grads(two_steps, f64({0.3, -0.7, 1.1}));
+
+    auto clipped = optim::chain(optim::clip_by_global_norm(1.0), optim::sgd(0.5, 0.9, true));
+    auto step = [&](const Array& g) {
+      auto [u, s] = clipped.update(g, clipped.init(p));
+      return optim::apply_updates(p, u);
+    };
+    linum::testing::check_grads(step, f64({0.3, -0.7, 1.1}));  // inside the clip radius
+    linum::testing::check_grads(step, f64({3.0, -4.0, 1.0}));  // clipped
+  }
+
+  TEST_CASE("vmap over per-example gradients gives the per-example updates") {
+    const Array p = f64({0.5, -1.0, 2.0});
+    auto tx = optim::adam(0.1);
+    const auto state = tx.init(p);
+    auto update = [&](const Array& g) { return tx.update(g, state).first; };
+    Array gs = linum::array({{0.3, -0.7, 1.1}, {-2.0, 0.1, 0.5}});
+    Array batched = linum::vmap(update)(gs);
+    CHECK(batched.shape() == linum::Shape{2, 3});
+    Vec b = vec(batched);
+    for (int i = 0; i < 2; ++i) {
+      Vec one = vec(update(linum::reshape(linum::slice(gs, {{i, i + 1}}), {3})));
+      check_close(Vec(b.begin() + 3 * i, b.begin() + 3 * i + 3), one);
+    }
+  }
+}
