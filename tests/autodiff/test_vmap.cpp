@@ -20,6 +20,9 @@ using tf_testing::vals;
 namespace {
 constexpr int kNone = VmapOptions::kNone;
 using Params = std::map<std::string, Array>;
+struct Dense {
+  BOOST_HANA_DEFINE_STRUCT(Dense, (Array, w), (Array, b));
+};
 }  // namespace
 
 TEST_CASE("vmap: in_axes is a pytree prefix of the arguments (dict, None, negative axes)") {
@@ -83,6 +86,23 @@ TEST_CASE("vmap: pytree arguments and results of every container kind") {
     return linum::Tree{{"c", x["a"].leaf() * x["b"].leaf()}};
   })(t);
   check_close(r["c"].leaf(), data({2, 3}, 8) * linum::reshape(data({2}, 9), {2, 1}));
+}
+
+TEST_CASE("vmap: Hana structs and FrozenDicts as arguments, in_axes by field or key") {
+  Dense d{data({4, 3}, 14), linum::array(1.5)};
+  VmapOptions o;
+  o.in_axes = {AxisSpec::seq({0, kNone}), 0};  // struct fields by position
+  Array x = data({4, 3}, 15);
+  Array got = linum::vmap([](const Dense& l, const Array& v) { return linum::sum(l.w * v) + l.b; }, o)(d, x);
+  Arrays want;
+  for (int i = 0; i < 4; ++i) want.push_back(linum::sum(row(d.w, i) * row(x, i)) + d.b);
+  check_close(got, stack_rows(want));
+
+  linum::FrozenDict<Array> fd{{"k", data({2, 3}, 16)}, {"q", data({3}, 17)}};
+  VmapOptions o2;
+  o2.in_axes = AxisSpec::seq({AxisSpec::dict({{"k", 0}, {"q", kNone}})});
+  Array r = linum::vmap([](const linum::FrozenDict<Array>& f) { return f["k"].leaf() * f["q"].leaf(); }, o2)(fd);
+  check_close(r, data({2, 3}, 16) * data({3}, 17));
 }
 
 TEST_CASE("vmap: axis_size maps a function whose arguments are all unbatched") {
