@@ -13,6 +13,11 @@ Arrays Primitive::vjp(std::span<const Array>, std::span<const Array>, std::span<
   throw NotImplementedError(std::string("vjp of ") + name() + " is not implemented");
 }
 
+Arrays Primitive::vjp_needed(std::span<const Array> primals, std::span<const Array> cotangents,
+                             std::span<const Array> outs, std::span<const bool>) const {
+  return vjp(primals, cotangents, outs);
+}
+
 Batched Primitive::vmap(std::span<const Array>, std::span<const int>) const {
   throw NotImplementedError(std::string("vmap of ") + name() + " is not implemented");
 }

@@ -38,6 +38,12 @@ class Primitive {
   virtual Arrays vjp(std::span<const Array> primals, std::span<const Array> cotangents,
                      std::span<const Array> outs) const;
 
+  // Reverse mode when only inputs with needed[i] want a cotangent (the others are constants of
+  // this differentiation; their entries may be left empty). The tape calls this, so that rules
+  // with costly cotangents (contractions, convolutions) skip the unneeded ones. Default: vjp().
+  virtual Arrays vjp_needed(std::span<const Array> primals, std::span<const Array> cotangents,
+                            std::span<const Array> outs, std::span<const bool> needed) const;
+
   // Batching: `bdims[i]` is the batch axis of in[i] (-1: unbatched; at least one is batched).
   // The rule must emit vectorized ops, never a loop over the batch.
   virtual Batched vmap(std::span<const Array> in, std::span<const int> bdims) const;

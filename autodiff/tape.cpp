@@ -3,6 +3,8 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/trace.hpp>
 
+#include <algorithm>
+#include <memory>
 #include <sstream>
 
 namespace linum::detail {
@@ -102,6 +104,9 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
   for (std::size_t i = 0; i < out_vars.size(); ++i) accumulate(out_vars[i], cts[i]);
 
   Arrays out_cts;
+  std::size_t max_in = 0;
+  for (const auto& node : m.nodes) max_in = std::max<std::size_t>(max_in, node.n_in);
+  auto needed = std::make_unique<bool[]>(max_in);  // inputs that are variables of this tape
   for (std::size_t n = m.nodes.size(); n-- > 0;) {
     const auto& node = m.nodes[n];
     out_cts.assign(node.n_out, Array());
@@ -116,7 +121,8 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
     if (!any) continue;
     std::span<const Array> primals(m.values.data() + node.in_begin, node.n_in);
     std::span<const Array> outs(m.values.data() + node.out_begin, node.n_out);
-    Arrays in_cts = node.prim->vjp(primals, out_cts, outs);
+    for (int j = 0; j < node.n_in; ++j) needed[j] = m.vars[node.in_begin + j] >= 0;
+    Arrays in_cts = node.prim->vjp_needed(primals, out_cts, outs, {needed.get(), node.n_in});
     for (int j = 0; j < node.n_in; ++j) {
       const int v = m.vars[node.in_begin + j];
       if (v < 0 || !in_cts[j].valid()) continue;

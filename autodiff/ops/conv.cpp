@@ -318,6 +318,11 @@ Shape with_feature(Shape s, i64 f) {
 struct ConvBase : Primitive {
   ConvParams p;
   explicit ConvBase(ConvParams q) : p(std::move(q)) {}
+  // Two bilinear operands: each cotangent is one convolution, run only when that input needs it.
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array> o) const override {
+    const bool both[2] = {true, true};
+    return vjp_needed(pr, ct, o, both);
+  }
   void print_params(std::ostream& os) const override {
     os << "window_strides=" << vec_str(p.strides) << " padding=" << pads_str(p.pads)
        << " lhs_dilation=" << vec_str(p.lhs_dil) << " rhs_dilation=" << vec_str(p.rhs_dil)
@@ -346,10 +351,11 @@ struct Conv final : ConvBase {
     }
     return {r};
   }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {conv_tlhs_bind(ct[0], pr[1], p, pr[0].shape()),
-            conv_trhs_bind(pr[0], ct[0], p, pr[1].shape())};
+    return {need[0] ? conv_tlhs_bind(ct[0], pr[1], p, pr[0].shape()) : Array(),
+            need[1] ? conv_trhs_bind(pr[0], ct[0], p, pr[1].shape()) : Array()};
   }
   // lhs only: the batch joins N (one conv). rhs only, one group: the batch joins the output
   // features. Otherwise: feature groups, one block per example (JAX's rule).
@@ -392,9 +398,11 @@ struct ConvTransposeLhs final : ConvBase {
     return {r};
   }
   // <c, T_w^T g> = <T_w c, g>: the cotangent of g is conv(c, w), and of w the rhs transpose.
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {conv_bind(ct[0], pr[1], p), conv_trhs_bind(ct[0], pr[0], p, pr[1].shape())};
+    return {need[0] ? conv_bind(ct[0], pr[1], p) : Array(),
+            need[1] ? conv_trhs_bind(ct[0], pr[0], p, pr[1].shape()) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
     const int ns = static_cast<int>(p.strides.size());
@@ -434,9 +442,11 @@ struct ConvTransposeRhs final : ConvBase {
     return {r};
   }
   // <c, S_x^T g> = <conv(x, c), g> = <x, T_c^T g>.
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {conv_tlhs_bind(pr[1], ct[0], p, pr[0].shape()), conv_bind(pr[0], ct[0], p)};
+    return {need[0] ? conv_tlhs_bind(pr[1], ct[0], p, pr[0].shape()) : Array(),
+            need[1] ? conv_bind(pr[0], ct[0], p) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
     const int ns = static_cast<int>(p.strides.size());

@@ -219,12 +219,20 @@ struct DotGeneral final : Primitive {
     return {r};
   }
 
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+    const bool both[2] = {true, true};
+    return vjp_needed(p, ct, o, both);
+  }
+  // A constant operand (data, not a parameter) gets no cotangent: that GEMM is never run.
+  Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> needed) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {transpose_operand(ct[0], p[1], d.lhs_contract, d.lhs_batch, d.rhs_contract,
-                              d.rhs_batch, p[0].ndim(), false),
-            transpose_operand(ct[0], p[0], d.rhs_contract, d.rhs_batch, d.lhs_contract,
-                              d.lhs_batch, p[1].ndim(), true)};
+    return {needed[0] ? transpose_operand(ct[0], p[1], d.lhs_contract, d.lhs_batch, d.rhs_contract,
+                                          d.rhs_batch, p[0].ndim(), false)
+                      : Array(),
+            needed[1] ? transpose_operand(ct[0], p[0], d.rhs_contract, d.rhs_batch, d.lhs_contract,
+                                          d.lhs_batch, p[1].ndim(), true)
+                      : Array()};
   }
 
   // Both batched: a new dot_general batch dim (leading in the result). One side batched: its
