@@ -51,11 +51,6 @@ struct RematState {
 };
 Arrays remat_call(const std::shared_ptr<RematState>& state, const Arrays& inputs);
 
-template <class T>
-struct is_std_tuple : std::false_type {};
-template <class... T>
-struct is_std_tuple<std::tuple<T...>> : std::true_type {};
-
 // Positions of the (non)differentiable arguments among N, in increasing order.
 template <bool Diff, std::size_t N, int... ND>
 struct ArgPositions {
@@ -92,7 +87,7 @@ auto pick(const Tuple& t, std::index_sequence<K...>) {
 template <std::size_t NDiff, class R>
 auto as_ct_tuple(R&& r) {
   using D = std::decay_t<R>;
-  if constexpr (is_std_tuple<D>::value && std::tuple_size_v<D> == NDiff) {
+  if constexpr (is_tuple_like<D>::value && std::tuple_size_v<D> == NDiff) {
     return D(std::forward<R>(r));
   } else {
     static_assert(NDiff == 1, "custom_vjp: bwd must return a std::tuple with one cotangent per "
