@@ -378,7 +378,7 @@ struct IntegerPow final : Primitive {
     if (!g.valid() || y == 0) return Array();
     if (y == 1) return g;
     Array d = y == 2 ? x : bind1(std::make_shared<const IntegerPow>(y - 1), {x});
-    return multiply(g, multiply(d, static_cast<double>(y)));
+    return multiply(g, d * static_cast<double>(y));  // a weak scalar keeps d's dtype
   }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
     return {times_deriv(t[0], p[0])};

@@ -222,3 +222,14 @@ TEST_CASE("per-example gradients: vmap(grad) equals the loop over examples") {
     for (int j = 0; j < 3; ++j) CHECK(at(g, i * 3 + j) == doctest::Approx(at(gi, j)));
   }
 }
+
+TEST_CASE("float32 gradients stay float32 (rules must not promote through C++ scalars)") {
+  Array x = linum::array({1.5f, -2.0f});
+  Array g = linum::grad([](const Array& v) { return linum::sum(linum::square(v)); })(x);
+  CHECK(g.dtype() == linum::float32);
+  CHECK(g.data<float>()[0] == 3.0f);
+  CHECK(g.data<float>()[1] == -4.0f);
+  Array g3 = linum::grad([](const Array& v) { return linum::sum(linum::power(v, 3)); })(x);
+  CHECK(g3.dtype() == linum::float32);
+  CHECK(g3.data<float>()[1] == doctest::Approx(12.0f));
+}
