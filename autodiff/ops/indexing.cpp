@@ -384,10 +384,18 @@ struct Scatter final : Primitive {
     return {scatter(tx, p[1], tu, dims, add)};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
-             std::span<const Array>) const override {
+             std::span<const Array> o) const override {
+    const bool all[3] = {true, false, true};
+    return vjp_needed(p, ct, o, all);
+  }
+  Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> needed) const override {
     if (!ct[0].valid()) return {Array(), Array(), Array()};
-    Array cx = add ? ct[0] : scatter(ct[0], p[1], zeros(p[2].shape(), p[2].dtype()), dims, false);
-    return {cx, Array(), gather(ct[0], p[1], dims)};
+    Array cx, cu;
+    if (needed[0])
+      cx = add ? ct[0] : scatter(ct[0], p[1], zeros(p[2].shape(), p[2].dtype()), dims, false);
+    if (needed[2]) cu = gather(ct[0], p[1], dims);
+    return {cx, Array(), cu};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     std::int64_t n = 0;

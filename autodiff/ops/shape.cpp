@@ -173,15 +173,28 @@ struct Concatenate final : Primitive {
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array>) const override {
-    if (!ct[0].valid()) return Arrays(p.size());
+    return vjp_needed(p, ct, {}, std::span<const bool>());
+  }
+  // Only the pieces of inputs that want a cotangent are cut out (one split op).
+  Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> needed) const override {
+    Arrays r(p.size());
+    if (!ct[0].valid()) return r;
     std::vector<std::int64_t> starts, sizes;
+    std::vector<std::size_t> which;
     std::int64_t at = 0;
-    for (const auto& x : p) {
-      starts.push_back(at);
-      sizes.push_back(x.shape()[axis]);
-      at += sizes.back();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (needed.empty() || needed[i]) {
+        starts.push_back(at);
+        sizes.push_back(p[i].shape()[axis]);
+        which.push_back(i);
+      }
+      at += p[i].shape()[axis];
     }
-    return split_pieces(ct[0], axis, starts, sizes);
+    if (which.empty()) return r;
+    Arrays pieces = split_pieces(ct[0], axis, starts, sizes);
+    for (std::size_t k = 0; k < which.size(); ++k) r[which[k]] = pieces[k];
+    return r;
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     std::int64_t n = 0;
