@@ -84,13 +84,14 @@ VmapOptions leaf_axes(std::span<const int> bdims, const BatchTrace& t) {
   return o;
 }
 
-// Runs g on the floating leaves of xs only (the others are held constant), for vjp/jvp.
+// Runs g on the floating leaves of xs only (the others, and those not `wanted`, are held
+// constant), for vjp/jvp.
 template <class G>
-auto on_float_leaves(std::span<const Array> xs, G&& g) {
+auto on_float_leaves(std::span<const Array> xs, G&& g, std::span<const bool> wanted = {}) {
   std::vector<std::size_t> fi;
   Arrays fx;
   for (std::size_t i = 0; i < xs.size(); ++i)
-    if (is_floating(xs[i].dtype())) {
+    if (is_floating(xs[i].dtype()) && (wanted.empty() || wanted[i])) {
       fi.push_back(i);
       fx.push_back(xs[i]);
     }
@@ -218,6 +219,12 @@ struct RematCall final : Primitive {
 
   Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
              std::span<const Array> outs) const override {
+    return vjp_needed(primals, cts, outs, {});
+  }
+
+  // The recomputation watches only the inputs that want a cotangent.
+  Arrays vjp_needed(std::span<const Array> primals, std::span<const Array> cts,
+                    std::span<const Array> outs, std::span<const bool> needed) const override {
     Arrays result(primals.size());
     on_float_leaves(primals, [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
       auto [y, pull] = linum::vjp([&](const Arrays& x) { return st->run(merge(x)); }, fx);
@@ -227,7 +234,7 @@ struct RematCall final : Primitive {
       Arrays g = std::get<0>(pull(c));
       for (std::size_t k = 0; k < fi.size(); ++k) result[fi[k]] = g[k];
       return 0;
-    });
+    }, needed);
     return result;
   }
 
