@@ -88,6 +88,67 @@ Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dt
   return a;
 }
 
+void throw_empty_handle(const char* fn) {
+  throw ValueError(std::string(fn) + ": empty Array handle (default-constructed)");
+}
+
+namespace {
+
+// Blocks of kBlockBytes serve every request up to that size; each thread keeps at most
+// kMaxFreeBlocks (16 MB) for reuse and returns the rest to the heap.
+constexpr std::size_t kBlockBytes = 128;
+constexpr std::size_t kMaxFreeBlocks = std::size_t{1} << 17;
+
+// Trivially destructible, so that one TLS access reaches it and it stays readable at thread exit.
+struct FreeList {
+  void* head;
+  std::size_t count;
+  bool owned;  // the owner below is registered to drain the list at thread exit
+  bool gone;   // the owner ran: later blocks go straight back to the heap
+};
+thread_local FreeList t_free_list{nullptr, 0, false, false};
+
+struct FreeListOwner {
+  bool armed = false;
+  ~FreeListOwner() {
+    FreeList& f = t_free_list;
+    f.gone = true;
+    while (f.head) {
+      void* next = *static_cast<void**>(f.head);
+      ::operator delete(f.head);
+      f.head = next;
+    }
+  }
+};
+thread_local FreeListOwner t_free_list_owner;
+
+}  // namespace
+
+void* small_alloc(std::size_t bytes) {
+  if (bytes > kBlockBytes) return ::operator new(bytes);
+  FreeList& f = t_free_list;
+  if (!f.head) return ::operator new(kBlockBytes);
+  void* p = f.head;
+  f.head = *static_cast<void**>(p);
+  --f.count;
+  return p;
+}
+
+void small_free(void* p, std::size_t bytes) noexcept {
+  FreeList& f = t_free_list;
+  if (bytes > kBlockBytes || f.gone || f.count >= kMaxFreeBlocks) {
+    ::operator delete(p);
+    return;
+  }
+  if (!f.owned) {
+    t_free_list_owner.armed = true;  // first use constructs it, registering its destructor
+    f.owned = true;
+  }
+  *static_cast<void**>(p) = f.head;
+  f.head = p;
+  ++f.count;
+}
+
 void throw_dtype_access(const char* fn, DType have, DType want) {
   throw TypeError(std::string(fn) + ": the array has dtype " + std::string(dtype_name(have)) +
                   ", not " + std::string(dtype_name(want)));
@@ -97,19 +158,9 @@ void throw_dtype_access(const char* fn, DType have, DType want) {
 
 // ---- Array members ------------------------------------------------------------------------
 
-const Shape& Array::shape() const {
-  if (!impl_) throw ValueError("Array::shape: empty Array handle (default-constructed)");
-  return impl_->shape;
-}
-
 std::int64_t Array::shape(int axis) const {
   const int nd = ndim();
   return shape()[detail::normalize_axis(axis, nd, "Array::shape")];
-}
-
-DType Array::dtype() const {
-  if (!impl_) throw ValueError("Array::dtype: empty Array handle (default-constructed)");
-  return impl_->dtype;
 }
 
 const detail::ConcreteImpl& Array::concrete_impl(const char* fn) const {
@@ -154,7 +205,7 @@ Array Array::T() const { return linum::transpose(*this); }
 // ---- creation -----------------------------------------------------------------------------
 
 Array empty(const Shape& shape, DType dtype) {
-  return Array(std::make_shared<detail::ConcreteImpl>(shape, dtype));
+  return Array(detail::make_small<detail::ConcreteImpl>(shape, dtype));
 }
 
 Array full(const Shape& shape, double value, DType dtype) {

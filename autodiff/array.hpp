@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <linum/autodiff/dtype.hpp>
@@ -54,6 +55,32 @@ struct ConcreteImpl final : ArrayImpl {
       : ArrayImpl(std::move(s), d), owner(std::move(owner_)), data(data_) {}
 };
 
+[[noreturn]] void throw_empty_handle(const char* fn);
+
+// Small objects that every op allocates (array impls, tracers, with their shared_ptr control
+// block) come from per-thread free lists of fixed-size blocks: freeing a tape of 10^5 arrays at
+// once otherwise runs through malloc's slow paths. Any thread may free any block.
+void* small_alloc(std::size_t bytes);
+void small_free(void* p, std::size_t bytes) noexcept;
+
+template <class T>
+struct SmallAllocator {
+  using value_type = T;
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+  SmallAllocator() = default;
+  template <class U>
+  SmallAllocator(const SmallAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) { return static_cast<T*>(small_alloc(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { small_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const SmallAllocator<U>&) const { return true; }
+};
+
+template <class T, class... A>
+std::shared_ptr<T> make_small(A&&... args) {
+  return std::allocate_shared<T>(SmallAllocator<T>(), std::forward<A>(args)...);
+}
+
 }  // namespace detail
 
 class Array {
@@ -66,9 +93,15 @@ class Array {
   Array(V value);  // NOLINT(google-explicit-constructor): scalars convert like JAX's Python scalars
 
   bool valid() const { return impl_ != nullptr; }
-  const Shape& shape() const;
+  const Shape& shape() const {
+    if (!impl_) detail::throw_empty_handle("Array::shape");
+    return impl_->shape;
+  }
   std::int64_t shape(int axis) const;  // negative axes count from the end
-  DType dtype() const;
+  DType dtype() const {
+    if (!impl_) detail::throw_empty_handle("Array::dtype");
+    return impl_->dtype;
+  }
   int ndim() const { return static_cast<int>(shape().size()); }
   std::int64_t size() const { return shape_size(shape()); }
   bool is_tracer() const { return impl_ && impl_->level >= 0; }

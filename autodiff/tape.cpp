@@ -50,7 +50,7 @@ void TapeTrace::clear() {
 std::size_t TapeTrace::num_nodes() const { return impl_->nodes.size(); }
 
 Array TapeTrace::watch(const Array& x) {
-  return Array(std::make_shared<TapeTracer>(x, level(), uid(), impl_->nvars++));
+  return Array(make_small<TapeTracer>(x, level(), uid(), impl_->nvars++));
 }
 
 std::pair<Array, int> TapeTrace::unwrap(const Array& y) const {
@@ -86,7 +86,7 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     const bool diff = is_floating(o.dtype());
     m.values.push_back(o);
     m.vars.push_back(diff ? m.nvars : -1);
-    if (diff) o = Array(std::make_shared<TapeTracer>(o, level(), uid(), m.nvars++));
+    if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
   }
   m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint16_t>(in.size()),
                                static_cast<std::uint16_t>(outs.size()), out_var0});
