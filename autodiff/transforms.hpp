@@ -139,7 +139,8 @@ auto vjp(const F& f, const Args&... primals) {
   auto tape = std::make_shared<detail::TapeTrace>();
   detail::TraceScope scope(*tape);
   Arrays inputs;
-  std::tuple<Args...> targs(detail::watch_tree(*tape, primals, inputs, "vjp")...);
+  // Braces: inputs must be watched left to right (tape variable ids follow argument order).
+  std::tuple<Args...> targs{detail::watch_tree(*tape, primals, inputs, "vjp")...};
   auto out = std::apply(f, targs);
   Arrays out_leaves = detail::tree_arrays(out), out_primals;
   std::vector<int> out_vars;

@@ -233,3 +233,14 @@ TEST_CASE("float32 gradients stay float32 (rules must not promote through C++ sc
   CHECK(g3.dtype() == linum::float32);
   CHECK(g3.data<float>()[1] == doctest::Approx(12.0f));
 }
+
+TEST_CASE("vjp with several primals returns their cotangents in argument order") {
+  Array a = linum::array({1.0, 2.0}), b = linum::array({3.0, 5.0, 7.0});
+  auto f = [](const Array& x, const Array& y) { return linum::sum(x * 2.0) * linum::sum(y * y); };
+  auto [out, fn] = linum::vjp(f, a, b);
+  auto [ga, gb] = fn(linum::array(1.0));
+  REQUIRE(ga.shape() == a.shape());
+  REQUIRE(gb.shape() == b.shape());
+  CHECK(at(ga, 0) == 2.0 * (9 + 25 + 49));
+  CHECK(at(gb, 2) == 2.0 * 3.0 * 2 * 7.0);
+}
