@@ -23,8 +23,10 @@ std::string axes_str(const std::vector<int>& axes) {
 Shape reduced_shape(const Shape& s, const std::vector<int>& axes) {
   Shape r;
   for (int i = 0, j = 0; i < static_cast<int>(s.size()); ++i) {
-    if (j < static_cast<int>(axes.size()) && axes[j] == i) ++j;
-    else r.push_back(s[i]);
+    if (j < static_cast<int>(axes.size()) && axes[j] == i)
+      ++j;
+    else
+      r.push_back(s[i]);
   }
   return r;
 }
@@ -68,7 +70,8 @@ Groups group_axes(const Shape& xs, const std::vector<int>& axes) {
     const bool r = k < static_cast<int>(axes.size()) && axes[k] == d;
     if (r) ++k;
     if (xs[d] == 1) continue;
-    if (!g.dims.empty() && g.red.back() == r) g.dims.back() *= xs[d];
+    if (!g.dims.empty() && g.red.back() == r)
+      g.dims.back() *= xs[d];
     else {
       g.dims.push_back(xs[d]);
       g.red.push_back(r);
@@ -77,11 +80,46 @@ Groups group_axes(const Shape& xs, const std::vector<int>& axes) {
   return g;
 }
 
-// out[kept] = R::step folded over the reduced axes, starting from R::init(). R::row reduces one
-// contiguous run; R::combine merges a run's result into an output slot.
+// out[0..k) = R::step folded over nr contiguous rows of k elements. Narrow rows (bias gradients
+// of a few features) are read as one flat window of several rows, so the per-row overhead
+// vanishes; wide rows are read four at a time.
 template <class R, class T>
-void reduce_kernel(const T* x, const Shape& xs, const std::vector<int>& axes, typename R::Acc* out) {
+void reduce_cols(const T* x, std::int64_t nr, std::int64_t k, typename R::Acc* out) {
   using Acc = typename R::Acc;
+  constexpr std::int64_t kWindow = 64;
+  std::int64_t r = 0;
+  if (k < kWindow) {
+    const std::int64_t m = kWindow / k, w = m * k;  // m rows per window
+    if (nr >= 2 * m) {
+      Acc acc[kWindow];
+      std::fill(acc, acc + w, R::init());
+      for (; r + m <= nr; r += m) {
+        const T* a = x + r * k;
+        for (std::int64_t i = 0; i < w; ++i) acc[i] = R::step(acc[i], a[i]);
+      }
+      for (std::int64_t j = 0; j < m; ++j)
+        for (std::int64_t i = 0; i < k; ++i) out[i] = R::combine(out[i], acc[j * k + i]);
+    }
+  } else {
+    for (; r + 4 <= nr; r += 4) {
+      const T* __restrict a = x + r * k;
+      Acc* __restrict o = out;
+      for (std::int64_t i = 0; i < k; ++i)
+        o[i] = R::step(R::step(R::step(R::step(o[i], a[i]), a[k + i]), a[2 * k + i]), a[3 * k + i]);
+    }
+  }
+  for (; r < nr; ++r) {
+    const T* __restrict a = x + r * k;
+    Acc* __restrict o = out;
+    for (std::int64_t i = 0; i < k; ++i) o[i] = R::step(o[i], a[i]);
+  }
+}
+
+// out[kept] = R::step folded over the reduced axes, starting from R::init(). R::row reduces one
+// contiguous run; R::combine merges a partial result into an output slot.
+template <class R, class T>
+void reduce_kernel(const T* x, const Shape& xs, const std::vector<int>& axes,
+                   typename R::Acc* out) {
   const std::int64_t no = shape_size(reduced_shape(xs, axes)), n = shape_size(xs);
   std::fill(out, out + no, R::init());
   if (n == 0) return;
@@ -97,19 +135,20 @@ void reduce_kernel(const T* x, const Shape& xs, const std::vector<int>& axes, ty
       ost[i] = acc;
       acc *= g.dims[i];
     }
+  // Each block is one reduced row (..., K, R), one reduced-then-kept panel (..., R, K), or a
+  // kept run when every reduced axis has size 1.
   const std::int64_t inner = g.dims[ng - 1];
-  const bool inner_red = g.red[ng - 1];
+  const bool rows = g.red[ng - 1], panel = !rows && ng >= 2;
+  const std::int64_t nr = panel ? g.dims[ng - 2] : 1, block = nr * inner;
+  const int outer = ng - (panel ? 2 : 1);
   std::vector<std::int64_t> idx(ng, 0);
   std::int64_t off = 0;
-  for (std::int64_t base = 0; base < n; base += inner) {
-    if (inner_red) {
+  for (std::int64_t base = 0; base < n; base += block) {
+    if (rows)
       out[off] = R::combine(out[off], R::row(x + base, inner));
-    } else {
-      Acc* __restrict o = out + off;
-      const T* __restrict xi = x + base;
-      for (std::int64_t i = 0; i < inner; ++i) o[i] = R::step(o[i], xi[i]);
-    }
-    for (int d = ng - 2; d >= 0; --d) {  // odometer over the outer groups
+    else
+      reduce_cols<R>(x + base, nr, inner, out + off);
+    for (int d = outer - 1; d >= 0; --d) {  // odometer over the outer groups
       off += ost[d];
       if (++idx[d] < g.dims[d]) break;
       off -= ost[d] * g.dims[d];
@@ -121,13 +160,17 @@ void reduce_kernel(const T* x, const Shape& xs, const std::vector<int>& axes, ty
 // Integer sums and products wrap (as XLA's) without signed-overflow UB.
 template <class T>
 T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
-  else return a + b;
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+  else
+    return a + b;
 }
 template <class T>
 T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<std::uint32_t>(a) * static_cast<std::uint32_t>(b));
-  else return a * b;
+  if constexpr (std::is_integral_v<T>)
+    return static_cast<T>(static_cast<std::uint32_t>(a) * static_cast<std::uint32_t>(b));
+  else
+    return a * b;
 }
 
 template <class T>
@@ -176,7 +219,8 @@ struct ChooseR {
   static T init() {
     if constexpr (std::is_floating_point_v<T>)
       return IsMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
-    else return IsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    else
+      return IsMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
   }
   static T step(T a, T v) {
     if (a != a) return a;
@@ -241,7 +285,8 @@ struct OrR {
 template <template <class> class R>
 Array run_reduce(const Array& x, const std::vector<int>& axes) {
   Array out = empty(reduced_shape(x.shape(), axes), x.dtype());
-  dispatch(x.dtype(), [&]<class T>() { reduce_kernel<R<T>>(in_ptr<T>(x), x.shape(), axes, out_ptr<T>(out)); });
+  dispatch(x.dtype(),
+           [&]<class T>() { reduce_kernel<R<T>>(in_ptr<T>(x), x.shape(), axes, out_ptr<T>(out)); });
   return out;
 }
 
@@ -265,10 +310,12 @@ struct Sum final : Reduce<Sum> {
   static constexpr const char* kName = "reduce_sum";
   using Reduce::Reduce;
   Arrays eval(std::span<const Array> in) const override { return {run_reduce<SumR>(in[0], axes)}; }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {sum(t[0], Axes(axes))};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {broadcast_to(kept(ct[0], p[0].shape()), p[0].shape())};
   }
 };
@@ -278,13 +325,17 @@ struct Sum final : Reduce<Sum> {
 template <class D>
 struct Chooser : Reduce<D> {
   using Reduce<D>::Reduce;
-  Array mask(const Array& x, const Array& out) const { return astype(equal(x, this->kept(out, x.shape())), x.dtype()); }
-  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
+  Array mask(const Array& x, const Array& out) const {
+    return astype(equal(x, this->kept(out, x.shape())), x.dtype());
+  }
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array> o) const override {
     Array m = mask(p[0], o[0]);
     const Axes ax(this->axes);
     return {divide(sum(multiply(t[0], m), ax), sum(m, ax))};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array> o) const override {
     Array m = mask(p[0], o[0]);
     return {multiply(m, divide(this->kept(ct[0], p[0].shape()), sum(m, Axes(this->axes), true)))};
   }
@@ -323,10 +374,12 @@ struct ReduceProd final : Reduce<ReduceProd> {
     Array p = prod(safe, ax, true);
     return where(equal(zeros, 0), divide(p, safe), where(logical_and(equal(zeros, 1), z), p, 0));
   }
-  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array> o) const override {
     return {sum(multiply(t[0], others(p[0], o[0])), Axes(axes))};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array> o) const override {
     return {multiply(kept(ct[0], p[0].shape()), others(p[0], o[0]))};
   }
 };
@@ -346,7 +399,8 @@ struct ReduceOr final : Reduce<ReduceOr> {
 
 // argmax/argmin over one axis as numpy: the first extremum, and the first NaN if there is one.
 template <class T, bool IsMax>
-void arg_kernel(const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner, std::int32_t* out) {
+void arg_kernel(const T* x, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                std::int32_t* out) {
   auto better = [](T v, T best) {
     if (best != best) return false;
     if (v != v) return true;
@@ -388,7 +442,9 @@ struct ArgChoose final : Primitive {
   bool is_max;
   ArgChoose(int a, bool m) : axis(a), is_max(m) {}
   const char* name() const override { return is_max ? "argmax" : "argmin"; }
-  void print_params(std::ostream& os) const override { os << "axes=(" << axis << ",) index_dtype=int32"; }
+  void print_params(std::ostream& os) const override {
+    os << "axes=(" << axis << ",) index_dtype=int32";
+  }
   bool differentiable() const override { return false; }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
@@ -399,8 +455,10 @@ struct ArgChoose final : Primitive {
     for (int d = axis + 1; d < x.ndim(); ++d) inner *= xs[d];
     if (out.size() == 0) return {out};
     dispatch(x.dtype(), [&]<class T>() {
-      if (is_max) arg_kernel<T, true>(in_ptr<T>(x), outer, xs[axis], inner, out_ptr<std::int32_t>(out));
-      else arg_kernel<T, false>(in_ptr<T>(x), outer, xs[axis], inner, out_ptr<std::int32_t>(out));
+      if (is_max)
+        arg_kernel<T, true>(in_ptr<T>(x), outer, xs[axis], inner, out_ptr<std::int32_t>(out));
+      else
+        arg_kernel<T, false>(in_ptr<T>(x), outer, xs[axis], inner, out_ptr<std::int32_t>(out));
     });
     return {out};
   }
@@ -422,7 +480,8 @@ Array reduce(const Array& x, const std::vector<int>& axes, bool keepdims) {
 void check_nonempty(const Array& x, const std::vector<int>& axes, const char* op) {
   if (!axes.empty() && reduced_count(x.shape(), axes) == 0)
     throw ValueError(std::string(op) + ": zero-size array to reduction operation " + op +
-                     " which has no identity (shape " + shape_str(x.shape()) + ", axes " + axes_str(axes) + ")");
+                     " which has no identity (shape " + shape_str(x.shape()) + ", axes " +
+                     axes_str(axes) + ")");
 }
 
 Array to_float(const Array& x) { return is_floating(x.dtype()) ? x : astype(x, float32); }
@@ -499,8 +558,12 @@ Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   return sum(square(centered), axis, keepdims) / n;
 }
 
-Array argmax(const Array& x, std::optional<int> axis, bool keepdims) { return arg_reduce(x, axis, keepdims, true); }
-Array argmin(const Array& x, std::optional<int> axis, bool keepdims) { return arg_reduce(x, axis, keepdims, false); }
+Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(x, axis, keepdims, true);
+}
+Array argmin(const Array& x, std::optional<int> axis, bool keepdims) {
+  return arg_reduce(x, axis, keepdims, false);
+}
 
 // The stable form of jax.nn.logsumexp: shift by the (finite) max, which carries no gradient, so
 // the gradient is exactly softmax. An empty reduction gives -inf.
@@ -541,7 +604,8 @@ Array log_softmax(const Array& x, const Axes& axis) {
 Array one_hot(const Array& labels, std::int64_t num_classes, DType dtype) {
   check_valid(labels, "one_hot");
   if (num_classes < 0)
-    throw ValueError("one_hot: num_classes must be non-negative, got " + std::to_string(num_classes));
+    throw ValueError("one_hot: num_classes must be non-negative, got " +
+                     std::to_string(num_classes));
   Array classes = arange(num_classes, is_floating(labels.dtype()) ? labels.dtype() : int32);
   return astype(equal(expand_dims(labels, -1), classes), dtype);
 }

@@ -17,21 +17,21 @@ inline std::vector<double> vals(const Array& a) {
 }
 
 // Expects `expr` to throw E with a message containing `part`.
-#define LINUM_CHECK_ERROR(expr, E, part)                                    \
-  do {                                                                      \
-    try {                                                                   \
-      (void)(expr);                                                         \
-      FAIL("expected " #E " containing: " << (part));                      \
-    } catch (const E& e_) {                                                 \
-      const std::string msg_ = e_.what();                                   \
-      INFO("message: " << msg_);                                            \
-      CHECK(msg_.find(part) != std::string::npos);                          \
-    }                                                                       \
+#define LINUM_CHECK_ERROR(expr, E, part)              \
+  do {                                                \
+    try {                                             \
+      (void)(expr);                                   \
+      FAIL("expected " #E " containing: " << (part)); \
+    } catch (const E& e_) {                           \
+      const std::string msg_ = e_.what();             \
+      INFO("message: " << msg_);                      \
+      CHECK(msg_.find(part) != std::string::npos);    \
+    }                                                 \
   } while (0)
 
 // a has this shape and dtype and these values (NaN matches NaN; infinities compare exactly).
-inline void check_array(const Array& a, const Shape& shape, DType dtype, const std::vector<double>& expected,
-                        double eps = 1e-6) {
+inline void check_array(const Array& a, const Shape& shape, DType dtype,
+                        const std::vector<double>& expected, double eps = 1e-6) {
   INFO("got " << a);
   REQUIRE(shape_str(a.shape()) == shape_str(shape));
   CHECK(a.dtype() == dtype);
@@ -39,9 +39,12 @@ inline void check_array(const Array& a, const Shape& shape, DType dtype, const s
   REQUIRE(v.size() == expected.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
     INFO("element " << i);
-    if (std::isnan(expected[i])) CHECK(std::isnan(v[i]));
-    else if (std::isinf(expected[i])) CHECK(v[i] == expected[i]);
-    else CHECK(v[i] == doctest::Approx(expected[i]).epsilon(eps));
+    if (std::isnan(expected[i]))
+      CHECK(std::isnan(v[i]));
+    else if (std::isinf(expected[i]))
+      CHECK(v[i] == expected[i]);
+    else
+      CHECK(v[i] == doctest::Approx(expected[i]).epsilon(eps));
   }
 }
 
@@ -51,18 +54,25 @@ inline void check_close(const Array& a, const Array& b, double eps = 1e-10) {
   CHECK(a.dtype() == b.dtype());
   const auto va = vals(a), vb = vals(b);
   for (std::size_t i = 0; i < va.size(); ++i) {
-    if (std::isnan(vb[i])) CHECK(std::isnan(va[i]));
-    else CHECK(va[i] == doctest::Approx(vb[i]).epsilon(eps));
+    if (std::isnan(vb[i]))
+      CHECK(std::isnan(va[i]));
+    else
+      CHECK(va[i] == doctest::Approx(vb[i]).epsilon(eps));
   }
 }
 
 inline const std::byte* raw(const Array& a) {
   switch (a.dtype()) {
-    case DType::float32: return reinterpret_cast<const std::byte*>(a.data<float>());
-    case DType::float64: return reinterpret_cast<const std::byte*>(a.data<double>());
-    case DType::int32: return reinterpret_cast<const std::byte*>(a.data<std::int32_t>());
-    case DType::uint32: return reinterpret_cast<const std::byte*>(a.data<std::uint32_t>());
-    case DType::bool_: return reinterpret_cast<const std::byte*>(a.data<bool>());
+    case DType::float32:
+      return reinterpret_cast<const std::byte*>(a.data<float>());
+    case DType::float64:
+      return reinterpret_cast<const std::byte*>(a.data<double>());
+    case DType::int32:
+      return reinterpret_cast<const std::byte*>(a.data<std::int32_t>());
+    case DType::uint32:
+      return reinterpret_cast<const std::byte*>(a.data<std::uint32_t>());
+    case DType::bool_:
+      return reinterpret_cast<const std::byte*>(a.data<bool>());
   }
   return nullptr;
 }
@@ -115,8 +125,9 @@ void check_vmap(F f, const VmapAxes& va, const A&... args) {
       const int a = va.in[i];
       ai.push_back(a == kNone ? xs[i] : index_axis(xs[i], a < 0 ? a + xs[i].ndim() : a, b));
     }
-    outs.push_back([&]<std::size_t... K>(std::index_sequence<K...>) { return f(ai[K]...); }(
-        std::index_sequence_for<A...>{}));
+    outs.push_back([&]<std::size_t... K>(std::index_sequence<K...>) {
+      return f(ai[K]...);
+    }(std::index_sequence_for<A...>{}));
   }
   check_close(moveaxis(batched, va.out, 0), stack0(outs));
 }

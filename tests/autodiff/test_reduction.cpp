@@ -69,7 +69,35 @@ TEST_CASE("sum fast paths: last axis (SIMD rows), leading axes (bias), size-1 ax
   check_array(sum(array({1, 2, 2147483647})), {}, int32, {-2147483646.0});  // int32 wraps, as XLA
 }
 
-// ---- max, min, prod, all, any ------------------------------------------------------------------------
+TEST_CASE("column reductions: narrow rows read as windows, wide rows four at a time, with tails") {
+  // x[r, k] = r K + k, so sum over r is K nr (nr - 1) / 2 + nr k and max is the last row.
+  for (auto [nr, k] : {std::pair<int, int>{50, 3}, {45, 1}, {7, 70}, {130, 5}}) {
+    INFO("nr = " << nr << ", k = " << k);
+    Array x = iota({nr, k}, float64);
+    std::vector<double> s, m;
+    for (int j = 0; j < k; ++j) {
+      s.push_back(k * nr * (nr - 1) / 2.0 + nr * j);
+      m.push_back((nr - 1.0) * k + j);
+    }
+    check_array(sum(x, 0), {k}, float64, s);
+    check_array(sum(astype(x, int32), 0), {k}, int32, s);
+    check_array(max(x, 0), {k}, float64, m);
+    const auto vx = vals(x);
+    check_array(min(x, 0), {k}, float64, std::vector<double>(vx.begin(), vx.begin() + k));
+  }
+  // An outer kept axis around the panel: (2, 50, 3) summed over axis 1.
+  check_array(sum(iota({2, 50, 3}, float64), 1), {2, 3}, float64,
+              {3675, 3725, 3775, 11175, 11225, 11275});
+  // NaN in the middle of a window still wins; all/any over leading axes.
+  Array w = iota({50, 3}, float64);
+  w = where(equal(w, 31.0), kNan, w);  // row 10, column 1
+  check_array(max(w, 0), {3}, float64, {147, kNan, 149});
+  check_array(any(greater(iota({50, 3}), 148.0), 0), {3}, bool_, {0, 0, 1});
+  check_array(all(greater(iota({50, 3}), 0.0), 0), {3}, bool_, {0, 1, 1});
+}
+
+// ---- max, min, prod, all, any
+// ------------------------------------------------------------------------
 
 TEST_CASE("max and min: axes, NaN propagation, ints and bools") {
   Array x = array({{1.0, 5.0, 3.0}, {kNan, 2.0, 0.0}});
@@ -119,7 +147,8 @@ TEST_CASE("var: ddof, axes, and integer inputs in float32") {
   check_array(var(array({1, 3})), {}, float32, {1});
 }
 
-// ---- argmax, argmin -------------------------------------------------------------------------------
+// ---- argmax, argmin
+// -------------------------------------------------------------------------------
 
 TEST_CASE("argmax/argmin: int32, first occurrence, first NaN, flattened or along an axis") {
   check_array(argmax(array({3.0, 1.0, 3.0, 2.0})), {}, int32, {0});
@@ -139,15 +168,18 @@ TEST_CASE("argmax/argmin: int32, first occurrence, first NaN, flattened or along
   check_array(argmax(y, 1), {1, 2}, int32, {1, 2});
   check_array(argmin(y, 1), {1, 2}, int32, {0, 2});
   // Not differentiable: the index is a constant to grad.
-  check_array(grad([](const Array& a) { return sum(a * astype(argmax(a), float64)); })(array({1.0, 2.0})), {2},
-              float64, {1, 1});
+  check_array(
+      grad([](const Array& a) { return sum(a * astype(argmax(a), float64)); })(array({1.0, 2.0})),
+      {2}, float64, {1, 1});
 }
 
-// ---- logsumexp, softmax, log_softmax, one_hot ---------------------------------------------------------
+// ---- logsumexp, softmax, log_softmax, one_hot
+// ---------------------------------------------------------
 
 TEST_CASE("logsumexp is stable and handles infinities and empty axes") {
   check_array(logsumexp(array({0.0, 0.0})), {}, float64, {std::log(2.0)}, 1e-14);
-  check_array(logsumexp(array({1000.0, 1000.0, -kInf})), {}, float64, {1000 + std::log(2.0)}, 1e-14);
+  check_array(logsumexp(array({1000.0, 1000.0, -kInf})), {}, float64, {1000 + std::log(2.0)},
+              1e-14);
   check_array(logsumexp(array({-kInf, -kInf})), {}, float64, {-kInf});
   check_array(logsumexp(array({kInf, 0.0})), {}, float64, {kInf});
   check_array(logsumexp(array({-800.0f, -800.0f})), {}, float32, {-800 + std::log(2.0)});
@@ -163,22 +195,27 @@ TEST_CASE("softmax and log_softmax: values, stability, axes") {
   const double l2 = std::log(2.0), l3 = std::log(3.0);
   check_array(softmax(array({0.0, l2, l3})), {3}, float64, {1.0 / 6, 2.0 / 6, 3.0 / 6}, 1e-14);
   check_array(softmax(array({1000.0f, 1000.0f})), {2}, float32, {0.5, 0.5});
-  check_array(softmax(array({{0.0, 1.0}, {l3, 1.0}}), 0), {2, 2}, float64, {0.25, 0.5, 0.75, 0.5}, 1e-14);
-  check_array(softmax(array({{0.0, l3}, {0.0, 0.0}}), {0, 1}), {2, 2}, float64, {1.0 / 6, 0.5, 1.0 / 6, 1.0 / 6},
+  check_array(softmax(array({{0.0, 1.0}, {l3, 1.0}}), 0), {2, 2}, float64, {0.25, 0.5, 0.75, 0.5},
               1e-14);
-  check_array(log_softmax(array({0.0, l2, l3})), {3}, float64, {-std::log(6.0), l2 - std::log(6.0), -l2}, 1e-14);
+  check_array(softmax(array({{0.0, l3}, {0.0, 0.0}}), {0, 1}), {2, 2}, float64,
+              {1.0 / 6, 0.5, 1.0 / 6, 1.0 / 6}, 1e-14);
+  check_array(log_softmax(array({0.0, l2, l3})), {3}, float64,
+              {-std::log(6.0), l2 - std::log(6.0), -l2}, 1e-14);
   check_array(log_softmax(array({-1000.0, 0.0})), {2}, float64, {-1000, 0}, 1e-14);
   check_array(softmax(array({1, 1})), {2}, float32, {0.5, 0.5});
 }
 
 TEST_CASE("one_hot: a new last axis, out-of-range labels give zero rows, dtype") {
-  check_array(one_hot(array({0, 2, 3, -1}), 3), {4, 3}, float32, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0});
-  check_array(one_hot(array({{1, 0}, {0, 1}}), 2, int32), {2, 2, 2}, int32, {0, 1, 1, 0, 1, 0, 0, 1});
+  check_array(one_hot(array({0, 2, 3, -1}), 3), {4, 3}, float32,
+              {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0});
+  check_array(one_hot(array({{1, 0}, {0, 1}}), 2, int32), {2, 2, 2}, int32,
+              {0, 1, 1, 0, 1, 0, 0, 1});
   check_array(one_hot(array({1.0}), 3), {1, 3}, float32, {0, 1, 0});
   check_array(one_hot(Array(2), 3, bool_), {3}, bool_, {0, 0, 1});
 }
 
-// ---- gradients --------------------------------------------------------------------------------------
+// ---- gradients
+// --------------------------------------------------------------------------------------
 
 TEST_CASE("reductions: check_grads in float64 over non-trivial axes") {
   Array x = data({3, 4, 2}, 41);
@@ -200,8 +237,10 @@ TEST_CASE("reductions: check_grads in float64 over non-trivial axes") {
 }
 
 TEST_CASE("max/min share the gradient equally among ties, as JAX's chooser rule") {
-  check_array(grad([](const Array& a) { return max(a); })(array({1.0, 3.0, 3.0})), {3}, float64, {0, 0.5, 0.5});
-  check_array(grad([](const Array& a) { return sum(min(a, 0)); })(array({{1.0, 2.0}, {1.0, 0.0}, {1.0, 5.0}})),
+  check_array(grad([](const Array& a) { return max(a); })(array({1.0, 3.0, 3.0})), {3}, float64,
+              {0, 0.5, 0.5});
+  check_array(grad([](const Array& a) { return sum(min(a, 0)); })(
+                  array({{1.0, 2.0}, {1.0, 0.0}, {1.0, 5.0}})),
               {3, 2}, float64, {1.0 / 3, 0, 1.0 / 3, 1, 1.0 / 3, 0});
   auto [y, t] = jvp([](const Array& a) { return max(a); }, std::tuple{array({1.0, 3.0, 3.0})},
                     std::tuple{array({1.0, 2.0, 4.0})});
@@ -216,8 +255,9 @@ TEST_CASE("prod's gradient is the product of the others, zeros included") {
   // Under vmap the inputs are tracers: the zero-aware formula runs per example.
   Array rows = array({{2.0, 0.0, 3.0}, {1.0, 2.0, 3.0}, {0.0, 0.0, 5.0}});
   check_array(vmap(g)(rows), {3, 3}, float64, {0, 6, 0, 6, 3, 2, 0, 0, 0});
-  auto [y, t] = jvp([](const Array& a) { return prod(a, 0); }, std::tuple{array({{2.0, 0.0}, {0.0, 5.0}})},
-                    std::tuple{array({{1.0, 1.0}, {1.0, 1.0}})});
+  auto [y, t] =
+      jvp([](const Array& a) { return prod(a, 0); }, std::tuple{array({{2.0, 0.0}, {0.0, 5.0}})},
+          std::tuple{array({{1.0, 1.0}, {1.0, 1.0}})});
   check_array(t, {2}, float64, {2, 5});
   // Second derivative away from zeros: d2/dx dy (x y z) = z.
   auto h = hessian([](const Array& a) { return prod(a); })(array({2.0, 3.0, 4.0}));
@@ -232,7 +272,8 @@ TEST_CASE("logsumexp's gradient is softmax; second derivatives through the stop_
   check_array(h, {2, 2}, float64, {3.0 / 16, -3.0 / 16, -3.0 / 16, 3.0 / 16}, 1e-12);
 }
 
-// ---- vmap ---------------------------------------------------------------------------------------------
+// ---- vmap
+// ---------------------------------------------------------------------------------------------
 
 TEST_CASE("vmap of reductions equals a loop, with the batch axis not at 0") {
   Array x = data({2, 3, 4, 5}, 51);
@@ -249,8 +290,10 @@ TEST_CASE("vmap of reductions equals a loop, with the batch axis not at 0") {
   check_vmap([](const Array& a) { return logsumexp(a, {0, 1}); }, axes({1}, 1), x);
   check_vmap([](const Array& a) { return softmax(a, 0); }, axes({2}), x);
   check_vmap([](const Array& a) { return log_softmax(a, {1, 2}); }, axes({3}), x);
-  check_vmap([](const Array& l) { return one_hot(l, 4); }, axes({1}), array({{0, 3}, {2, 1}, {1, 7}}));
-  check_vmap([](const Array& a, const Array& b) { return sum(a * b, 0); }, axes({kNone, 2}), data({3, 5}, 52), x);
+  check_vmap([](const Array& l) { return one_hot(l, 4); }, axes({1}),
+             array({{0, 3}, {2, 1}, {1, 7}}));
+  check_vmap([](const Array& a, const Array& b) { return sum(a * b, 0); }, axes({kNone, 2}),
+             data({3, 5}, 52), x);
 }
 
 TEST_CASE("per-example gradients of reductions: vmap(grad) equals a loop of grads") {
@@ -262,20 +305,26 @@ TEST_CASE("per-example gradients of reductions: vmap(grad) equals a loop of grad
   check_close(pe, optest::stack0(rows));
 }
 
-// ---- errors -------------------------------------------------------------------------------------------
+// ---- errors
+// -------------------------------------------------------------------------------------------
 
 TEST_CASE("reduction errors name the op, the axis and the shape") {
   Array x = zeros({2, 3});
   LINUM_CHECK_ERROR(sum(x, 3), IndexError, "sum: axis 3 is out of bounds for an array of rank 2");
-  LINUM_CHECK_ERROR(mean(x, -3), IndexError, "mean: axis -3 is out of bounds for an array of rank 2");
+  LINUM_CHECK_ERROR(mean(x, -3), IndexError,
+                    "mean: axis -3 is out of bounds for an array of rank 2");
   LINUM_CHECK_ERROR(max(x, {0, -2}), ValueError, "max: repeated axis");
   LINUM_CHECK_ERROR(max(zeros({0, 3}), 0), ValueError,
-                    "max: zero-size array to reduction operation max which has no identity (shape (0, 3), axes (0,))");
+                    "max: zero-size array to reduction operation max which has no identity (shape "
+                    "(0, 3), axes (0,))");
   LINUM_CHECK_ERROR(min(zeros({0})), ValueError, "min: zero-size array");
-  LINUM_CHECK_ERROR(argmax(zeros({0})), ValueError, "argmax: attempt to get argmax of an empty sequence");
-  LINUM_CHECK_ERROR(argmin(x, 2), IndexError, "argmin: axis 2 is out of bounds for an array of rank 2");
+  LINUM_CHECK_ERROR(argmax(zeros({0})), ValueError,
+                    "argmax: attempt to get argmax of an empty sequence");
+  LINUM_CHECK_ERROR(argmin(x, 2), IndexError,
+                    "argmin: axis 2 is out of bounds for an array of rank 2");
   LINUM_CHECK_ERROR(softmax(x, 5), IndexError, "softmax: axis 5 is out of bounds");
   LINUM_CHECK_ERROR(logsumexp(x, {1, 1}), ValueError, "logsumexp: repeated axis");
-  LINUM_CHECK_ERROR(one_hot(array({1}), -1), ValueError, "one_hot: num_classes must be non-negative, got -1");
+  LINUM_CHECK_ERROR(one_hot(array({1}), -1), ValueError,
+                    "one_hot: num_classes must be non-negative, got -1");
   LINUM_CHECK_ERROR(var(Array(), 0), ValueError, "var: got an empty Array handle");
 }
