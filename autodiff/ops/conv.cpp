@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include <linum/autodiff/ops/kernel_util.hpp>
@@ -102,6 +103,8 @@ struct ConvGeom {
   std::vector<std::vector<i64>> tab;
   std::vector<Vec> wpos;  // window position -> offset per spatial dim
   bool identity = false;  // 1x1 window, unit strides, no padding or dilation: P is the input
+  i64 last_stride = 1, last_pad = 0;
+  bool last_dense = false;  // no dilation along the last spatial dim: windows are contiguous
 
   ConvGeom(const Shape& lhs, const Shape& rhs, const ConvParams& p) {
     ns = static_cast<int>(lhs.size()) - 2;
@@ -125,6 +128,9 @@ struct ConvGeom {
                   p.lhs_dil[d] == 1;
     }
     rows = N * out_sp;
+    last_stride = p.strides[ns - 1];
+    last_pad = p.pads[ns - 1].first;
+    last_dense = p.rhs_dil[ns - 1] == 1 && p.lhs_dil[ns - 1] == 1;
     for (i64 w = 0; w < win; ++w) {
       Vec j(ns);
       for (int d = ns - 1, r = static_cast<int>(w); d >= 0; --d) j[d] = r % k[d], r /= k[d];
@@ -140,37 +146,78 @@ struct ConvGeom {
   // Rows of P per chunk: bounds the patch buffer to about 16 MB of floats.
   i64 chunk() const { return std::max<i64>(1, (i64{1} << 22) / std::max<i64>(1, G * win * Cg)); }
 
-  // Visits (row - r0, window position, input pixel offset or -1) for rows [r0, r1).
+  // Visits the patch rows [r0, r1) as runs: f(row - r0, first window position, count, offset
+  // of the first input pixel's channel 0, or -1 for `count` positions of padding). Along the
+  // last spatial dim, a window inside the input is one run of count * C contiguous values.
+  // Rows go line by line (fixed n and leading output coordinates), so that the leading dims'
+  // input offsets are looked up once per line.
   template <class F>
   void visit(i64 r0, i64 r1, F f) const {
-    Vec o(ns);
-    for (i64 r = r0; r < r1; ++r) {
-      const i64 n = r / out_sp;
-      for (i64 d = ns - 1, rem = r % out_sp; d >= 0; --d) o[d] = rem % out[d], rem /= out[d];
-      for (i64 w = 0; w < win; ++w) {
+    const int L = ns - 1;
+    const i64 kl = k[L], nlead = win / kl, ol = out[L], lines_per_image = out_sp / std::max<i64>(ol, 1);
+    Vec o(ns), lead(static_cast<std::size_t>(nlead));
+    for (i64 r = r0; r < r1;) {
+      const i64 line = r / ol, o_first = r % ol, o_end = std::min(ol, o_first + (r1 - r));
+      const i64 n = line / lines_per_image;
+      for (i64 d = L - 1, rem = line % lines_per_image; d >= 0; --d) o[d] = rem % out[d], rem /= out[d];
+      for (i64 wl = 0; wl < nlead; ++wl) {
         i64 off = 0;
-        for (int d = 0; d < ns; ++d) {
-          const i64 idx = tab[d][o[d] * k[d] + wpos[w][d]];
-          if (idx < 0) {
-            off = -1;
-            break;
-          }
-          off = off * in[d] + idx;
+        for (int d = 0; d < L && off >= 0; ++d) {
+          const i64 idx = tab[d][o[d] * k[d] + wpos[wl * kl][d]];
+          off = idx < 0 ? -1 : off * in[d] + idx;
         }
-        f(r - r0, w, off < 0 ? -1 : (n * in_sp + off) * C);
+        lead[wl] = off < 0 ? -1 : n * in_sp + off * in[L];  // pixel (n, leading indices..., 0)
       }
+      for (i64 oL = o_first; oL < o_end; ++oL) {
+        const i64 rr = r - r0 + (oL - o_first);
+        const i64 i0 = oL * last_stride - last_pad;
+        const bool inside = last_dense && i0 >= 0 && i0 + kl <= in[L];
+        const i64* tl = tab[L].data() + oL * kl;
+        for (i64 wl = 0; wl < nlead; ++wl) {
+          const i64 pix = lead[wl];
+          if (pix < 0) f(rr, wl * kl, kl, i64{-1});
+          else if (inside) f(rr, wl * kl, kl, (pix + i0) * C);
+          else
+            for (i64 j = 0; j < kl; ++j) f(rr, wl * kl + j, i64{1}, tl[j] < 0 ? -1 : (pix + tl[j]) * C);
+        }
+      }
+      r += o_end - o_first;
     }
   }
 };
 
+// Runs are often a few values (3 pixels of 1 channel): a short loop beats a memmove call.
+template <class T>
+inline void copy_run(const T* src, i64 n, T* dst) {
+  if (n > 16) {
+    std::copy_n(src, n, dst);
+    return;
+  }
+  i64 i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const T a = src[i], b = src[i + 1];
+    dst[i] = a;
+    dst[i + 1] = b;
+  }
+  if (i < n) dst[i] = src[i];
+}
+
 template <class T>
 void im2col(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
-  const i64 Cg = g.Cg, G = g.G, win = g.win;
-  g.visit(r0, r1, [&](i64 r, i64 w, i64 off) {
-    T* dst = P + (r * G * win + w) * Cg;
-    for (i64 gi = 0; gi < G; ++gi, dst += win * Cg) {
-      if (off < 0) std::fill(dst, dst + Cg, T(0));
-      else std::copy(x + off + gi * Cg, x + off + (gi + 1) * Cg, dst);
+  const i64 C = g.C, Cg = g.Cg, G = g.G, win = g.win;
+  g.visit(r0, r1, [&](i64 r, i64 w, i64 cnt, i64 off) {
+    T* row = P + r * G * win * Cg;
+    if (G == 1) {
+      if (off < 0) std::fill_n(row + w * C, cnt * C, T(0));
+      else copy_run(x + off, cnt * C, row + w * C);
+      return;
+    }
+    for (i64 gi = 0; gi < G; ++gi) {
+      T* dst = row + (gi * win + w) * Cg;
+      for (i64 j = 0; j < cnt; ++j, dst += Cg) {
+        if (off < 0) std::fill_n(dst, Cg, T(0));
+        else copy_run(x + off + j * C + gi * Cg, Cg, dst);
+      }
     }
   });
 }
@@ -178,13 +225,29 @@ void im2col(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
 // The transpose of im2col: patch values are added back into the pixels they were read from.
 template <class T>
 void col2im(const ConvGeom& g, const T* P, T* x, i64 r0, i64 r1) {
-  const i64 Cg = g.Cg, G = g.G, win = g.win;
-  g.visit(r0, r1, [&](i64 r, i64 w, i64 off) {
+  const i64 C = g.C, Cg = g.Cg, G = g.G, win = g.win;
+  g.visit(r0, r1, [&](i64 r, i64 w, i64 cnt, i64 off) {
     if (off < 0) return;
-    const T* src = P + (r * G * win + w) * Cg;
-    for (i64 gi = 0; gi < G; ++gi, src += win * Cg)
-      for (i64 c = 0; c < Cg; ++c) x[off + gi * Cg + c] += src[c];
+    const T* row = P + r * G * win * Cg;
+    if (G == 1) {
+      const T* src = row + w * C;
+      T* dst = x + off;
+      for (i64 i = 0; i < cnt * C; ++i) dst[i] += src[i];
+      return;
+    }
+    for (i64 gi = 0; gi < G; ++gi)
+      for (i64 j = 0; j < cnt; ++j) {
+        const T* src = row + (gi * win + w + j) * Cg;
+        T* dst = x + off + j * C + gi * Cg;
+        for (i64 c = 0; c < Cg; ++c) dst[c] += src[c];
+      }
   });
+}
+
+// Scratch space for the patches, left uninitialised (im2col writes every element).
+template <class T>
+std::unique_ptr<T[]> patch_buffer(const ConvGeom& g) {
+  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(std::min(g.chunk(), g.rows) * g.G * g.win * g.Cg)]);
 }
 
 // out = conv(x, w): per group, P_g (rows, win*Cg) times w_g (win*Cg, Og) into out's columns.
@@ -198,12 +261,12 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, T* out) {
     return;
   }
   const i64 ch = g.chunk();
-  std::vector<T> P(static_cast<std::size_t>(std::min(ch, g.rows) * ldp));
+  auto P = patch_buffer<T>(g);
   for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
     const i64 r1 = std::min(g.rows, r0 + ch);
-    im2col(g, x, P.data(), r0, r1);
+    im2col(g, x, P.get(), r0, r1);
     for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(false, false, r1 - r0, g.Og, kg, P.data() + gi * kg, ldp, w + gi * g.Og, g.O,
+      gemm<T>(false, false, r1 - r0, g.Og, kg, P.get() + gi * kg, ldp, w + gi * g.Og, g.O,
               out + r0 * g.O + gi * g.Og, g.O, false);
   }
 }
@@ -220,13 +283,13 @@ void conv_grad_lhs(const ConvGeom& g, const T* ct, const T* w, T* xbar) {
   }
   std::fill(xbar, xbar + g.N * g.in_sp * g.C, T(0));
   const i64 ch = g.chunk();
-  std::vector<T> P(static_cast<std::size_t>(std::min(ch, g.rows) * ldp));
+  auto P = patch_buffer<T>(g);
   for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
     const i64 r1 = std::min(g.rows, r0 + ch);
     for (i64 gi = 0; gi < g.G; ++gi)
       gemm<T>(false, true, r1 - r0, kg, g.Og, ct + r0 * g.O + gi * g.Og, g.O, w + gi * g.Og, g.O,
-              P.data() + gi * kg, ldp, false);
-    col2im(g, P.data(), xbar, r0, r1);
+              P.get() + gi * kg, ldp, false);
+    col2im(g, P.get(), xbar, r0, r1);
   }
 }
 
@@ -245,12 +308,12 @@ void conv_grad_rhs(const ConvGeom& g, const T* x, const T* ct, T* wbar) {
     return;
   }
   const i64 ch = g.chunk();
-  std::vector<T> P(static_cast<std::size_t>(std::min(ch, g.rows) * ldp));
+  auto P = patch_buffer<T>(g);
   for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
     const i64 r1 = std::min(g.rows, r0 + ch);
-    im2col(g, x, P.data(), r0, r1);
+    im2col(g, x, P.get(), r0, r1);
     for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(true, false, kg, g.Og, r1 - r0, P.data() + gi * kg, ldp, ct + r0 * g.O + gi * g.Og,
+      gemm<T>(true, false, kg, g.Og, r1 - r0, P.get() + gi * kg, ldp, ct + r0 * g.O + gi * g.Og,
               g.O, wbar + gi * g.Og, g.O, r0 > 0);
   }
 }
