@@ -839,6 +839,9 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
   if (O % G != 0)
     throw ValueError(std::string(op) + ": feature_group_count " + std::to_string(G) +
                      " must divide the rhs output feature dimension " + std::to_string(O) + "; " + shapes);
+  for (std::size_t d = 0; d < ns; ++d)
+    if (rhs.shape()[d] < 1)
+      throw ValueError(std::string(op) + ": rhs spatial dimensions must be positive; " + shapes);
   ConvParams p;
   p.strides = per_dim(opts.window_strides, ns, "window_strides", op);
   p.lhs_dil = per_dim(opts.lhs_dilation, ns, "lhs_dilation", op);

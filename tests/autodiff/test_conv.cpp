@@ -229,6 +229,8 @@ TEST_CASE("conv_general_dilated errors name the op and the shapes") {
   LINUM_CHECK_ERROR(conv_general_dilated(x, w, one_pad), ValueError,
                     "explicit padding must have one (low, high) pair per window dimension (2), got ((1, 1),)");
   LINUM_CHECK_ERROR(conv_general_dilated(x, w, full), ValueError, "unknown padding 'FULL'");
+  LINUM_CHECK_ERROR(conv_general_dilated(x, zeros({0, 3, 4, 6})), ValueError,
+                    "rhs spatial dimensions must be positive; lhs shape (1, 5, 5, 4), rhs shape (0, 3, 4, 6)");
 }
 
 TEST_CASE("reduce_window, avg_pool and max_pool match the loop reference") {
