@@ -244,3 +244,23 @@ TEST_CASE("vjp with several primals returns their cotangents in argument order")
   CHECK(at(ga, 0) == 2.0 * (9 + 25 + 49));
   CHECK(at(gb, 2) == 2.0 * 3.0 * 2 * 7.0);
 }
+
+TEST_CASE("Hessian-vector product of a small MLP equals finite differences of its gradient") {
+  // loss(w1) = sum(tanh(x w1) w2)^2 for a 4x3 input, 3x5 hidden weights, 5-vector readout.
+  Array x = linum::reshape(linum::linspace(-1.0, 1.0, 12, true, linum::float64), {4, 3});
+  Array w2 = linum::linspace(0.5, -0.5, 5, true, linum::float64);
+  Array w1 = linum::reshape(linum::sin(linum::arange(0, 15, 1, linum::float64)), {3, 5});
+  Array v = linum::reshape(linum::cos(linum::arange(0, 15, 1, linum::float64)), {3, 5});
+  auto loss = [&](const Array& w) {
+    return linum::square(linum::sum(linum::matmul(linum::tanh(linum::matmul(x, w)), w2)));
+  };
+  auto g = linum::grad(loss);
+  Array hvp = linum::jvp(g, std::tuple{w1}, std::tuple{v}).second;           // forward-over-reverse
+  Array hvp2 = linum::grad([&](const Array& w) { return linum::sum(g(w) * v); })(w1);  // reverse-over-reverse
+  const double eps = 1e-5;
+  Array fd = (g(w1 + v * eps) - g(w1 - v * eps)) / (2 * eps);
+  for (int i = 0; i < 15; ++i) {
+    CHECK(at(hvp, i) == doctest::Approx(at(fd, i)).epsilon(1e-6));
+    CHECK(at(hvp2, i) == doctest::Approx(at(hvp, i)).epsilon(1e-10));
+  }
+}
