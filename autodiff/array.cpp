@@ -124,8 +124,15 @@ thread_local FreeListOwner t_free_list_owner;
 
 }  // namespace
 
+// Under AddressSanitizer every block goes to the heap, so that use-after-free stays detectable.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kPoolBlocks = false;
+#else
+constexpr bool kPoolBlocks = true;
+#endif
+
 void* small_alloc(std::size_t bytes) {
-  if (bytes > kBlockBytes) return ::operator new(bytes);
+  if (!kPoolBlocks || bytes > kBlockBytes) return ::operator new(bytes);
   FreeList& f = t_free_list;
   if (!f.head) return ::operator new(kBlockBytes);
   void* p = f.head;
@@ -136,7 +143,7 @@ void* small_alloc(std::size_t bytes) {
 
 void small_free(void* p, std::size_t bytes) noexcept {
   FreeList& f = t_free_list;
-  if (bytes > kBlockBytes || f.gone || f.count >= kMaxFreeBlocks) {
+  if (!kPoolBlocks || bytes > kBlockBytes || f.gone || f.count >= kMaxFreeBlocks) {
     ::operator delete(p);
     return;
   }
