@@ -62,14 +62,17 @@ std::pair<Array, int> TapeTrace::unwrap(const Array& y) const {
 Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   Impl& m = *impl_;
   const auto in_begin = static_cast<std::uint32_t>(m.values.size());
+  bool concrete = true;  // no outer transform below: run the kernel without a second dispatch
   for (const Array& a : in) {
     auto [p, v] = unwrap(a);
+    concrete = concrete && p.valid() && !p.is_tracer();
     m.values.push_back(std::move(p));
     m.vars.push_back(v);
   }
   Arrays outs;
   try {
-    outs = bind(prim, std::span<const Array>(m.values.data() + in_begin, in.size()));
+    std::span<const Array> primals(m.values.data() + in_begin, in.size());
+    outs = concrete ? prim->eval(primals) : bind(prim, primals);
   } catch (...) {
     m.values.resize(in_begin);
     m.vars.resize(in_begin);
