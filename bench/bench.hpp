@@ -10,7 +10,12 @@ namespace linum::bench {
 
 // Runs each workload at 1 and 2 BLAS threads, median of repetitions, wall-clock time.
 inline void configure(benchmark::internal::Benchmark* b) {
-  b->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Repetitions(9)->ReportAggregatesOnly(true)
+  b->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseRealTime()
+      ->Repetitions(9)
+      ->ReportAggregatesOnly(true)
       ->Unit(benchmark::kMillisecond);
 }
 

@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
     auto it = rep.median_ms.find(k);
     return it == rep.median_ms.end() ? -1.0 : it->second;
   };
-  std::printf("\nSummary (median wall time of 9 repetitions; BLAS threads set by linum::set_num_threads):\n");
+  std::printf(
+      "\nSummary (median wall time of 9 repetitions; BLAS threads set by "
+      "linum::set_num_threads):\n");
   for (int t : {1, 2}) {
     const std::string a = "/threads:" + std::to_string(t);
     if (double w1 = get("W1" + a), fl = get("W1_gemm_floor" + a); w1 > 0 && fl > 0)
@@ -43,8 +45,10 @@ int main(int argc, char** argv) {
       std::printf("sgemm %dthr: %.2f ms for W1's 8 GEMMs (%.0f GFLOP/s)\n", t, fl,
                   2.0 * 128 * (784 * 512 * 2 + 512 * 512 * 3 + 512 * 10 * 3) / (fl * 1e6));
     if (double w4 = get("W4" + a); w4 > 0)
-      std::printf("W4 %dthr: %.1f ns/op (op = one source line x = sin(x)*1.0001 + 0.5*x, i.e. 4 "
-                  "primitives; forward + backward)\n", t, w4 * 1e6 / 10000);
+      std::printf(
+          "W4 %dthr: %.1f ns/op (op = one source line x = sin(x)*1.0001 + 0.5*x, i.e. 4 "
+          "primitives; forward + backward)\n",
+          t, w4 * 1e6 / 10000);
     if (double c = get("conv_w2_first" + a); c > 0)
       std::printf("conv %dthr: %.3f ms (W2's first conv: 32x28x28x1 * 3x3x1x32, SAME)\n", t, c);
   }

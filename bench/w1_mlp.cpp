@@ -25,9 +25,9 @@ struct W1Data {
   Arrays params;  // w1, b1, w2, b2, w3, b3
   Array x, labels;
   W1Data() {
-    params = {normal({kIn, kHidden}, 1 / std::sqrt(kIn), 1), linum::zeros({kHidden}),
+    params = {normal({kIn, kHidden}, 1 / std::sqrt(kIn), 1),         linum::zeros({kHidden}),
               normal({kHidden, kHidden}, 1 / std::sqrt(kHidden), 2), linum::zeros({kHidden}),
-              normal({kHidden, kOut}, 1 / std::sqrt(kHidden), 3), linum::zeros({kOut})};
+              normal({kHidden, kOut}, 1 / std::sqrt(kHidden), 3),    linum::zeros({kOut})};
     x = normal({kBatch, kIn}, 1.0, 4);
     std::vector<std::int32_t> l(kBatch);
     for (int i = 0; i < kBatch; ++i) l[i] = (i * 7) % kOut;
@@ -55,14 +55,15 @@ BENCHMARK(BM_W1)->Name("W1")->Apply(linum::bench::configure);
 
 // C (m x n) = op(A) op(B), row-major, as W1's forward and backward need them.
 void sgemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k,
-              1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
 
 void BM_W1_gemm_floor(benchmark::State& state) {
   linum::bench::set_threads(state);
   auto buf = [](std::size_t n) { return std::vector<float>(n, 0.01f); };
-  auto x = buf(kBatch * kIn), w1 = buf(kIn * kHidden), w2 = buf(kHidden * kHidden), w3 = buf(kHidden * kOut);
+  auto x = buf(kBatch * kIn), w1 = buf(kIn * kHidden), w2 = buf(kHidden * kHidden),
+       w3 = buf(kHidden * kOut);
   auto h1 = buf(kBatch * kHidden), h2 = buf(kBatch * kHidden), lo = buf(kBatch * kOut);
   auto g2 = buf(kBatch * kHidden), g1 = buf(kBatch * kHidden);
   auto dw1 = buf(kIn * kHidden), dw2 = buf(kHidden * kHidden), dw3 = buf(kHidden * kOut);

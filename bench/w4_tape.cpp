@@ -17,9 +17,9 @@ void BM_W4(benchmark::State& state) {
   auto g = linum::grad(f);
   linum::Array x = linum::array(0.3f);
   for (auto _ : state) benchmark::DoNotOptimize(g(x));
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * kOps,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kOps,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_W4)->Name("W4")->Apply(linum::bench::configure);
 

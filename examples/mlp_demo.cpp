@@ -27,9 +27,8 @@ int main() {
     Array w = linum::random::normal(linum::random::fold_in(key, i), {n_in, n_out});
     return w / std::sqrt(static_cast<float>(n_in));
   };
-  Params params{{"w1", dense(1, 1, 32)},  {"b1", linum::zeros({32})},
-                {"w2", dense(2, 32, 32)}, {"b2", linum::zeros({32})},
-                {"w3", dense(3, 32, 1)},  {"b3", linum::zeros({1})}};
+  Params params{{"w1", dense(1, 1, 32)},    {"b1", linum::zeros({32})}, {"w2", dense(2, 32, 32)},
+                {"b2", linum::zeros({32})}, {"w3", dense(3, 32, 1)},    {"b3", linum::zeros({1})}};
 
   auto loss_fn = [&](const Params& p) {
     Array err = mlp(p, x) - y;

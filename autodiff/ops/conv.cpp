@@ -68,7 +68,8 @@ Vec per_dim(const Vec& v, std::size_t n, const char* what, const char* op) {
     throw ValueError(std::string(op) + ": " + what + " " + vec_str(v) + " must have " +
                      std::to_string(n) + " entries, one per window dimension");
   for (i64 s : v)
-    if (s < 1) throw ValueError(std::string(op) + ": " + what + " must be positive, got " + vec_str(v));
+    if (s < 1)
+      throw ValueError(std::string(op) + ": " + what + " must be positive, got " + vec_str(v));
   return v;
 }
 
@@ -154,12 +155,14 @@ struct ConvGeom {
   template <class F>
   void visit(i64 r0, i64 r1, F f) const {
     const int L = ns - 1;
-    const i64 kl = k[L], nlead = win / kl, ol = out[L], lines_per_image = out_sp / std::max<i64>(ol, 1);
+    const i64 kl = k[L], nlead = win / kl, ol = out[L],
+              lines_per_image = out_sp / std::max<i64>(ol, 1);
     Vec o(ns), lead(static_cast<std::size_t>(nlead));
     for (i64 r = r0; r < r1;) {
       const i64 line = r / ol, o_first = r % ol, o_end = std::min(ol, o_first + (r1 - r));
       const i64 n = line / lines_per_image;
-      for (i64 d = L - 1, rem = line % lines_per_image; d >= 0; --d) o[d] = rem % out[d], rem /= out[d];
+      for (i64 d = L - 1, rem = line % lines_per_image; d >= 0; --d)
+        o[d] = rem % out[d], rem /= out[d];
       for (i64 wl = 0; wl < nlead; ++wl) {
         i64 off = 0;
         for (int d = 0; d < L && off >= 0; ++d) {
@@ -175,10 +178,13 @@ struct ConvGeom {
         const i64* tl = tab[L].data() + oL * kl;
         for (i64 wl = 0; wl < nlead; ++wl) {
           const i64 pix = lead[wl];
-          if (pix < 0) f(rr, wl * kl, kl, i64{-1});
-          else if (inside) f(rr, wl * kl, kl, (pix + i0) * C);
+          if (pix < 0)
+            f(rr, wl * kl, kl, i64{-1});
+          else if (inside)
+            f(rr, wl * kl, kl, (pix + i0) * C);
           else
-            for (i64 j = 0; j < kl; ++j) f(rr, wl * kl + j, i64{1}, tl[j] < 0 ? -1 : (pix + tl[j]) * C);
+            for (i64 j = 0; j < kl; ++j)
+              f(rr, wl * kl + j, i64{1}, tl[j] < 0 ? -1 : (pix + tl[j]) * C);
         }
       }
       r += o_end - o_first;
@@ -208,15 +214,19 @@ void im2col(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
   g.visit(r0, r1, [&](i64 r, i64 w, i64 cnt, i64 off) {
     T* row = P + r * G * win * Cg;
     if (G == 1) {
-      if (off < 0) std::fill_n(row + w * C, cnt * C, T(0));
-      else copy_run(x + off, cnt * C, row + w * C);
+      if (off < 0)
+        std::fill_n(row + w * C, cnt * C, T(0));
+      else
+        copy_run(x + off, cnt * C, row + w * C);
       return;
     }
     for (i64 gi = 0; gi < G; ++gi) {
       T* dst = row + (gi * win + w) * Cg;
       for (i64 j = 0; j < cnt; ++j, dst += Cg) {
-        if (off < 0) std::fill_n(dst, Cg, T(0));
-        else copy_run(x + off + j * C + gi * Cg, Cg, dst);
+        if (off < 0)
+          std::fill_n(dst, Cg, T(0));
+        else
+          copy_run(x + off + j * C + gi * Cg, Cg, dst);
       }
     }
   });
@@ -247,7 +257,8 @@ void col2im(const ConvGeom& g, const T* P, T* x, i64 r0, i64 r1) {
 // Scratch space for the patches, left uninitialised (im2col writes every element).
 template <class T>
 std::unique_ptr<T[]> patch_buffer(const ConvGeom& g) {
-  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(std::min(g.chunk(), g.rows) * g.G * g.win * g.Cg)]);
+  return std::unique_ptr<T[]>(
+      new T[static_cast<std::size_t>(std::min(g.chunk(), g.rows) * g.G * g.win * g.Cg)]);
 }
 
 // out = conv(x, w): per group, P_g (rows, win*Cg) times w_g (win*Cg, Og) into out's columns.
@@ -321,8 +332,10 @@ void conv_grad_rhs(const ConvGeom& g, const T* x, const T* ct, T* wbar) {
 template <class F>
 void dispatch_conv(DType d, F&& f) {
   dispatch(d, [&]<class T>() {
-    if constexpr (std::is_same_v<T, std::uint8_t>) throw TypeError("conv_general_dilated: bool operands are not supported");
-    else f.template operator()<T>();
+    if constexpr (std::is_same_v<T, std::uint8_t>)
+      throw TypeError("conv_general_dilated: bool operands are not supported");
+    else
+      f.template operator()<T>();
   });
 }
 
@@ -382,7 +395,8 @@ struct ConvBase : Primitive {
   ConvParams p;
   explicit ConvBase(ConvParams q) : p(std::move(q)) {}
   // Two bilinear operands: each cotangent is one convolution, run only when that input needs it.
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array> o) const override {
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array> o) const override {
     const bool both[2] = {true, true};
     return vjp_needed(pr, ct, o, both);
   }
@@ -405,7 +419,8 @@ struct Conv final : ConvBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     Array r;
     if (t[0].valid()) r = conv_bind(t[0], pr[1], p);
     if (t[1].valid()) {
@@ -451,7 +466,8 @@ struct ConvTransposeLhs final : ConvBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     Array r;
     if (t[0].valid()) r = conv_tlhs_bind(t[0], pr[1], p, lhs);
     if (t[1].valid()) {
@@ -473,7 +489,8 @@ struct ConvTransposeLhs final : ConvBase {
       const i64 B = in[0].shape(bd[0]);
       Shape l = lhs;
       l[0] *= B;
-      return {{split_axis(conv_tlhs_bind(merge_axis_into(in[0], bd[0], 0), in[1], p, l), 0, B)}, {0}};
+      return {{split_axis(conv_tlhs_bind(merge_axis_into(in[0], bd[0], 0), in[1], p, l), 0, B)},
+              {0}};
     }
     const i64 B = in[1].shape(bd[1]);
     GroupFold f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
@@ -495,7 +512,8 @@ struct ConvTransposeRhs final : ConvBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     Array r;
     if (t[0].valid()) r = conv_trhs_bind(t[0], pr[1], p, rhs);
     if (t[1].valid()) {
@@ -600,8 +618,10 @@ struct WindowGeom {
 
 template <class T>
 T lowest() {
-  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-  else return std::numeric_limits<T>::lowest();
+  if constexpr (std::is_floating_point_v<T>)
+    return -std::numeric_limits<T>::infinity();
+  else
+    return std::numeric_limits<T>::lowest();
 }
 
 // Offset (within the window's valid elements) of the first maximum at inner position c.
@@ -654,10 +674,12 @@ struct ReduceWindowSum final : WindowBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {rw_sum_bind(t[0], p)};
   }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {ct[0].valid() ? rw_spread_bind(ct[0], p, pr[0].shape()) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
@@ -683,10 +705,12 @@ struct WindowSpread final : WindowBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {rw_spread_bind(t[0], p, in_shape)};
   }
-  Arrays vjp(std::span<const Array>, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array>, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {ct[0].valid() ? rw_sum_bind(ct[0], p) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
@@ -717,10 +741,12 @@ struct ReduceWindowMax final : WindowBase {
     return {out};
   }
   // The tangent (cotangent) at the first maximum of each window (XLA's select with >=).
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {sel_gather_bind(t[0], pr[0], p)};
   }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {ct[0].valid() ? sel_scatter_bind(ct[0], pr[0], p) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
@@ -747,15 +773,18 @@ struct SelectAndGather final : WindowBase {
       const T *t = in_ptr<T>(in[0]), *x = in_ptr<T>(in[1]);
       T* o = out_ptr<T>(out);
       g.visit([&](i64 oo, const i64* offs, int cnt) {
-        for (i64 c = 0; c < g.inner; ++c) o[oo + c] = cnt ? t[argmax_at(x, offs, cnt, c) + c] : T(0);
+        for (i64 c = 0; c < g.inner; ++c)
+          o[oo + c] = cnt ? t[argmax_at(x, offs, cnt, c) + c] : T(0);
       });
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {t[0].valid() ? sel_gather_bind(t[0], pr[1], p) : Array()};
   }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {ct[0].valid() ? sel_scatter_bind(ct[0], pr[1], p) : Array(), Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
@@ -781,10 +810,12 @@ struct SelectAndScatter final : WindowBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
     return {t[0].valid() ? sel_scatter_bind(t[0], pr[1], p) : Array()};
   }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>) const override {
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array>) const override {
     return {ct[0].valid() ? sel_gather_bind(ct[0], pr[1], p) : Array(), Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
@@ -818,9 +849,11 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
   constexpr const char* op = "conv_general_dilated";
   check_valid(lhs, op);
   check_valid(rhs, op);
-  const std::string shapes = "lhs shape " + shape_str(lhs.shape()) + ", rhs shape " + shape_str(rhs.shape());
+  const std::string shapes =
+      "lhs shape " + shape_str(lhs.shape()) + ", rhs shape " + shape_str(rhs.shape());
   if (lhs.ndim() < 3)
-    throw ValueError(std::string(op) + ": lhs must have rank at least 3 (N, spatial..., C), got " + shapes);
+    throw ValueError(std::string(op) + ": lhs must have rank at least 3 (N, spatial..., C), got " +
+                     shapes);
   if (rhs.ndim() != lhs.ndim())
     throw ValueError(std::string(op) + ": lhs and rhs must have the same rank, got " + shapes);
   const DType dt = promote_types(lhs.dtype(), rhs.dtype());
@@ -828,7 +861,8 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
   const auto ns = static_cast<std::size_t>(lhs.ndim() - 2);
   const i64 G = opts.feature_group_count, C = lhs.shape(-1), I = rhs.shape(-2), O = rhs.shape(-1);
   if (G < 1)
-    throw ValueError(std::string(op) + ": feature_group_count must be positive, got " + std::to_string(G));
+    throw ValueError(std::string(op) + ": feature_group_count must be positive, got " +
+                     std::to_string(G));
   if (C % G != 0)
     throw ValueError(std::string(op) + ": feature_group_count " + std::to_string(G) +
                      " must divide the lhs feature dimension " + std::to_string(C) + "; " + shapes);
@@ -838,7 +872,8 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
                      " times feature_group_count " + std::to_string(G) + "; " + shapes);
   if (O % G != 0)
     throw ValueError(std::string(op) + ": feature_group_count " + std::to_string(G) +
-                     " must divide the rhs output feature dimension " + std::to_string(O) + "; " + shapes);
+                     " must divide the rhs output feature dimension " + std::to_string(O) + "; " +
+                     shapes);
   for (std::size_t d = 0; d < ns; ++d)
     if (rhs.shape()[d] < 1)
       throw ValueError(std::string(op) + ": rhs spatial dimensions must be positive; " + shapes);
@@ -868,16 +903,20 @@ Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int6
   const auto nd = static_cast<std::size_t>(x.ndim());
   if (window.size() != nd)
     throw ValueError(std::string(name) + ": window_dimensions " + vec_str(window) +
-                     " must have one entry per dimension of the operand of shape " + shape_str(x.shape()));
+                     " must have one entry per dimension of the operand of shape " +
+                     shape_str(x.shape()));
   WindowParams p;
   p.window = window;
   for (i64 w : window)
-    if (w < 1) throw ValueError(std::string(name) + ": window_dimensions must be positive, got " + vec_str(window));
+    if (w < 1)
+      throw ValueError(std::string(name) + ": window_dimensions must be positive, got " +
+                       vec_str(window));
   p.strides = per_dim(strides, nd, "window_strides", name);
   p.pads = resolve_padding(padding, x.shape(), window, p.strides, name);
   for (std::size_t d = 0; d < nd; ++d)
     if (p.pads[d].first < 0 || p.pads[d].second < 0)
-      throw ValueError(std::string(name) + ": padding must be non-negative, got " + pads_str(p.pads));
+      throw ValueError(std::string(name) + ": padding must be non-negative, got " +
+                       pads_str(p.pads));
   if (x.dtype() == bool_)
     throw TypeError(std::string(name) + ": bool operands are not supported (use astype(int32))");
   return op == WindowReduce::sum ? rw_sum_bind(x, p) : rw_max_bind(x, p);
@@ -891,9 +930,9 @@ Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window,
   check_valid(x, name);
   const int k = static_cast<int>(window.size());
   if (x.ndim() < k + 1)
-    throw ValueError(std::string(name) + ": window_shape " + vec_str(window) + " needs an input of rank at least " +
-                     std::to_string(k + 1) + " (batch..., window dims..., features), got shape " +
-                     shape_str(x.shape()));
+    throw ValueError(std::string(name) + ": window_shape " + vec_str(window) +
+                     " needs an input of rank at least " + std::to_string(k + 1) +
+                     " (batch..., window dims..., features), got shape " + shape_str(x.shape()));
   if (strides.empty()) strides = Vec(window.size(), 1);
   if (strides.size() != window.size())
     throw ValueError(std::string(name) + ": strides " + vec_str(strides) +
@@ -908,7 +947,8 @@ Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window,
   if (padding.mode.empty()) {
     if (padding.pads.size() != window.size())
       throw ValueError(std::string(name) + ": padding " + pads_str(padding.pads) +
-                       " must have one (low, high) pair per window dimension (" + std::to_string(k) + ")");
+                       " must have one (low, high) pair per window dimension (" +
+                       std::to_string(k) + ")");
     pad.pads.assign(static_cast<std::size_t>(nb), {0, 0});
     pad.pads.insert(pad.pads.end(), padding.pads.begin(), padding.pads.end());
     pad.pads.emplace_back(0, 0);
@@ -918,16 +958,16 @@ Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window,
 
 }  // namespace
 
-Array avg_pool(const Array& x, const std::vector<std::int64_t>& window, std::vector<std::int64_t> strides,
-               const Padding& padding) {
+Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides, const Padding& padding) {
   Array s = pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding);
   // count_include_pad=True (Flax's default): every window divides by its full size.
   const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
   return s / static_cast<double>(n);
 }
 
-Array max_pool(const Array& x, const std::vector<std::int64_t>& window, std::vector<std::int64_t> strides,
-               const Padding& padding) {
+Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides, const Padding& padding) {
   return pool("max_pool", x, WindowReduce::max, window, std::move(strides), padding);
 }
 

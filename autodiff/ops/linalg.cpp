@@ -17,7 +17,8 @@ namespace detail {
 namespace {
 
 blasint blas_int(std::int64_t v) {
-  if (v > INT_MAX) throw ValueError("gemm: dimension " + std::to_string(v) + " exceeds the BLAS int range");
+  if (v > INT_MAX)
+    throw ValueError("gemm: dimension " + std::to_string(v) + " exceeds the BLAS int range");
   return static_cast<blasint>(v);
 }
 
@@ -50,16 +51,19 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
         const auto av = static_cast<std::uint32_t>(trans_a ? a[p * lda + i] : a[i * lda + p]);
         if (av == 0) continue;
         if (trans_b)
-          for (std::int64_t j = 0; j < n; ++j) acc[j] += av * static_cast<std::uint32_t>(b[j * ldb + p]);
+          for (std::int64_t j = 0; j < n; ++j)
+            acc[j] += av * static_cast<std::uint32_t>(b[j * ldb + p]);
         else
-          for (std::int64_t j = 0; j < n; ++j) acc[j] += av * static_cast<std::uint32_t>(b[p * ldb + j]);
+          for (std::int64_t j = 0; j < n; ++j)
+            acc[j] += av * static_cast<std::uint32_t>(b[p * ldb + j]);
       }
       T* row = c + i * ldc;
       for (std::int64_t j = 0; j < n; ++j) {
         if constexpr (std::is_same_v<T, std::uint8_t>)
           row[j] = static_cast<T>((accumulate && row[j]) || acc[j] != 0);
         else
-          row[j] = static_cast<T>(accumulate ? static_cast<std::uint32_t>(row[j]) + acc[j] : acc[j]);
+          row[j] =
+              static_cast<T>(accumulate ? static_cast<std::uint32_t>(row[j]) + acc[j] : acc[j]);
       }
     }
   }
@@ -148,7 +152,8 @@ Array transpose_operand(const Array& g, const Array& y, const Dims& xc, const Di
   // dims sorted by their partners in y.
   Dims xc_by_y;
   for (int i : argsort(yc)) xc_by_y.push_back(xc[i]);
-  const Dims order_gy = concat({&xb, &x_kept, &xc_by_y}), order_yg = concat({&xb, &xc_by_y, &x_kept});
+  const Dims order_gy = concat({&xb, &x_kept, &xc_by_y}),
+             order_yg = concat({&xb, &xc_by_y, &x_kept});
   if (!is_identity(order_gy) && is_identity(order_yg))
     return dot_general_bind(y, g, {y_kept, g_y, yb, g_batch});
   Array r = dot_general_bind(g, y, {g_y, y_kept, g_batch, yb});
@@ -209,7 +214,8 @@ struct DotGeneral final : Primitive {
   }
 
   // Bilinear: d(x·y) = dx·y + x·dy.
-  Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
+             std::span<const Array>) const override {
     Array r;
     if (t[0].valid()) r = dot_general_bind(t[0], p[1], d);
     if (t[1].valid()) {
@@ -219,7 +225,8 @@ struct DotGeneral final : Primitive {
     return {r};
   }
 
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
+             std::span<const Array> o) const override {
     const bool both[2] = {true, true};
     return vjp_needed(p, ct, o, both);
   }
@@ -240,8 +247,10 @@ struct DotGeneral final : Primitive {
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const int lb = bdims[0], rb = bdims[1];
     DotDimensionNumbers n = d;
-    if (lb >= 0) n.lhs_contract = shifted(d.lhs_contract, lb), n.lhs_batch = shifted(d.lhs_batch, lb);
-    if (rb >= 0) n.rhs_contract = shifted(d.rhs_contract, rb), n.rhs_batch = shifted(d.rhs_batch, rb);
+    if (lb >= 0)
+      n.lhs_contract = shifted(d.lhs_contract, lb), n.lhs_batch = shifted(d.lhs_batch, lb);
+    if (rb >= 0)
+      n.rhs_contract = shifted(d.rhs_contract, rb), n.rhs_batch = shifted(d.rhs_batch, rb);
     const int nb = static_cast<int>(d.lhs_batch.size());
     if (lb >= 0 && rb >= 0) {
       n.lhs_batch.insert(n.lhs_batch.begin(), lb);
@@ -306,7 +315,8 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   norm(dims.rhs_contract, y.ndim(), d.rhs_contract);
   norm(dims.lhs_batch, x.ndim(), d.lhs_batch);
   norm(dims.rhs_batch, y.ndim(), d.rhs_batch);
-  for (auto [c, b] : {std::pair{&d.lhs_contract, &d.lhs_batch}, std::pair{&d.rhs_contract, &d.rhs_batch}}) {
+  for (auto [c, b] :
+       {std::pair{&d.lhs_contract, &d.lhs_batch}, std::pair{&d.rhs_contract, &d.rhs_batch}}) {
     Dims all = concat({c, b});
     std::sort(all.begin(), all.end());
     if (std::adjacent_find(all.begin(), all.end()) != all.end())
@@ -381,7 +391,8 @@ Array matmul(const Array& a, const Array& b) {
 }
 
 void set_num_threads(int n) {
-  if (n < 1) throw ValueError("set_num_threads: expected at least 1 thread, got " + std::to_string(n));
+  if (n < 1)
+    throw ValueError("set_num_threads: expected at least 1 thread, got " + std::to_string(n));
   openblas_set_num_threads(n);
 }
 

@@ -106,7 +106,8 @@ TEST_CASE("dot_general with batch dims in any position matches the loop referenc
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 5; ++j)
       for (int a = 0; a < 3; ++a)
-        for (int c = 0; c < 4; ++c) ref[i * 5 + j] += pv[(i * 3 + a) * 4 + c] * qv[(c * 5 + j) * 3 + a];
+        for (int c = 0; c < 4; ++c)
+          ref[i * 5 + j] += pv[(i * 3 + a) * 4 + c] * qv[(c * 5 + j) * 3 + a];
   check_array(dot_general(p, q, {{2, 1}, {0, 2}, {}, {}}), {2, 5}, float64, ref, 1e-12);
   check_array(dot_general(p, q, {{1, 2}, {2, 0}, {}, {}}), {2, 5}, float64, ref, 1e-12);
   // Integers by the plain loop; negative dims count from the end.
@@ -123,18 +124,34 @@ TEST_CASE("check_grads: matmul, dot, dot_general (float64)") {
   check_grads(mm2, Arrays{data({4}, 14), b});
   check_grads(mm2, Arrays{a, data({4}, 15)});
   check_grads(mm2, Arrays{data({2, 1, 2, 3}, 16), data({3, 3, 4}, 17)});
-  check_grads([](const Arrays& x) { return dot(x[0], x[1]); }, Arrays{data({4}, 12), data({4}, 13)});
-  check_grads([](const Arrays& x) { return dot_general(x[0], x[1], {{2}, {0}, {1}, {2}}); },
-              Arrays{data({3, 2, 4}, 18), data({4, 5, 2}, 19)});
-  check_grads([](const Arrays& x) { return dot_general(x[0], x[1], {{2, 1}, {0, 2}, {}, {}}); },
-              Arrays{data({2, 3, 4}, 20), data({4, 5, 3}, 21)});
-  check_grads([](const Arrays& x) { return dot_general(x[0], x[1], {{0}, {1}, {2}, {0}}); },
-              Arrays{data({3, 4, 2}, 22), data({2, 3, 5}, 23)});
+  check_grads([](const Arrays& x) { return dot(x[0], x[1]); },
+              Arrays{data({4}, 12), data({4}, 13)});
+  check_grads(
+      [](const Arrays& x) {
+        return dot_general(x[0], x[1], {{2}, {0}, {1}, {2}});
+      },
+      Arrays{data({3, 2, 4}, 18), data({4, 5, 2}, 19)});
+  check_grads(
+      [](const Arrays& x) {
+        return dot_general(x[0], x[1], {{2, 1}, {0, 2}, {}, {}});
+      },
+      Arrays{data({2, 3, 4}, 20), data({4, 5, 3}, 21)});
+  check_grads(
+      [](const Arrays& x) {
+        return dot_general(x[0], x[1], {{0}, {1}, {2}, {0}});
+      },
+      Arrays{data({3, 4, 2}, 22), data({2, 3, 5}, 23)});
   // Transposed layouts: x^T y and x y^T, whose cotangents take the no-transpose operand order.
-  check_grads([](const Arrays& x) { return dot_general(x[0], x[1], {{0}, {0}, {}, {}}); },
-              Arrays{data({4, 3}, 24), data({4, 2}, 25)});
-  check_grads([](const Arrays& x) { return dot_general(x[0], x[1], {{1}, {1}, {}, {}}); },
-              Arrays{data({3, 4}, 26), data({2, 4}, 27)});
+  check_grads(
+      [](const Arrays& x) {
+        return dot_general(x[0], x[1], {{0}, {0}, {}, {}});
+      },
+      Arrays{data({4, 3}, 24), data({4, 2}, 25)});
+  check_grads(
+      [](const Arrays& x) {
+        return dot_general(x[0], x[1], {{1}, {1}, {}, {}});
+      },
+      Arrays{data({3, 4}, 26), data({2, 4}, 27)});
 }
 
 TEST_CASE("grad of grad through matmul: the Hessian-vector product of a quadratic form") {
@@ -170,26 +187,34 @@ TEST_CASE("vmap of matmul and dot_general equals the loop over examples") {
 
 TEST_CASE("contraction errors name the op and the shapes") {
   Array a = zeros({2, 3}), b = zeros({4, 5});
-  CHECK_THROWS_WITH_AS(matmul(a, b), "matmul: contracting dimensions differ: lhs shape (2, 3), rhs shape (4, 5)",
+  CHECK_THROWS_WITH_AS(matmul(a, b),
+                       "matmul: contracting dimensions differ: lhs shape (2, 3), rhs shape (4, 5)",
                        ValueError);
-  CHECK_THROWS_WITH_AS(dot(a, zeros({4})), "dot: contracting dimensions differ: lhs shape (2, 3), rhs shape (4,)",
+  CHECK_THROWS_WITH_AS(dot(a, zeros({4})),
+                       "dot: contracting dimensions differ: lhs shape (2, 3), rhs shape (4,)",
                        ValueError);
-  CHECK_THROWS_WITH_AS(matmul(a, Array(1.0f)), "matmul: input operand 1 must have ndim at least 1, but it has ndim 0",
+  CHECK_THROWS_WITH_AS(matmul(a, Array(1.0f)),
+                       "matmul: input operand 1 must have ndim at least 1, but it has ndim 0",
                        ValueError);
-  CHECK_THROWS_WITH_AS(matmul(zeros({2, 2, 3}), zeros({3, 3, 4})),
-                       "matmul: batch dimensions are incompatible for broadcasting: lhs shape (2, 2, 3), "
-                       "rhs shape (3, 3, 4)",
-                       ValueError);
-  CHECK_THROWS_WITH_AS(dot_general(a, b, {{1}, {0}, {}, {}}),
-                       "dot_general: contracting dimensions differ in size; lhs shape (2, 3), rhs shape "
-                       "(4, 5), dimension_numbers (((1,), (0,)), ((), ()))",
-                       ValueError);
-  LINUM_CHECK_ERROR(dot_general(a, b, {{1}, {}, {}, {}}), ValueError, "same number of contracting dimensions");
+  CHECK_THROWS_WITH_AS(
+      matmul(zeros({2, 2, 3}), zeros({3, 3, 4})),
+      "matmul: batch dimensions are incompatible for broadcasting: lhs shape (2, 2, 3), "
+      "rhs shape (3, 3, 4)",
+      ValueError);
+  CHECK_THROWS_WITH_AS(
+      dot_general(a, b, {{1}, {0}, {}, {}}),
+      "dot_general: contracting dimensions differ in size; lhs shape (2, 3), rhs shape "
+      "(4, 5), dimension_numbers (((1,), (0,)), ((), ()))",
+      ValueError);
+  LINUM_CHECK_ERROR(dot_general(a, b, {{1}, {}, {}, {}}), ValueError,
+                    "same number of contracting dimensions");
   LINUM_CHECK_ERROR(dot_general(a, a, {{1}, {1}, {1}, {1}}), ValueError, "appears more than once");
-  LINUM_CHECK_ERROR(dot_general(a, a, {{2}, {1}, {}, {}}), ValueError, "dimension 2 is out of bounds for rank 2");
+  LINUM_CHECK_ERROR(dot_general(a, a, {{2}, {1}, {}, {}}), ValueError,
+                    "dimension 2 is out of bounds for rank 2");
   LINUM_CHECK_ERROR(dot_general(zeros({2, 3}), zeros({3, 3}), {{1}, {1}, {0}, {0}}), ValueError,
                     "batch dimensions differ in size");
-  CHECK_THROWS_WITH_AS(set_num_threads(0), "set_num_threads: expected at least 1 thread, got 0", ValueError);
+  CHECK_THROWS_WITH_AS(set_num_threads(0), "set_num_threads: expected at least 1 thread, got 0",
+                       ValueError);
 }
 
 TEST_CASE("set_num_threads controls the BLAS threads") {
