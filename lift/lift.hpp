@@ -1,0 +1,8 @@
+// linum::lift: flax.core — scopes, collection filters, rng streams, init/apply, and the lifted
+// transforms that carry variables and rngs across linum's function transforms.
+#pragma once
+
+#include <linum/lift/errors.hpp>
+#include <linum/lift/filters.hpp>
+#include <linum/lift/rng.hpp>
+#include <linum/lift/scope.hpp>
