@@ -176,6 +176,10 @@ bool Scope::is_collection_empty(const std::string& col) const {
   return c.is_none() || (c.is_dict() && c.size() == 0);
 }
 
+bool Scope::has_collection(const std::string& col) const {
+  return impl_->root->variables.contains(col);
+}
+
 const Tree* Scope::find(const std::string& col) const {
   const Tree* t = &impl_->root->variables;
   if (!t->contains(col)) return nullptr;

@@ -96,6 +96,8 @@ class Scope {
   const Filter& mutable_filter() const;
   bool is_mutable_collection(const std::string& col) const;
   bool is_collection_empty(const std::string& col) const;
+  // Whether the root's variables have the collection at all (even empty).
+  bool has_collection(const std::string& col) const;
   // {col: this scope's part of it} for every root collection that has entries here.
   Tree variables() const;
   // variables() restricted to the mutable collections.

@@ -7,5 +7,8 @@
 #include <linum/autodiff/collectives.hpp>
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/custom.hpp>
+#include <linum/autodiff/random/random.hpp>
 #include <linum/error.hpp>
+#include <linum/lift/lift.hpp>
+#include <linum/nn/nn.hpp>
 #include <linum/optim/optim.hpp>

@@ -1,0 +1,415 @@
+// flax.linen.Module in C++: a Module is typed configuration plus, while bound, a lift::Scope.
+// Compact style: a submodule constructed inside a running method adopts that module as parent
+// and takes Flax's auto-name (Dense_0, counted per type). Setup style: setup() registers named
+// children with submodule(name, member). init/apply/bind are lift::init/apply of a scope function
+// that binds a copy of the module to the root scope (spec §4).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+#include <vector>
+
+#include <linum/lift/scope.hpp>
+
+namespace linum::nn {
+
+using lift::DenyList;
+using lift::Filter;
+using lift::Rngs;
+using lift::Scope;
+using lift::Variable;
+
+class ModuleBase;
+
+// capture_intermediates: false, true (every __call__), or a filter on (module, method name).
+class CaptureFilter {
+ public:
+  CaptureFilter(bool on = false) : on_(on) {}  // NOLINT(google-explicit-constructor)
+  template <class F>
+  requires std::is_invocable_r_v<bool, F, const ModuleBase&, const std::string&> CaptureFilter(F f)
+      : on_(true), fn_(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+  explicit operator bool() const { return on_; }
+  bool operator()(const ModuleBase& m, const std::string& method) const {
+    return on_ && (fn_ ? fn_(m, method) : method == "__call__");
+  }
+
+ private:
+  bool on_;
+  std::function<bool(const ModuleBase&, const std::string&)> fn_;
+};
+
+// apply(variables, args..., {.mutable_, .rngs, .capture_intermediates}) -> (out, mutated).
+struct ApplyOptions {
+  Filter mutable_ = false;
+  Rngs rngs = {};
+  CaptureFilter capture_intermediates = false;
+};
+// init(rngs, args..., {.mutable_, .capture_intermediates}); Flax's default keeps intermediates out.
+struct InitOptions {
+  Filter mutable_ = DenyList("intermediates");
+  CaptureFilter capture_intermediates = false;
+};
+
+// method=...: apply/init call fn(module, args...) instead of the module's __call__.
+template <class F>
+struct Method {
+  F fn;
+};
+template <class F>
+Method<F> method(F fn) {
+  return {std::move(fn)};
+}
+
+// sow's reduce: append to a tuple (Flax's default init_fn=tuple(), reduce_fn=append).
+Tree sow_append(const Tree& xs, const Tree& x);
+Tree sow_empty_tuple();
+
+namespace detail {
+struct ModuleState;
+}  // namespace detail
+
+class ModuleBase {
+ public:
+  virtual ~ModuleBase();
+  ModuleBase(const ModuleBase&) = default;
+  ModuleBase(ModuleBase&&) = default;
+  ModuleBase& operator=(const ModuleBase&) = default;
+  ModuleBase& operator=(ModuleBase&&) = default;
+
+  // The class name Flax would print ("Dense"); auto-names are "<type_name>_<i>".
+  virtual std::string type_name() const = 0;
+  // A fresh, unbound copy (Module.clone()).
+  virtual std::shared_ptr<ModuleBase> clone_base() const = 0;
+
+  // The module's name in its parent (nullopt for a root or an unnamed, unattached module).
+  std::optional<std::string> module_name() const;
+  bool is_bound() const;
+  // Module.scope: throws for unbound modules.
+  Scope& scope() const;
+  std::vector<std::string> path() const;
+
+  // ---- variables, as Flax's Module methods ----
+  template <class Init, class... A>
+  auto param(const std::string& name, Init&& init_fn, A&&... args) {
+    claim_name(name, "params", "param");
+    return scope().param(name, std::forward<Init>(init_fn), std::forward<A>(args)...);
+  }
+  template <class Init, class... A>
+  Variable variable(const std::string& col, const std::string& name, Init&& init_fn, A&&... args) {
+    claim_name(name, col, "variable");
+    return scope().variable(col, name, std::forward<Init>(init_fn), std::forward<A>(args)...);
+  }
+  Variable variable(const std::string& col, const std::string& name);
+  bool has_variable(const std::string& col, const std::string& name) const;
+  Tree get_variable(const std::string& col, const std::string& name, Tree default_value = {}) const;
+  void put_variable(const std::string& col, const std::string& name, const Tree& value);
+  // The bound scope's variables ({collection: this module's part}).
+  Tree variables() const;
+  bool is_mutable_collection(const std::string& col) const;
+  bool is_initializing() const;
+  bool has_rng(const std::string& name) const;
+  Array make_rng(const std::string& name = "params");
+
+  // sow(col, name, value): appends to a tuple in `col` (or reduces with reduce_fn from
+  // init_fn()); a no-op returning false when `col` is not mutable.
+  bool sow(const std::string& col, const std::string& name, const Tree& value,
+           const std::function<Tree(const Tree&, const Tree&)>& reduce_fn = sow_append,
+           const std::function<Tree()>& init_fn = sow_empty_tuple);
+  // perturb(name, x): x plus a zero variable of `collection` (created when mutable), so the
+  // gradient w.r.t. variables[collection][name] is the gradient w.r.t. this intermediate.
+  Array perturb(const std::string& name, const Array& value,
+                const std::string& collection = "perturbations");
+
+  // ---- setup-style children ----
+  // setup(): children registered with submodule(name, member); runs once, when bound.
+  virtual void setup() {}
+  // self.name = Module(...) in setup: binds `member` as the child `name` of this module.
+  template <class M>
+  M& submodule(const std::string& name, M& member) {
+    member.attach_as_child(*this, name);
+    return member;
+  }
+  // A list of children is named <name>_0, <name>_1, ... (Flax's layers_0 for Sequential).
+  template <class M>
+  std::vector<M>& submodule(const std::string& name, std::vector<M>& members) {
+    for (std::size_t i = 0; i < members.size(); ++i)
+      submodule(name + "_" + std::to_string(i), members[i]);
+    return members;
+  }
+
+  // Binds this (unbound) module as child `name` of `parent` (used by submodule and transforms).
+  void attach_as_child(ModuleBase& parent, const std::string& name);
+  // Makes this module a root bound to `scope` (init/apply/bind) and runs setup.
+  void bind_root(const Scope& scope);
+  // Forgets any binding (fresh state, keeping an explicit name): what clone() does.
+  void reset_state(bool keep_name = true);
+
+ protected:
+  ModuleBase(const std::type_info& type, std::uintptr_t self, std::size_t size);
+
+  // Runs a method body as Flax's _call_wrapped_method: binds a compact child lazily, runs
+  // setup, makes this module the parent of modules constructed inside, captures intermediates
+  // and rewinds the scope after the outermost call.
+  template <class F>
+  decltype(auto) run_method(const char* method_name, F&& body) {
+    enter_method();
+    struct Exit {
+      ModuleBase* m;
+      ~Exit() { m->exit_method(); }
+    } exit{this};
+    if constexpr (std::is_void_v<decltype(body())>) {
+      body();
+    } else {
+      decltype(auto) y = body();
+      capture(method_name, y);
+      return y;
+    }
+  }
+  void set_explicit_name(std::string n);
+
+ private:
+  void enter_method();
+  void exit_method();
+  void ensure_bound();
+  void ensure_setup();
+  void claim_name(const std::string& name, const std::string& col, const char* kind);
+  template <class T>
+  void capture(const char* method_name, const T& y) {
+    // Outputs that are an Array or a Tree are captured (other result types are not).
+    if constexpr (std::is_same_v<std::remove_cvref_t<T>, Array> ||
+                  std::is_same_v<std::remove_cvref_t<T>, Tree>) {
+      if (capturing(method_name)) sow("intermediates", method_name, Tree(y));
+    }
+  }
+  bool capturing(const char* method_name) const;
+
+  std::shared_ptr<detail::ModuleState> state_;
+  friend struct detail::ModuleState;
+  template <class D>
+  friend class Module;
+};
+
+namespace detail {
+// Binds the capture_intermediates filter for the duration of an init/apply.
+struct CaptureScope {
+  explicit CaptureScope(CaptureFilter f);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+};
+std::string demangled_type_name(const std::type_info& t);
+
+template <class T>
+struct is_method : std::false_type {};
+template <class F>
+struct is_method<Method<F>> : std::true_type {};
+
+// Calls the module's method: __call__, a Method<F> (fn(module, args...)) or a member pointer.
+template <class D, class M, class... A>
+decltype(auto) invoke_method(D& m, M& method, A&&... args) {
+  if constexpr (is_method<M>::value)
+    return method.fn(m, std::forward<A>(args)...);
+  else if constexpr (std::is_member_function_pointer_v<M>)
+    return (m.*method)(std::forward<A>(args)...);
+  else
+    return m(std::forward<A>(args)...);
+}
+struct CallOp {};
+}  // namespace detail
+
+// The CRTP base every module derives from: struct Dense : nn::Module<Dense> { ... call(...) }.
+// `call` is Python's __call__; module(x) runs it through the method wrapper.
+template <class D>
+class Module : public ModuleBase {
+ public:
+  Module() : ModuleBase(typeid(D), reinterpret_cast<std::uintptr_t>(this), sizeof(D)) {}
+
+  std::string type_name() const override { return detail::demangled_type_name(typeid(D)); }
+  std::shared_ptr<ModuleBase> clone_base() const override {
+    auto c = std::make_shared<D>(self());
+    c->reset_state();
+    return c;
+  }
+  D clone() const {
+    D c = self();
+    c.reset_state();
+    return c;
+  }
+  // Module(name=...): an explicit name in the parent instead of the auto-name.
+  D& named(std::string n) & {
+    set_explicit_name(std::move(n));
+    return self();
+  }
+  D named(std::string n) && {
+    set_explicit_name(std::move(n));
+    return std::move(self());
+  }
+
+  template <class... A>
+  decltype(auto) operator()(A&&... args) {
+    return run_method("__call__",
+                      [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); });
+  }
+  // A named method through the wrapper (capture_intermediates sees `name`):
+  //   Array encode(Array x) { return method("encode", [&] { ... }); }
+  template <class F>
+  decltype(auto) method(const char* name, F&& body) {
+    return run_method(name, std::forward<F>(body));
+  }
+
+  // ---- init / apply / bind ----
+  // init(key or Rngs, args...[, method]) -> variables.
+  template <class R, class... A>
+  Tree init(const R& rngs, A&&... args) const {
+    return init_with_output(rngs, std::forward<A>(args)...).second;
+  }
+  template <class R, class A1>
+  Tree init(const R& rngs, A1&& a1, InitOptions opts) const {
+    return init_with_output(rngs, std::forward<A1>(a1), std::move(opts)).second;
+  }
+  template <class R, class A1, class A2>
+  Tree init(const R& rngs, A1&& a1, A2&& a2, InitOptions opts) const {
+    return init_with_output(rngs, std::forward<A1>(a1), std::forward<A2>(a2), std::move(opts))
+        .second;
+  }
+  template <class R, class... A>
+  auto init_with_output(const R& rngs, A&&... args) const {
+    return run_init(rngs, InitOptions{}, std::forward_as_tuple(std::forward<A>(args)...));
+  }
+  template <class R, class A1>
+  auto init_with_output(const R& rngs, A1&& a1, InitOptions opts) const {
+    return run_init(rngs, std::move(opts), std::forward_as_tuple(std::forward<A1>(a1)));
+  }
+  template <class R, class A1, class A2>
+  auto init_with_output(const R& rngs, A1&& a1, A2&& a2, InitOptions opts) const {
+    return run_init(rngs, std::move(opts),
+                    std::forward_as_tuple(std::forward<A1>(a1), std::forward<A2>(a2)));
+  }
+
+  // apply(variables, args...[, method][, Rngs]) -> out.
+  template <class... A>
+  decltype(auto) apply(const Tree& variables, A&&... args) const {
+    auto [out, state] = run_apply(variables, ApplyOptions{}, false,
+                                  std::forward_as_tuple(std::forward<A>(args)...));
+    return out;
+  }
+  // apply(variables, args...[, method], {.mutable_, .rngs, .capture_intermediates}) -> (out,
+  // state).
+  template <class A1>
+  auto apply(const Tree& variables, A1&& a1, ApplyOptions opts) const {
+    return run_apply(variables, std::move(opts), true, std::forward_as_tuple(std::forward<A1>(a1)));
+  }
+  template <class A1, class A2>
+  auto apply(const Tree& variables, A1&& a1, A2&& a2, ApplyOptions opts) const {
+    return run_apply(variables, std::move(opts), true,
+                     std::forward_as_tuple(std::forward<A1>(a1), std::forward<A2>(a2)));
+  }
+  template <class A1, class A2, class A3>
+  auto apply(const Tree& variables, A1&& a1, A2&& a2, A3&& a3, ApplyOptions opts) const {
+    return run_apply(
+        variables, std::move(opts), true,
+        std::forward_as_tuple(std::forward<A1>(a1), std::forward<A2>(a2), std::forward<A3>(a3)));
+  }
+
+  // bind(variables, rngs, mutable): a copy bound to a root scope, for interactive use.
+  D bind(const Tree& variables, const Rngs& rngs = {}, const Filter& mutable_ = false) const {
+    D m = clone();
+    m.bind_root(lift::bind(variables, rngs, mutable_));
+    return m;
+  }
+  // unbind(): (an unbound clone, this module's variables).
+  std::pair<D, Tree> unbind() const {
+    Tree vars = variables();
+    return {clone(), std::move(vars)};
+  }
+
+ private:
+  const D& self() const { return static_cast<const D&>(*this); }
+  D& self() { return static_cast<D&>(*this); }
+
+  // Splits a trailing Method<F> or member pointer off the arguments and calls it on the root.
+  template <class Tuple>
+  static auto scope_fn(D proto, Tuple&&) {
+    return [proto = std::move(proto)](Scope& root, auto&&... args) mutable -> decltype(auto) {
+      D m = proto;
+      m.reset_state(false);
+      m.bind_root(root);
+      return call_with_method(m, std::forward<decltype(args)>(args)...);
+    };
+  }
+  template <class... A>
+  static decltype(auto) call_with_method(D& m, A&&... args) {
+    using Last = std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>;
+    if constexpr (detail::is_method<Last>::value || std::is_member_function_pointer_v<Last>) {
+      auto t = std::forward_as_tuple(std::forward<A>(args)...);
+      return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+        return detail::invoke_method(
+            m, std::get<sizeof...(A) - 1>(t),
+            std::forward<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(t))...);
+      }
+      (std::make_index_sequence<sizeof...(A) - 1>{});
+    } else {
+      return m(std::forward<A>(args)...);
+    }
+  }
+  static decltype(auto) call_with_method(D& m) { return m(); }
+
+  template <class R, class Tuple>
+  auto run_init(const R& rngs, InitOptions opts, Tuple&& args) const {
+    detail::CaptureScope capture(opts.capture_intermediates);
+    auto fn = scope_fn(self(), args);
+    return std::apply(
+        [&](auto&&... a) {
+          return lift::init(fn, opts.mutable_)(lift::detail::init_rngs(rngs),
+                                               std::forward<decltype(a)>(a)...);
+        },
+        std::forward<Tuple>(args));
+  }
+  template <class Tuple>
+  auto run_apply(const Tree& variables, ApplyOptions opts, bool, Tuple&& args) const {
+    detail::CaptureScope capture(opts.capture_intermediates);
+    auto fn = scope_fn(self(), args);
+    lift::detail::check_rngs(opts.rngs,
+                             "The ``rngs`` argument passed to an apply function should be a "
+                             "``jax.PRNGKey`` or a dictionary mapping strings to ``jax.PRNGKey``.");
+    return std::apply(
+        [&](auto&&... a) {
+          return peel_rngs(fn, variables, opts, std::forward<decltype(a)>(a)...);
+        },
+        std::forward<Tuple>(args));
+  }
+  // A trailing Rngs argument (apply(v, x, Rngs{...})) joins opts.rngs.
+  template <class Fn, class... A>
+  static auto peel_rngs(Fn& fn, const Tree& variables, ApplyOptions& opts, A&&... args) {
+    if constexpr (sizeof...(A) > 0 && lift::detail::last_is_rngs<A...>()) {
+      auto t = std::forward_as_tuple(std::forward<A>(args)...);
+      for (const auto& [k, v] : std::get<sizeof...(A) - 1>(t)) opts.rngs[k] = v;
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return lift::detail::run_root<true>(
+            fn, variables, opts.rngs, opts.mutable_, lift::Flags{},
+            std::forward<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(t))...);
+      }
+      (std::make_index_sequence<sizeof...(A) - 1>{});
+    } else {
+      return lift::detail::run_root<true>(fn, variables, opts.rngs, opts.mutable_, lift::Flags{},
+                                          std::forward<A>(args)...);
+    }
+  }
+};
+
+// isinstance(module, T), for capture_intermediates filters.
+template <class T>
+bool isinstance(const ModuleBase& m) {
+  return dynamic_cast<const T*>(&m) != nullptr;
+}
+
+}  // namespace linum::nn

@@ -1,0 +1,10 @@
+// linum::nn: flax.linen — the Module system, layers, activations and initializers.
+#pragma once
+
+#include <linum/nn/activation.hpp>
+#include <linum/nn/combinators.hpp>
+#include <linum/nn/initializers.hpp>
+#include <linum/nn/linear.hpp>
+#include <linum/nn/module.hpp>
+#include <linum/nn/normalization.hpp>
+#include <linum/nn/stochastic.hpp>
