@@ -72,7 +72,12 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   Arrays outs;
   try {
     std::span<const Array> primals(m.values.data() + in_begin, in.size());
-    outs = concrete ? prim->eval(primals) : bind(prim, primals);
+    if (concrete) {
+      detail::OpScope scope(prim->name());
+      outs = prim->eval(primals);
+    } else {
+      outs = bind(prim, primals);
+    }
   } catch (...) {
     m.values.resize(in_begin);
     m.vars.resize(in_begin);
@@ -132,9 +137,10 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
       const Array& c = in_cts[j];
       if (c.shape() != primals[j].shape() || c.dtype() != primals[j].dtype()) {
         std::ostringstream os;
-        os << "internal error: vjp rule of " << node.prim->name() << " returned a cotangent of shape "
-           << shape_str(c.shape()) << " dtype " << c.dtype() << " for input " << j << " of shape "
-           << shape_str(primals[j].shape()) << " dtype " << primals[j].dtype();
+        os << "internal error: vjp rule of " << node.prim->name()
+           << " returned a cotangent of shape " << shape_str(c.shape()) << " dtype " << c.dtype()
+           << " for input " << j << " of shape " << shape_str(primals[j].shape()) << " dtype "
+           << primals[j].dtype();
         throw Error(os.str());
       }
       accumulate(v, c);
