@@ -26,7 +26,7 @@ struct TapeTrace::Impl {
     PrimPtr prim;
     std::uint32_t in_begin;   // inputs' primals at values[in_begin, in_begin + n_in)
     std::uint32_t out_begin;  // outputs at values[out_begin, out_begin + n_out)
-    std::uint16_t n_in, n_out;
+    std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
     int out_var0;  // outputs have consecutive variable ids (non-float outputs get none)
   };
   std::vector<Node> nodes;
@@ -96,8 +96,8 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     m.vars.push_back(diff ? m.nvars : -1);
     if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
   }
-  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint16_t>(in.size()),
-                               static_cast<std::uint16_t>(outs.size()), out_var0});
+  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+                               static_cast<std::uint32_t>(outs.size()), out_var0});
   return outs;
 }
 
