@@ -25,23 +25,76 @@ std::string shape_str(const Shape& s) {
   return r + ")";
 }
 
+namespace detail {
+namespace {
+thread_local const char* t_current_op = nullptr;
+
+[[noreturn]] void throw_too_large(const char* op, const Shape& s, const char* what) {
+  throw ValueError(std::string(op) + ": shape " + shape_str(s) + " is too large (" + what +
+                   " overflows)");
+}
+}  // namespace
+
+const char* current_op() { return t_current_op ? t_current_op : "linum"; }
+OpScope::OpScope(const char* op) : prev(t_current_op) { t_current_op = op; }
+OpScope::~OpScope() { t_current_op = prev; }
+
+std::int64_t checked_add(const char* op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    throw ValueError(std::string(op) + ": dimension " + std::to_string(a) + " + " +
+                     std::to_string(b) + " overflows int64");
+  return r;
+}
+
+std::int64_t checked_mul(const char* op, std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    throw ValueError(std::string(op) + ": dimension " + std::to_string(a) + " * " +
+                     std::to_string(b) + " overflows int64");
+  return r;
+}
+
+std::int64_t check_shape(const char* op, const Shape& s, DType d) {
+  for (auto dim : s)
+    if (dim < 0)
+      throw ValueError(std::string(op) + ": negative dimension in shape " + shape_str(s));
+  std::int64_t n = 1;
+  for (auto dim : s)
+    if (__builtin_mul_overflow(n, dim, &n)) throw_too_large(op, s, "the element count");
+  std::int64_t bytes;
+  if (__builtin_mul_overflow(n, static_cast<std::int64_t>(itemsize(d)), &bytes))
+    throw_too_large(op, s, "the byte size");
+  return n;
+}
+
+}  // namespace detail
+
 std::int64_t shape_size(const Shape& s) {
   std::int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n))
+      detail::throw_too_large(detail::current_op(), s, "the element count");
   return n;
 }
 
 namespace detail {
 
 ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
-  for (auto dim : shape)
-    if (dim < 0) throw ValueError("linum: negative dimension in shape " + shape_str(shape));
-  const std::size_t bytes = static_cast<std::size_t>(shape_size(shape)) * itemsize(d);
+  const char* op = current_op();
+  const std::size_t bytes = static_cast<std::size_t>(check_shape(op, shape, d)) * itemsize(d);
   if (bytes <= sizeof(small)) {
     data = small;
   } else {
     // 64-byte alignment keeps SIMD loads and BLAS on their fast paths.
-    void* p = ::operator new(bytes, std::align_val_t(64));
+    void* p = nullptr;
+    try {
+      p = ::operator new(bytes, std::align_val_t(64));
+    } catch (const std::bad_alloc&) {
+      throw MemoryError(std::string(op) + ": cannot allocate " + std::to_string(bytes) +
+                        " bytes for an array of shape " + shape_str(shape) + " and dtype " +
+                        std::string(dtype_name(d)));
+    }
     owner = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
     data = p;
   }
@@ -215,7 +268,9 @@ Array empty(const Shape& shape, DType dtype) {
   return Array(detail::make_small<detail::ConcreteImpl>(shape, dtype));
 }
 
-Array full(const Shape& shape, double value, DType dtype) {
+namespace {
+Array full_named(const char* op, const Shape& shape, double value, DType dtype) {
+  detail::OpScope scope(op);
   Array a = empty(shape, dtype);
   const auto n = shape_size(shape);
   detail::dispatch(dtype, [&]<class T>() {
@@ -226,8 +281,13 @@ Array full(const Shape& shape, double value, DType dtype) {
   return a;
 }
 
-Array zeros(const Shape& shape, DType dtype) { return full(shape, 0, dtype); }
-Array ones(const Shape& shape, DType dtype) { return full(shape, 1, dtype); }
+}  // namespace
+
+Array full(const Shape& shape, double value, DType dtype) {
+  return full_named("full", shape, value, dtype);
+}
+Array zeros(const Shape& shape, DType dtype) { return full_named("zeros", shape, 0, dtype); }
+Array ones(const Shape& shape, DType dtype) { return full_named("ones", shape, 1, dtype); }
 Array zeros_like(const Array& a) { return zeros(a.shape(), a.dtype()); }
 Array ones_like(const Array& a) { return ones(a.shape(), a.dtype()); }
 Array full_like(const Array& a, double value) { return full(a.shape(), value, a.dtype()); }
@@ -241,8 +301,11 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype)
       : (start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step))
           ? int32
           : float32;
-  const auto n =
-      std::max<std::int64_t>(0, static_cast<std::int64_t>(std::ceil((stop - start) / step)));
+  const double count = std::ceil((stop - start) / step);
+  if (count >= 0x1p63)  // the cast below would be undefined
+    throw ValueError("arange: " + std::to_string(count) + " elements do not fit in int64");
+  const auto n = std::max<std::int64_t>(0, static_cast<std::int64_t>(count));
+  detail::OpScope scope("arange");
   Array a = empty({n}, dt);
   detail::dispatch(dt, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
@@ -258,6 +321,7 @@ Array arange(std::int64_t stop, DType dtype) {
 
 Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype) {
   if (num < 0) throw ValueError("linspace: num must be non-negative, got " + std::to_string(num));
+  detail::OpScope scope("linspace");
   Array a = empty({num}, dtype);
   const double div = endpoint ? static_cast<double>(num - 1) : static_cast<double>(num);
   const double step = div > 0 ? (stop - start) / div : 0;
@@ -273,7 +337,7 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
 Array eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype) {
   if (n < 0) throw ValueError("eye: N must be non-negative, got " + std::to_string(n));
   if (m < 0) m = n;
-  Array a = zeros({n, m}, dtype);
+  Array a = full_named("eye", {n, m}, 0, dtype);
   detail::dispatch(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     for (std::int64_t i = 0; i < n; ++i)

@@ -22,6 +22,7 @@ using Shape = std::vector<std::int64_t>;
 
 // "(2, 3)", "(3,)", "()": shapes print like Python tuples, as JAX's messages show them.
 std::string shape_str(const Shape& s);
+// The element count of `s`; throws ValueError (naming the running op) when it overflows int64.
 std::int64_t shape_size(const Shape& s);
 
 class Array;
@@ -57,6 +58,24 @@ struct ConcreteImpl final : ArrayImpl {
 
 [[noreturn]] void throw_empty_handle(const char* fn);
 
+// The one overflow check for every place that builds a shape: dimensions non-negative, the
+// element count within int64 and the byte size within what a buffer can address. Throws
+// ValueError naming `op`. Returns the element count.
+std::int64_t check_shape(const char* op, const Shape& s, DType d = DType::float64);
+// a + b for dimensions (concatenate, padding), throwing ValueError naming `op` on overflow.
+std::int64_t checked_add(const char* op, std::int64_t a, std::int64_t b);
+std::int64_t checked_mul(const char* op, std::int64_t a, std::int64_t b);
+
+// The op whose kernel or creation function runs on this thread, for allocation errors.
+const char* current_op();
+struct OpScope {
+  const char* prev;
+  explicit OpScope(const char* op);
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+};
+
 // Small objects that every op allocates (array impls, tracers, with their shared_ptr control
 // block) come from per-thread free lists of fixed-size blocks: freeing a tape of 10^5 arrays at
 // once otherwise runs through malloc's slow paths. Any thread may free any block.
@@ -73,7 +92,9 @@ struct SmallAllocator {
   T* allocate(std::size_t n) { return static_cast<T*>(small_alloc(n * sizeof(T))); }
   void deallocate(T* p, std::size_t n) noexcept { small_free(p, n * sizeof(T)); }
   template <class U>
-  bool operator==(const SmallAllocator<U>&) const { return true; }
+  bool operator==(const SmallAllocator<U>&) const {
+    return true;
+  }
 };
 
 template <class T, class... A>
@@ -183,11 +204,16 @@ Array from_values(const T* src, const Shape& shape) {
 
 template <class V, class>
 Array::Array(V value) {
-  if constexpr (std::is_same_v<V, bool>) *this = detail::make_scalar(value, bool_);
-  else if constexpr (std::is_same_v<V, double>) *this = detail::make_scalar(value, float64);
-  else if constexpr (std::is_floating_point_v<V>) *this = detail::make_scalar(value, float32);
-  else if constexpr (std::is_unsigned_v<V>) *this = detail::make_scalar(static_cast<double>(value), uint32);
-  else *this = detail::make_scalar(static_cast<double>(value), int32);
+  if constexpr (std::is_same_v<V, bool>)
+    *this = detail::make_scalar(value, bool_);
+  else if constexpr (std::is_same_v<V, double>)
+    *this = detail::make_scalar(value, float64);
+  else if constexpr (std::is_floating_point_v<V>)
+    *this = detail::make_scalar(value, float32);
+  else if constexpr (std::is_unsigned_v<V>)
+    *this = detail::make_scalar(static_cast<double>(value), uint32);
+  else
+    *this = detail::make_scalar(static_cast<double>(value), int32);
 }
 
 template <class V>
@@ -258,11 +284,16 @@ V Array::item() const {
     }
   }
   switch (c.dtype) {
-    case DType::float32: return static_cast<V>(*static_cast<const float*>(c.data));
-    case DType::float64: return static_cast<V>(*static_cast<const double*>(c.data));
-    case DType::int32: return static_cast<V>(*static_cast<const std::int32_t*>(c.data));
-    case DType::uint32: return static_cast<V>(*static_cast<const std::uint32_t*>(c.data));
-    case DType::bool_: return static_cast<V>(*static_cast<const std::uint8_t*>(c.data) != 0);
+    case DType::float32:
+      return static_cast<V>(*static_cast<const float*>(c.data));
+    case DType::float64:
+      return static_cast<V>(*static_cast<const double*>(c.data));
+    case DType::int32:
+      return static_cast<V>(*static_cast<const std::int32_t*>(c.data));
+    case DType::uint32:
+      return static_cast<V>(*static_cast<const std::uint32_t*>(c.data));
+    case DType::bool_:
+      return static_cast<V>(*static_cast<const std::uint8_t*>(c.data) != 0);
   }
   return V{};
 }

@@ -59,8 +59,23 @@ Arrays BatchTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     CurrentRule cur(this);
     return prim->vmap(values, bdims);
   }();
-  for (std::size_t i = 0; i < r.outs.size(); ++i)
-    if (r.bdims[i] >= 0) r.outs[i] = wrap(r.outs[i], r.bdims[i]);
+  // A rule's outputs must agree with its batch dims: a mismatch is a bug in the rule, named here.
+  if (r.bdims.size() != r.outs.size())
+    throw Error(std::string("vmap: the batching rule of ") + prim->name() + " returned " +
+                std::to_string(r.outs.size()) + " outputs but " + std::to_string(r.bdims.size()) +
+                " batch dims");
+  for (std::size_t i = 0; i < r.outs.size(); ++i) {
+    if (!r.outs[i].valid())
+      throw Error(std::string("vmap: the batching rule of ") + prim->name() +
+                  " returned an empty output " + std::to_string(i));
+    const int b = r.bdims[i];
+    if (b < -1 || (b >= 0 && (b >= r.outs[i].ndim() || r.outs[i].shape(b) != axis_size_)))
+      throw Error(std::string("vmap: the batching rule of ") + prim->name() + " gave output " +
+                  std::to_string(i) + " of shape " + shape_str(r.outs[i].shape()) +
+                  " the batch dim " + std::to_string(b) + ", which does not have the axis size " +
+                  std::to_string(axis_size_));
+    if (b >= 0) r.outs[i] = wrap(r.outs[i], b);
+  }
   return std::move(r.outs);
 }
 

@@ -22,7 +22,6 @@ namespace linum {
 struct ScanOptions {
   std::optional<std::int64_t> length = {};  // required when xs has no leaves
   bool reverse = false;                     // iterate from the last slice to the first
-  int unroll = 1;  // accepted for JAX compatibility; an eager loop has nothing to unroll
 };
 
 namespace detail {
@@ -59,6 +58,15 @@ template <class A, class B>
 void check_tree_avals(const A& in, const B& out, const std::string& header,
                       const std::string& in_label, const std::string& out_label,
                       const std::string& prefix) {
+  // Structure first, dict keys included: equal leaf counts under other keys are a mismatch too.
+  if constexpr (!std::is_same_v<A, Array> || !std::is_same_v<B, Array>) {
+    const auto si = pytree::tree_structure(in), so = pytree::tree_structure(out);
+    if (!(si == so))
+      throw TypeError(header.substr(0, header.find(" must ")) +
+                      " must have the same pytree structure, but they differ:\n  * the " +
+                      in_label + " has structure " + si.to_string() + " but the " + out_label +
+                      " has structure " + so.to_string());
+  }
   check_same_avals(
       tree_arrays(in), tree_arrays(out), header, in_label, out_label,
       [&](std::size_t i) { return leaf_path(in, i, prefix); },

@@ -26,7 +26,7 @@ struct TapeTrace::Impl {
     PrimPtr prim;
     std::uint32_t in_begin;   // inputs' primals at values[in_begin, in_begin + n_in)
     std::uint32_t out_begin;  // outputs at values[out_begin, out_begin + n_out)
-    std::uint16_t n_in, n_out;
+    std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
     int out_var0;  // outputs have consecutive variable ids (non-float outputs get none)
   };
   std::vector<Node> nodes;
@@ -72,7 +72,12 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   Arrays outs;
   try {
     std::span<const Array> primals(m.values.data() + in_begin, in.size());
-    outs = concrete ? prim->eval(primals) : bind(prim, primals);
+    if (concrete) {
+      detail::OpScope scope(prim->name());
+      outs = prim->eval(primals);
+    } else {
+      outs = bind(prim, primals);
+    }
   } catch (...) {
     m.values.resize(in_begin);
     m.vars.resize(in_begin);
@@ -91,8 +96,8 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     m.vars.push_back(diff ? m.nvars : -1);
     if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
   }
-  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint16_t>(in.size()),
-                               static_cast<std::uint16_t>(outs.size()), out_var0});
+  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+                               static_cast<std::uint32_t>(outs.size()), out_var0});
   return outs;
 }
 
@@ -132,9 +137,10 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
       const Array& c = in_cts[j];
       if (c.shape() != primals[j].shape() || c.dtype() != primals[j].dtype()) {
         std::ostringstream os;
-        os << "internal error: vjp rule of " << node.prim->name() << " returned a cotangent of shape "
-           << shape_str(c.shape()) << " dtype " << c.dtype() << " for input " << j << " of shape "
-           << shape_str(primals[j].shape()) << " dtype " << primals[j].dtype();
+        os << "internal error: vjp rule of " << node.prim->name()
+           << " returned a cotangent of shape " << shape_str(c.shape()) << " dtype " << c.dtype()
+           << " for input " << j << " of shape " << shape_str(primals[j].shape()) << " dtype "
+           << primals[j].dtype();
         throw Error(os.str());
       }
       accumulate(v, c);

@@ -66,8 +66,10 @@ Array walk_chain(Array x, Visit&& visit) {
           shape_str(impl->shape) + ")");
     auto* b = dynamic_cast<BatchTrace*>(t);
     if (visit(*t, b)) return Array();
-    if (b) x = b->unwrap(x).first;
-    else x = *impl->primal_value();
+    if (b)
+      x = b->unwrap(x).first;
+    else
+      x = *impl->primal_value();
   }
   return x;
 }
@@ -98,13 +100,17 @@ Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
   for (const Array& a : in) {
     const auto* impl = a.impl().get();
     if (!impl)
-      throw ValueError(std::string(prim->name()) + ": got an empty Array handle (default-constructed)");
+      throw ValueError(std::string(prim->name()) +
+                       ": got an empty Array handle (default-constructed)");
     if (impl->level > top) {
       top = impl->level;
       top_impl = impl;
     }
   }
-  if (top < 0) return prim->eval(in);
+  if (top < 0) {
+    detail::OpScope scope(prim->name());  // allocation errors name the op
+    return prim->eval(in);
+  }
   auto& stack = detail::t_stack;
   if (top >= static_cast<int>(stack.size()) || stack[top]->uid() != top_impl->trace_uid)
     detail::throw_escaped(*prim, *top_impl);

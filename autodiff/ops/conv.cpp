@@ -30,6 +30,14 @@ std::string pads_str(const Pads& p) {
 
 i64 dilate(i64 d, i64 dil) { return d == 0 ? 0 : (d - 1) * dil + 1; }
 
+// dilate() and the padded length, checked for overflow before any unchecked arithmetic runs.
+i64 checked_dilate(const char* op, i64 d, i64 dil) {
+  return d == 0 ? 0 : checked_add(op, checked_mul(op, d - 1, dil), 1);
+}
+i64 checked_padded(const char* op, i64 in, i64 dil, std::pair<i64, i64> pad) {
+  return checked_add(op, checked_add(op, checked_dilate(op, in, dil), pad.first), pad.second);
+}
+
 // Output length of a window sweep over a (base-dilated, padded) axis, as XLA computes it.
 i64 sweep_size(i64 in, i64 k, i64 stride, std::pair<i64, i64> pad, i64 ldil, i64 rdil) {
   const i64 padded = dilate(in, ldil) + pad.first + pad.second, dk = dilate(k, rdil);
@@ -885,12 +893,12 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
   Vec in, win;
   for (std::size_t d = 0; d < ns; ++d) {
     in.push_back(lhs.shape()[d + 1]);
-    win.push_back(dilate(rhs.shape()[d], p.rhs_dil[d]));
+    win.push_back(checked_dilate(op, rhs.shape()[d], p.rhs_dil[d]));
   }
   // As lax: SAME pads for the undilated input and the dilated window.
   p.pads = resolve_padding(opts.padding, in, win, p.strides, op);
   for (std::size_t d = 0; d < ns; ++d)
-    if (dilate(in[d], p.lhs_dil[d]) + p.pads[d].first + p.pads[d].second < 0)
+    if (checked_padded(op, in[d], p.lhs_dil[d], p.pads[d]) < 0)
       throw ValueError(std::string(op) + ": negative padding " + pads_str(p.pads) +
                        " removes more than the whole input; " + shapes);
   return conv_bind(astype(lhs, dt), astype(rhs, dt), p);
@@ -914,7 +922,8 @@ Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int6
   p.strides = per_dim(strides, nd, "window_strides", name);
   p.pads = resolve_padding(padding, x.shape(), window, p.strides, name);
   for (std::size_t d = 0; d < nd; ++d)
-    if (p.pads[d].first < 0 || p.pads[d].second < 0)
+    if (p.pads[d].first < 0 || p.pads[d].second < 0 ||
+        checked_padded(name, x.shape()[d], 1, p.pads[d]) < 0)
       throw ValueError(std::string(name) + ": padding must be non-negative, got " +
                        pads_str(p.pads));
   if (x.dtype() == bool_)

@@ -311,11 +311,12 @@ Array reshape(const Array& x, const Shape& shape) {
     } else if (s[i] < 0) {
       throw ValueError("reshape: negative dimension in new shape " + shape_str(shape));
     } else {
-      known *= s[i];
+      known = checked_mul("reshape", known, s[i]);
     }
   }
   if (infer >= 0 && known > 0 && x.size() % known == 0) s[infer] = x.size() / known;
-  if (shape_size(s) != x.size() || (infer >= 0 && known == 0))
+  if ((infer >= 0 && (known == 0 || s[infer] < 0)) ||
+      check_shape("reshape", s, x.dtype()) != x.size())
     throw ValueError("reshape: cannot reshape array of shape " + shape_str(x.shape()) + " (size " +
                      std::to_string(x.size()) + ") into shape " + shape_str(shape));
   if (s == x.shape()) return x;
@@ -327,6 +328,7 @@ Array ravel(const Array& x) { return reshape(x, {-1}); }
 Array broadcast_to(const Array& x, const Shape& shape) {
   check_valid(x, "broadcast_to");
   if (x.shape() == shape) return x;
+  check_shape("broadcast_to", shape, x.dtype());
   const Shape& xs = x.shape();
   bool ok = xs.size() <= shape.size();
   for (std::size_t i = 0; ok && i < xs.size(); ++i) {
@@ -431,6 +433,10 @@ Array concatenate(const Arrays& xs, int axis) {
                          std::to_string(ax) + ", got shapes " + shapes_str(xs));
     dt = promote_types(dt, x.dtype());
   }
+  Shape out = xs[0].shape();
+  for (std::size_t i = 1; i < xs.size(); ++i)
+    out[ax] = checked_add("concatenate", out[ax], xs[i].shape()[ax]);
+  check_shape("concatenate", out, dt);
   if (xs.size() == 1) return astype(xs[0], dt);
   Arrays in;
   for (const auto& x : xs) in.push_back(astype(x, dt));

@@ -37,6 +37,11 @@ struct UnexpectedTracerError : Error {
   using Error::Error;
 };
 
+// An allocation that failed (Python's MemoryError): names the op and the byte count.
+struct MemoryError : Error {
+  using Error::Error;
+};
+
 // A rule a primitive does not have (e.g. vmap of a primitive without a batching rule).
 struct NotImplementedError : Error {
   using Error::Error;
