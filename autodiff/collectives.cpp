@@ -41,6 +41,8 @@ struct Collective final : Primitive {
     }
     return "collective";
   }
+  // The kernel is made of linum ops on the whole batched value: it runs on abstract tracers too.
+  bool abstract_eval_by_tracing() const override { return true; }
   void print_params(std::ostream& os) const override {
     os << "axis_name=" << axis_name << " axis_size=" << size;
     if (kind == Kind::all_gather || kind == Kind::gather_t) os << " axis=" << axis;

@@ -67,7 +67,8 @@ Array walk_chain(Array x, Visit&& visit) {
     auto* b = dynamic_cast<BatchTrace*>(t);
     if (visit(*t, b)) return Array();
     if (b) x = b->unwrap(x).first;
-    else x = *impl->primal_value();
+    else if (const Array* p = impl->primal_value()) x = *p;
+    else return x;  // an abstract (eval_shape) tracer: the bottom of the chain, with no value
   }
   return x;
 }

@@ -102,6 +102,9 @@ struct StridedSlice final : Primitive {
   StridedSlice(std::vector<std::int64_t> a, std::vector<std::int64_t> s, Shape o)
       : start(std::move(a)), step(std::move(s)), out_shape(std::move(o)) {}
   const char* name() const override { return "slice"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{out_shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "start=" << ints_str(start) << " step=" << ints_str(step)
        << " shape=" << shape_str(out_shape);
@@ -145,6 +148,9 @@ struct SliceTranspose final : Primitive {
   SliceTranspose(Shape s, std::vector<std::int64_t> a, std::vector<std::int64_t> st)
       : operand_shape(std::move(s)), start(std::move(a)), step(std::move(st)) {}
   const char* name() const override { return "pad"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{operand_shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "operand_shape=" << shape_str(operand_shape) << " start=" << ints_str(start)
        << " step=" << ints_str(step);
@@ -299,6 +305,9 @@ struct Gather final : Primitive {
   GatherDims dims;
   explicit Gather(GatherDims d) : dims(std::move(d)) {}
   const char* name() const override { return "gather"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{dims.out_shape(in[1].shape), in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { dims.print(os); }
   Arrays eval(std::span<const Array> in) const override {
     const Array &x = in[0], &idx = in[1];
@@ -351,6 +360,7 @@ struct Scatter final : Primitive {
   bool add;
   Scatter(GatherDims d, bool a) : dims(std::move(d)), add(a) {}
   const char* name() const override { return add ? "scatter-add" : "scatter"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
   void print_params(std::ostream& os) const override { dims.print(os); }
   Arrays eval(std::span<const Array> in) const override {
     const Array &x = in[0], &idx = in[1], &upd = in[2];

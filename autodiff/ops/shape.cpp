@@ -14,6 +14,9 @@ struct Reshape final : Primitive {
   Shape shape;
   explicit Reshape(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "reshape"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "new_sizes=" << shape_str(shape); }
   Arrays eval(std::span<const Array> in) const override {
     const auto& c = static_cast<const ConcreteImpl&>(*in[0].impl());
@@ -41,6 +44,9 @@ struct BroadcastTo final : Primitive {
   Shape shape;
   explicit BroadcastTo(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "broadcast_in_dim"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "shape=" << shape_str(shape); }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
@@ -72,6 +78,11 @@ struct Transpose final : Primitive {
   std::vector<int> perm;
   explicit Transpose(std::vector<int> p) : perm(std::move(p)) {}
   const char* name() const override { return "transpose"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Shape os(perm.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) os[i] = in[0].shape[perm[i]];
+    return {{os, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "permutation=" << shape_str(Shape(perm.begin(), perm.end()));
   }
@@ -136,6 +147,12 @@ struct Concatenate final : Primitive {
   int axis;
   explicit Concatenate(int a) : axis(a) {}
   const char* name() const override { return "concatenate"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Shape os = in[0].shape;
+    os[axis] = 0;
+    for (const auto& x : in) os[axis] += x.shape[axis];
+    return {{os, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "dimension=" << axis; }
   Arrays eval(std::span<const Array> in) const override {
     Shape os = in[0].shape();
@@ -214,6 +231,14 @@ struct Split final : Primitive {
   Split(int a, std::vector<std::int64_t> st, std::vector<std::int64_t> sz)
       : axis(a), starts(std::move(st)), sizes(std::move(sz)) {}
   const char* name() const override { return "split"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Avals outs;
+    for (auto n : sizes) {
+      outs.push_back(in[0]);
+      outs.back().shape[axis] = n;
+    }
+    return outs;
+  }
   void print_params(std::ostream& os) const override {
     os << "axis=" << axis << " sizes=" << shape_str(Shape(sizes.begin(), sizes.end()));
   }

@@ -7,5 +7,6 @@
 #include <linum/autodiff/collectives.hpp>
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/custom.hpp>
+#include <linum/autodiff/eval_shape.hpp>
 #include <linum/error.hpp>
 #include <linum/optim/optim.hpp>
