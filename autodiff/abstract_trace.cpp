@@ -1,6 +1,6 @@
 // Abstract evaluation (JAX's eval_shape level): tracers that carry a shape and a dtype and no
 // data; every primitive reaching this level runs its abstract_eval rule instead of its kernel.
-#include <linum/autodiff/trace.hpp>
+#include <linum/autodiff/eval_shape.hpp>
 
 #include <sstream>
 
@@ -37,12 +37,46 @@ Arrays AbstractTrace::process(const PrimPtr& prim, std::span<const Array> in) {
 
 bool is_abstract(const Array& x) { return as_abstract(bottom_value(x)) != nullptr; }
 
-Array abstract_like(const Array& x) {
+Array abstract_like(const Array& x, const ShapeDtype& aval) {
   const Array b = bottom_value(x);
   const auto* t = as_abstract(b);
   if (!t) throw Error("abstract_like: the value is not abstract");
-  auto* trace = dynamic_cast<AbstractTrace*>(trace_at(t->level));
-  return trace->wrap({x.shape(), x.dtype()});
+  return static_cast<AbstractTrace*>(trace_at(t->level))->wrap(aval);
+}
+
+Array abstract_like(const Array& x) { return abstract_like(x, {x.shape(), x.dtype()}); }
+
+Array zeros_for(const Array& like, const Shape& shape, DType dtype) {
+  return is_abstract(like) ? abstract_like(like, {shape, dtype}) : zeros(shape, dtype);
+}
+
+const Array* first_abstract(const Arrays& a, const Arrays& b) {
+  for (const Arrays* l : {&a, &b})
+    for (const Array& x : *l)
+      if (is_abstract(x)) return &x;
+  return nullptr;
+}
+
+Arrays abstract_leaves(AbstractTrace& trace, const Arrays& leaves, bool drop_leading) {
+  Arrays r;
+  r.reserve(leaves.size());
+  for (const Array& x : leaves) {
+    ShapeDtype a{x.shape(), x.dtype()};
+    if (drop_leading) a.shape.erase(a.shape.begin());
+    r.push_back(trace.wrap(a));
+  }
+  return r;
+}
+
+Arrays rewrap_abstract(const Array& ref, const Arrays& leaves, std::int64_t lead) {
+  Arrays r;
+  r.reserve(leaves.size());
+  for (const Array& x : leaves) {
+    ShapeDtype a{x.shape(), x.dtype()};
+    if (lead >= 0) a.shape.insert(a.shape.begin(), lead);
+    r.push_back(abstract_like(ref, a));
+  }
+  return r;
 }
 
 void throw_concretization(const char* what, const Array& x) {

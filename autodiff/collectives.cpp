@@ -92,7 +92,7 @@ struct Collective final : Primitive {
                                      !detail::batched_by(c, uid)) {
           Shape s = c.shape();
           s.insert(s.begin(), size);
-          c = add(c, t->wrap(zeros(s, c.dtype()), 0));
+          c = add(c, t->wrap(detail::zeros_for(c, s, c.dtype()), 0));
         }
         return {again(c, Kind::gather_t, axis)};
       }

@@ -2,6 +2,7 @@
 // the shapes and dtypes of its outputs, without allocating or computing any array data.
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -41,6 +42,23 @@ auto to_abstract_leaf(AbstractTrace& trace, const L& leaf) {
   else
     return leaf;
 }
+
+// Runs f at a fresh abstract level on its operands made abstract: what f would return, with
+// no data computed (cond/switch's untaken branches).
+template <class F, class... Ops>
+auto abstract_call(F&& f, const Ops&... ops) {
+  AbstractTrace trace;
+  TraceScope scope(trace);
+  auto leaf_in = [&](const auto& leaf) { return to_abstract_leaf(trace, leaf); };
+  return std::forward<F>(f)(map_leaves(ops, leaf_in)...);
+}
+
+// The first abstract leaf of a or b (nullptr when every leaf has a value).
+const Array* first_abstract(const Arrays& a, const Arrays& b = {});
+// Tracers of `trace` with the leaves' avals, minus their leading axis when drop_leading.
+Arrays abstract_leaves(AbstractTrace& trace, const Arrays& leaves, bool drop_leading = false);
+// Tracers of ref's abstract level with the leaves' avals, plus a leading axis `lead` if >= 0.
+Arrays rewrap_abstract(const Array& ref, const Arrays& leaves, std::int64_t lead = -1);
 
 }  // namespace detail
 

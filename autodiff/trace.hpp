@@ -129,8 +129,12 @@ class AbstractTrace final : public Trace {
 
 // Whether x, or a value below it in its tracer chain, is abstract (has no concrete value).
 bool is_abstract(const Array& x);
-// A fresh abstract tracer of x's aval at the abstract level below x (x must be abstract).
+// A fresh abstract tracer of x's aval (or `aval`) at the abstract level below x (x must be
+// abstract).
 Array abstract_like(const Array& x);
+Array abstract_like(const Array& x, const ShapeDtype& aval);
+// zeros(shape, dtype), abstract when `like` is (transform rules building zeros of a new shape).
+Array zeros_for(const Array& like, const Shape& shape, DType dtype);
 // JAX's ConcretizationTypeError for `what` (e.g. "Array::item") reading an abstract value.
 [[noreturn]] void throw_concretization(const char* what, const Array& x);
 

@@ -334,7 +334,7 @@ struct Gather final : Primitive {
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array>) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {scatter(zeros(p[0].shape(), p[0].dtype()), p[1], ct[0], dims, true), Array()};
+    return {scatter(zeros_like(p[0]), p[1], ct[0], dims, true), Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const int bx = bdims[0], bi = bdims[1];
@@ -389,8 +389,8 @@ struct Scatter final : Primitive {
   Arrays jvp(std::span<const Array> p, std::span<const Array> t,
              std::span<const Array>) const override {
     if (!t[0].valid() && !t[2].valid()) return {Array()};
-    const Array tx = t[0].valid() ? t[0] : zeros(p[0].shape(), p[0].dtype());
-    const Array tu = t[2].valid() ? t[2] : zeros(p[2].shape(), p[2].dtype());
+    const Array tx = t[0].valid() ? t[0] : zeros_like(p[0]);
+    const Array tu = t[2].valid() ? t[2] : zeros_like(p[2]);
     return {scatter(tx, p[1], tu, dims, add)};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
@@ -403,7 +403,7 @@ struct Scatter final : Primitive {
     if (!ct[0].valid()) return {Array(), Array(), Array()};
     Array cx, cu;
     if (needed[0])
-      cx = add ? ct[0] : scatter(ct[0], p[1], zeros(p[2].shape(), p[2].dtype()), dims, false);
+      cx = add ? ct[0] : scatter(ct[0], p[1], zeros_like(p[2]), dims, false);
     if (needed[2]) cu = gather(ct[0], p[1], dims);
     return {cx, Array(), cu};
   }

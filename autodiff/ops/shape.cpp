@@ -1,6 +1,7 @@
 // Shape primitives: reshape (zero-copy), broadcast_to, transpose, concatenate; and the ops built
 // on them (squeeze, expand_dims, moveaxis, stack, split). Slicing and gathers are in indexing.cpp.
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -183,7 +184,7 @@ struct Concatenate final : Primitive {
     bool any = false;
     for (std::size_t i = 0; i < p.size(); ++i) {
       any |= t[i].valid();
-      ts.push_back(t[i].valid() ? t[i] : zeros(p[i].shape(), p[i].dtype()));
+      ts.push_back(t[i].valid() ? t[i] : zeros_like(p[i]));
     }
     if (!any) return {Array()};
     return {bind(std::make_shared<const Concatenate>(axis), ts)[0]};
@@ -273,12 +274,12 @@ struct Split final : Primitive {
              std::span<const Array> outs) const override {
     const Shape& xs = p[0].shape();
     auto piece = [&](std::size_t i) {
-      return ct[i].valid() ? ct[i] : zeros(outs[i].shape(), outs[i].dtype());
+      return ct[i].valid() ? ct[i] : zeros_like(outs[i]);
     };
     auto zeros_along = [&](std::int64_t n) {
       Shape s = xs;
       s[axis] = n;
-      return zeros(s, p[0].dtype());
+      return zeros_for(p[0], s, p[0].dtype());
     };
     // Pieces that tile the axis in order transpose to one concatenate.
     std::int64_t at = 0;
@@ -292,7 +293,7 @@ struct Split final : Primitive {
       Arrays parts;
       for (std::size_t i = 0; i < sizes.size(); ++i)
         if (sizes[i] > 0) parts.push_back(piece(i));
-      if (parts.empty()) return {zeros(xs, p[0].dtype())};
+      if (parts.empty()) return {zeros_like(p[0])};
       if (parts.size() == 1) return {parts[0]};
       return {bind(std::make_shared<const Concatenate>(axis), parts)[0]};
     }

@@ -58,7 +58,8 @@ std::vector<ShapeDtype> avals(const Arrays& xs) {
 
 // eval_shape(f) == the avals of f's eager result, with no buffer allocated by eval_shape.
 void check_case(const Case& c) {
-  CAPTURE(c.name);
+  const std::string name = c.name;
+  CAPTURE(name);
   const auto want = avals(c.f(c.inputs));
   const long before = g_buffers.load();
   const std::vector<ShapeDtype> got = linum::eval_shape(c.f, c.inputs);
@@ -185,6 +186,131 @@ std::vector<Case> op_cases() {
   return cs;
 }
 
+std::vector<Case> transform_cases() {
+  using namespace linum;
+  const Array x = data({3, 4}), v = data({4}), w = data({4, 2}), img = data({1, 5, 5, 2});
+  const Array xs = data({6, 4}), key = random::PRNGKey(1);
+  auto loss = [](const Array& a) { return sum(tanh(a) * a); };
+  std::vector<Case> cs = {
+      {"grad", {x}, [=](const Arrays& a) { return one(grad(loss)(a[0])); }},
+      {"grad through slice, gather, pool, conv (their transposes)",
+       {img, data({3, 3, 2, 4})},
+       [](const Arrays& a) {
+         auto f = [](const Array& i, const Array& k) {
+           Array y = conv_general_dilated(max_pool(i, {2, 2}, {1, 1}) + avg_pool(i, {2, 2}, {1, 1}),
+                                          k, {{1, 1}, "SAME"});
+           return sum(slice(y, {{0, 1}, {1, 3, 1}})) + sum(take(y, array<int>({0, 3}), 2));
+         };
+         auto [gi, gk] = grad(f, argnums<0, 1>)(a[0], a[1]);
+         return Arrays{gi, gk};
+       }},
+      {"value_and_grad with a dict of params",
+       {w, v},
+       [](const Arrays& a) {
+         using P = std::map<std::string, Array>;
+         auto [l, g] = value_and_grad([&](const P& p) { return sum(tanh(dot(a[1], p.at("w")))); })(
+             P{{"w", a[0]}});
+         return Arrays{l, g.at("w")};
+       }},
+      {"jvp",
+       {x},
+       [](const Arrays& a) {
+         auto [y, t] = jvp([](const Array& z) { return softmax(z) * z; }, std::tuple{a[0]},
+                           std::tuple{ones_like(a[0])});
+         return Arrays{y, t};
+       }},
+      {"vmap with in_axes 1",
+       {x, data({3})},
+       [](const Arrays& a) {
+         return one(vmap([](const Array& c, const Array& z) { return dot(c, z) * c; },
+                         {.in_axes = {1, VmapOptions::kNone}})(a[0], a[1]));
+       }},
+      {"vmap of grad and grad of vmap",
+       {x},
+       [=](const Arrays& a) {
+         Array pe = vmap(grad(loss))(a[0]);
+         Array gv = grad([=](const Array& z) { return sum(vmap(loss)(z)); })(a[0]);
+         return Arrays{pe, gv};
+       }},
+      {"vmap with psum and all_gather",
+       {x},
+       [](const Arrays& a) {
+         auto [n, g] = vmap(
+             [](const Array& r) {
+               return std::make_pair(r / psum(r, "i"), all_gather(sum(r), "i"));
+             },
+             {.axis_name = "i"})(a[0]);
+         return Arrays{n, g};
+       }},
+      {"scan with stacked ys",
+       {v, xs},
+       [](const Arrays& a) {
+         auto [c, ys] = scan(
+             [](const Array& h, const Array& z) { return std::make_pair(tanh(h * z), sum(h)); },
+             a[0], a[1]);
+         return Arrays{c, ys};
+       }},
+      {"grad of scan",
+       {v, xs},
+       [](const Arrays& a) {
+         return one(grad([&](const Array& h0) {
+           return sum(
+               scan([](const Array& h, const Array& z) { return std::make_pair(sin(h) + z, h); },
+                    h0, a[1])
+                   .first);
+         })(a[0]));
+       }},
+      {"cond on a concrete and on a computed predicate",
+       {x},
+       [](const Arrays& a) {
+         Array c1 = cond(
+             true, [](const Array& z) { return z * 2.0f; }, [](const Array& z) { return -z; },
+             a[0]);
+         Array c2 = cond(
+             sum(a[0]) > 0.0f, [](const Array& z) { return exp(z); },
+             [](const Array& z) { return z; }, a[0]);
+         return Arrays{c1, c2};
+       }},
+      {"switch_",
+       {x},
+       [](const Arrays& a) {
+         std::vector<std::function<Array(const Array&)>> br = {
+             [](const Array& z) { return z; }, [](const Array& z) { return sin(z); }};
+         return Arrays{switch_(array(1), br, a[0]), switch_(argmax(sum(a[0], 0)), br, a[0])};
+       }},
+      {"while_loop and fori_loop",
+       {v},
+       [](const Arrays& a) {
+         Array w1 = while_loop([](const Array& z) { return sum(z) < 100.0f; },
+                               [](const Array& z) { return z * 2.0f; }, a[0]);
+         Array w2 = fori_loop(
+             0, 3, [](const Array& i, const Array& z) { return z + astype(i, float32); }, a[0]);
+         return Arrays{w1, w2};
+       }},
+      {"custom_vjp under grad",
+       {v},
+       [](const Arrays& a) {
+         auto f = custom_vjp([](const Array& z) { return sin(z); },
+                             [](const Array& z) { return std::make_pair(sin(z), cos(z)); },
+                             [](const Array& c, const Array& g) { return std::make_tuple(g * c); });
+         return Arrays{f(a[0]), grad([&](const Array& z) { return sum(f(z)); })(a[0])};
+       }},
+      {"checkpoint under grad",
+       {v},
+       [](const Arrays& a) {
+         auto f = checkpoint([](const Array& z) { return sin(z) * z; });
+         return Arrays{f(a[0]), grad([&](const Array& z) { return sum(f(z)); })(a[0])};
+       }},
+      {"random inside vmap",
+       {key},
+       [](const Arrays& a) {
+         Array keys = random::split(a[0], 4);
+         return one(vmap([](const Array& k) { return random::normal(k, {3}); })(keys));
+       }},
+  };
+  return cs;
+}
+
 }  // namespace
 
 TEST_SUITE("eval_shape") {
@@ -196,6 +322,133 @@ TEST_SUITE("eval_shape") {
 
   TEST_CASE("eval_shape of every op equals the eager shapes and dtypes and allocates no buffer") {
     for (const auto& c : op_cases()) check_case(c);
+  }
+
+  TEST_CASE(
+      "eval_shape of every transform equals the eager shapes and dtypes and allocates no buffer") {
+    for (const auto& c : transform_cases()) check_case(c);
+  }
+
+  TEST_CASE("eval_shape takes ShapeDtype pytrees and returns the output tree") {
+    using P = std::map<std::string, Array>;
+    const std::map<std::string, ShapeDtype> params = {{"b", {{128}, linum::float32}},
+                                                      {"w", {{128, 64}, linum::float32}}};
+    const ShapeDtype xin{{1024LL * 1024 * 1024, 128}, linum::float32};
+    // A dense layer on 2^30 rows (512 GiB of input) runs abstractly, allocating nothing.
+    const long before = g_buffers.load();
+    auto out = linum::eval_shape(
+        [](const std::map<std::string, Array>& p, const Array& x) {
+          Array h = linum::relu(linum::dot(x, p.at("w")) + 1.0f);
+          return std::make_pair(h, P{{"mean", linum::mean(h, 0)}, {"argmax", linum::argmax(h, 1)}});
+        },
+        params, xin);
+    CHECK(g_buffers.load() == before);
+    CHECK(out.first == ShapeDtype{{1024LL * 1024 * 1024, 64}, linum::float32});
+    CHECK(out.second.at("mean") == ShapeDtype{{64}, linum::float32});
+    CHECK(out.second.at("argmax") == ShapeDtype{{1024LL * 1024 * 1024}, linum::int32});
+    // A bad shape is the op's own error, as in JAX.
+    CHECK_THROWS_AS(
+        linum::eval_shape([](const Array& a, const Array& b) { return linum::dot(a, b); },
+                          ShapeDtype{{3, 4}}, ShapeDtype{{5, 2}}),
+        linum::Error);
+  }
+
+  TEST_CASE("reading a value inside eval_shape is a ConcretizationTypeError") {
+    const ShapeDtype s{{}, linum::float32};
+    CHECK_THROWS_AS(linum::eval_shape([](const Array& a) { return Array(a.item<float>()); }, s),
+                    linum::ConcretizationTypeError);
+    CHECK_THROWS_AS(linum::eval_shape([](const Array& a) { return a.concrete(); }, s),
+                    linum::ConcretizationTypeError);
+    CHECK_THROWS_AS(
+        linum::eval_shape([](const Array& a) { return static_cast<bool>(a) ? a : -a; }, s),
+        linum::ConcretizationTypeError);
+    try {
+      linum::eval_shape([](const Array& a) { return Array(a.item<float>()); }, s);
+    } catch (const linum::ConcretizationTypeError& e) {
+      CHECK(std::string(e.what()).find(
+                "Abstract tracer value encountered where concrete value is expected") !=
+            std::string::npos);
+      CHECK(std::string(e.what()).find("float32[]") != std::string::npos);
+    }
+  }
+
+  TEST_CASE("cond and switch check the branch not taken, even with a concrete predicate") {
+    using linum::sum;
+    auto same = [](const Array& a) { return a; };
+    auto reduced = [](const Array& a) { return sum(a); };
+    auto to_int = [](const Array& a) { return linum::astype(a, linum::int32); };
+    const Array x = data({2});
+    for (bool p : {true, false}) {
+      CAPTURE(p);
+      CHECK_THROWS_WITH_AS(
+          linum::cond(p, same, reduced, x),
+          doctest::Contains("cond: true_fun and false_fun output must have identical types"),
+          linum::TypeError);
+      CHECK_THROWS_WITH_AS(linum::cond(p, same, to_int, x),
+                           doctest::Contains("so the dtypes do not match"), linum::TypeError);
+    }
+    std::vector<std::function<Array(const Array&)>> br = {same, same, reduced};
+    CHECK_THROWS_WITH_AS(linum::switch_(Array(0), br, x),
+                         doctest::Contains("switch: branch outputs must have identical types"),
+                         linum::TypeError);
+    // Matching branches still run only the taken one for real: the other sees abstract values.
+    int real_t = 0, real_f = 0;
+    auto t = [&](const Array& a) {
+      real_t += !linum::detail::is_abstract(a);
+      return a * 2.0f;
+    };
+    auto f = [&](const Array& a) {
+      real_f += !linum::detail::is_abstract(a);
+      return a + 1.0f;
+    };
+    const long before = g_buffers.load();
+    Array big = linum::zeros({1000});
+    Array r = linum::cond(true, t, f, big);
+    CHECK(g_buffers.load() - before == 2);  // `big` and the taken branch's result only
+    CHECK(real_t == 1);
+    CHECK(real_f == 0);
+    CHECK(r.shape() == linum::Shape{1000});
+  }
+
+  TEST_CASE("a zero-length scan checks the body abstractly and gives ys of length 0") {
+    auto grow = [](const Array& c, const Array& x) {
+      return std::make_pair(linum::concatenate({c, x}), x);
+    };
+    CHECK_THROWS_WITH_AS(
+        linum::scan(grow, data({2}), linum::zeros({0, 3})),
+        doctest::Contains("scan body function carry input and carry output must have equal types"),
+        linum::TypeError);
+    auto step = [](const Array& c, const Array& x) {
+      return std::make_pair(c + linum::sum(x), x * 2.0f);
+    };
+    auto [c, ys] = linum::scan(step, data({2}), linum::zeros({0, 3}));
+    CHECK(c.shape() == linum::Shape{2});
+    CHECK(ys.shape() == linum::Shape{0, 3});
+  }
+
+  TEST_CASE("while_loop under eval_shape runs the body once and checks the carry") {
+    int calls = 0;
+    auto out = linum::eval_shape(
+        [&](const Array& v) {
+          return linum::while_loop([](const Array& z) { return linum::sum(z) < 10.0f; },
+                                   [&](const Array& z) {
+                                     ++calls;
+                                     return z * 2.0f;
+                                   },
+                                   v);
+        },
+        ShapeDtype{{5}});
+    CHECK(calls == 1);
+    CHECK(out == ShapeDtype{{5}});
+    CHECK_THROWS_WITH_AS(
+        linum::eval_shape(
+            [](const Array& v) {
+              return linum::while_loop([](const Array& z) { return linum::sum(z) < 10.0f; },
+                                       [](const Array& z) { return linum::sum(z); }, v);
+            },
+            ShapeDtype{{5}}),
+        doctest::Contains("while_loop: body_fun output and input must have identical types"),
+        linum::TypeError);
   }
 
 }  // TEST_SUITE
