@@ -301,6 +301,24 @@ std::vector<Case> transform_cases() {
          auto f = checkpoint([](const Array& z) { return sin(z) * z; });
          return Arrays{f(a[0]), grad([&](const Array& z) { return sum(f(z)); })(a[0])};
        }},
+      {"jvp of max_pool (select_and_gather_add)",
+       {data({1, 4, 4, 2})},
+       [](const Arrays& a) {
+         auto [y, t] = jvp(
+             [](const Array& z) {
+               return max_pool(z, {2, 2});
+             },
+             std::tuple{a[0]}, std::tuple{ones_like(a[0])});
+         return Arrays{y, t};
+       }},
+      {"random truncated_normal gumbel, choice with weights, categorical without replacement",
+       {key, v},
+       [](const Arrays& a) {
+         return Arrays{random::truncated_normal(a[0], -1.0, 1.0, {3}),
+                       random::gumbel(a[0], {2}, float64),
+                       random::choice(a[0], 4, {2}, true, softmax(a[1])),
+                       random::categorical(a[0], a[1], -1, Shape{2}, false)};
+       }},
       {"random inside vmap",
        {key},
        [](const Arrays& a) {
