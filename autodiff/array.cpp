@@ -225,6 +225,7 @@ std::int64_t Array::shape(int axis) const {
 
 const detail::ConcreteImpl& Array::concrete_impl(const char* fn) const {
   if (!impl_) throw ValueError(std::string(fn) + ": empty Array handle (default-constructed)");
+  if (impl_->level >= 0 && detail::is_abstract(*this)) detail::throw_concretization(fn, *this);
   if (impl_->level >= 0)
     throw UnexpectedTracerError(std::string(fn) +
                                 ": the array is a tracer inside a transform; use concrete() for "
@@ -237,6 +238,7 @@ Array Array::concrete() const {
   while (a.is_tracer()) {
     // grad/jvp tracers carry their primal value; batched (vmap) tracers have no single value.
     const Array* p = a.impl()->primal_value();
+    if (!p && detail::is_abstract(a)) detail::throw_concretization("Array::concrete", a);
     if (!p)
       throw UnexpectedTracerError("Array::concrete: the value is batched under vmap (shape " +
                                   shape_str(shape()) +
@@ -288,9 +290,18 @@ Array full(const Shape& shape, double value, DType dtype) {
 }
 Array zeros(const Shape& shape, DType dtype) { return full_named("zeros", shape, 0, dtype); }
 Array ones(const Shape& shape, DType dtype) { return full_named("ones", shape, 1, dtype); }
-Array zeros_like(const Array& a) { return zeros(a.shape(), a.dtype()); }
-Array ones_like(const Array& a) { return ones(a.shape(), a.dtype()); }
-Array full_like(const Array& a, double value) { return full(a.shape(), value, a.dtype()); }
+Array zeros_like(const Array& a) {
+  if (detail::is_abstract(a)) return detail::abstract_like(a);  // eval_shape: no buffer
+  return zeros(a.shape(), a.dtype());
+}
+Array ones_like(const Array& a) {
+  if (detail::is_abstract(a)) return detail::abstract_like(a);  // eval_shape: no buffer
+  return ones(a.shape(), a.dtype());
+}
+Array full_like(const Array& a, double value) {
+  if (detail::is_abstract(a)) return detail::abstract_like(a);
+  return full(a.shape(), value, a.dtype());
+}
 
 Array arange(double start, double stop, double step, std::optional<DType> dtype) {
   if (step == 0) throw ValueError("arange: step must not be zero");

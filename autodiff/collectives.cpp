@@ -41,6 +41,8 @@ struct Collective final : Primitive {
     }
     return "collective";
   }
+  // The kernel is made of linum ops on the whole batched value: it runs on abstract tracers too.
+  bool abstract_eval_by_tracing() const override { return true; }
   void print_params(std::ostream& os) const override {
     os << "axis_name=" << axis_name << " axis_size=" << size;
     if (kind == Kind::all_gather || kind == Kind::gather_t) os << " axis=" << axis;
@@ -90,7 +92,7 @@ struct Collective final : Primitive {
                                      !detail::batched_by(c, uid)) {
           Shape s = c.shape();
           s.insert(s.begin(), size);
-          c = add(c, t->wrap(zeros(s, c.dtype()), 0));
+          c = add(c, t->wrap(detail::zeros_for(c, s, c.dtype()), 0));
         }
         return {again(c, Kind::gather_t, axis)};
       }

@@ -19,6 +19,10 @@ struct Unstack final : Primitive {
   std::int64_t begin, count;
   Unstack(std::int64_t b, std::int64_t c) : begin(b), count(c) {}
   const char* name() const override { return "unstack"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return Avals(static_cast<std::size_t>(count),
+                 {Shape(in[0].shape.begin() + 1, in[0].shape.end()), in[0].dtype});
+  }
   void print_params(std::ostream& os) const override {
     os << "begin=" << begin << " count=" << count;
   }
@@ -49,7 +53,7 @@ struct Unstack final : Primitive {
     Shape s(x.shape().begin() + 1, x.shape().end());
     Arrays parts(cts.begin(), cts.end());
     for (auto& p : parts)
-      if (!p.valid()) p = zeros(s, x.dtype());
+      if (!p.valid()) p = zeros_for(x, s, x.dtype());
     Array body = stack(parts, 0);
     const std::int64_t n = x.shape(0);
     if (count == n) return {body};
@@ -57,7 +61,7 @@ struct Unstack final : Primitive {
     auto gap = [&](std::int64_t len) {
       Shape g = x.shape();
       g[0] = len;
-      pieces.push_back(zeros(g, x.dtype()));
+      pieces.push_back(zeros_for(x, g, x.dtype()));
     };
     if (begin > 0) gap(begin);
     pieces.push_back(body);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <linum/autodiff/eval_shape.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/trace.hpp>
 #include <linum/autodiff/tree_bridge.hpp>
@@ -125,6 +126,35 @@ auto scan(F&& f, const Carry& init, const Xs& xs, const ScanOptions& opts = {}) 
   const std::string header =
       "scan body function carry input and carry output must have equal types (e.g. shapes and "
       "dtypes of arrays)";
+  // Abstract inputs (eval_shape) or no step at all: the body is traced once on abstract values,
+  // as JAX does; the carry must keep its types and ys get the leading axis n.
+  const Arrays init_leaves = detail::tree_arrays(init);
+  if (const Array* ref = detail::first_abstract(init_leaves, xl); ref || n == 0) {
+    detail::AbstractTrace at;
+    detail::TraceScope scope(at);
+    const R r = [&] {
+      const Carry c = detail::tree_rebuild(init, detail::abstract_leaves(at, init_leaves));
+      if constexpr (no_xs) return f(c, std::nullopt);
+      else return f(c, detail::tree_rebuild(xs, detail::abstract_leaves(at, xl, true)));
+    }();
+    const Carry next = std::get<0>(r);
+    detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
+    scope.close();
+    Carry out = ref ? detail::tree_rebuild(init, detail::rewrap_abstract(*ref, detail::tree_arrays(next))) : init;
+    if constexpr (no_ys) {
+      return std::make_pair(out, std::nullopt);
+    } else {
+      Arrays e = detail::tree_arrays(std::get<1>(r));
+      if (ref) e = detail::rewrap_abstract(*ref, e, n);
+      else
+        for (auto& l : e) {
+          Shape s = l.shape();
+          s.insert(s.begin(), 0);
+          l = zeros(s, l.dtype());
+        }
+      return std::make_pair(out, detail::tree_rebuild(std::get<1>(r), e));
+    }
+  }
   for (std::int64_t i = 0; i < n; ++i) {
     const std::int64_t t = opts.reverse ? n - 1 - i : i;
     R r = f(carry, x_at(t));
@@ -139,23 +169,6 @@ auto scan(F&& f, const Carry& init, const Xs& xs, const ScanOptions& opts = {}) 
   if constexpr (no_ys) {
     return std::make_pair(carry, std::nullopt);
   } else {
-    if (n == 0) {
-      // No step ran: one call on zero slices gives the structure of y (its values are dropped).
-      Arrays z;
-      for (const auto& x : xl) z.push_back(zeros(Shape(x.shape().begin() + 1, x.shape().end()), x.dtype()));
-      R r = [&] {
-        if constexpr (no_xs) return f(init, std::nullopt);
-        else return f(init, detail::tree_rebuild(xs, z));
-      }();
-      y_like.emplace(std::get<1>(r));
-      Arrays e = detail::tree_arrays(*y_like);
-      for (auto& l : e) {
-        Shape s = l.shape();
-        s.insert(s.begin(), 0);
-        l = zeros(s, l.dtype());
-      }
-      return std::make_pair(carry, detail::tree_rebuild(*y_like, e));
-    }
     const std::size_t m = ys[0].size();
     Arrays stacked(m);
     Arrays col(static_cast<std::size_t>(n));
@@ -182,14 +195,24 @@ auto cond(const Array& pred, TF&& true_fn, FF&& false_fn, const Ops&... operands
   using RF = std::decay_t<std::invoke_result_t<FF&, const Ops&...>>;
   static_assert(std::is_same_v<RT, RF>, "cond: true_fun and false_fun must return the same type");
   Array p = detail::check_pred(pred, "cond");
-  if (!detail::is_batched(p)) {
-    if (p.concrete().template item<bool>()) return RT(true_fn(operands...));
-    return RT(false_fn(operands...));
+  const char* header = "cond: true_fun and false_fun output must have identical types";
+  if (!detail::is_batched(p) && !detail::is_abstract(p)) {
+    // One branch runs; the other is still checked, by abstract evaluation (as JAX traces both).
+    if (p.concrete().template item<bool>()) {
+      RT t = true_fn(operands...);
+      detail::check_tree_avals(t, RT(detail::abstract_call(false_fn, operands...)), header,
+                               "true_fun output", "false_fun output", "output");
+      return t;
+    }
+    RT f = false_fn(operands...);
+    detail::check_tree_avals(RT(detail::abstract_call(true_fn, operands...)), f, header,
+                             "true_fun output", "false_fun output", "output");
+    return f;
   }
+  // A batched or abstract predicate runs both branches and selects (per example).
   RT t = true_fn(operands...);
   RT f = false_fn(operands...);
-  detail::check_tree_avals(t, f, "cond: true_fun and false_fun output must have identical types",
-                           "true_fun output", "false_fun output", "output");
+  detail::check_tree_avals(t, f, header, "true_fun output", "false_fun output", "output");
   return detail::tree_rebuild(t, detail::select_leaves(p, detail::tree_arrays(t), detail::tree_arrays(f)));
 }
 
@@ -228,10 +251,19 @@ auto switch_(const Array& index, const Branches& branches, const Ops&... operand
   if (n == 0) throw ValueError("switch: empty branch sequence");
   detail::check_index(index, "switch");
   if (n == 1) return detail::call_branch(branches, 0, operands...);
-  if (!detail::is_batched(index)) {
+  if (!detail::is_batched(index) && !detail::is_abstract(index)) {
     const auto i = index.concrete().template item<std::int64_t>();
     const std::size_t k = i < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(i), n - 1);
-    return detail::call_branch(branches, k, operands...);
+    auto out = detail::call_branch(branches, k, operands...);
+    // The branches not taken are checked by abstract evaluation, as JAX traces every branch.
+    for (std::size_t j = 0; j < n; ++j)
+      if (j != k)
+        detail::check_tree_avals(
+            detail::abstract_call([&](const auto&... ops) { return detail::call_branch(branches, j, ops...); },
+                                  operands...),
+            out, "switch: branch outputs must have identical types", "output of branch " + std::to_string(j),
+            "output of branch " + std::to_string(k), "output");
+    return out;
   }
   Array idx = clip(astype(index, int32), 0, static_cast<int>(n - 1));
   auto out = detail::call_branch(branches, n - 1, operands...);
@@ -254,6 +286,13 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
   const char* header = "while_loop: body_fun output and input must have identical types";
   for (;;) {
     Array p = detail::check_pred(cond_fn(static_cast<const T&>(val)), "while_loop");
+    if (detail::is_abstract(p)) {
+      // No value to test (eval_shape): the body runs once abstractly and must keep the carry's
+      // types; the result is the carry's avals, as JAX's abstract evaluation gives.
+      T next = body_fn(static_cast<const T&>(val));
+      detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
+      return detail::tree_rebuild(val, detail::rewrap_abstract(p, detail::tree_arrays(next)));
+    }
     const bool batched = detail::is_batched(p);
     if (batched ? !detail::any_true(p) : !p.concrete().template item<bool>()) break;
     T next = body_fn(static_cast<const T&>(val));
@@ -272,7 +311,8 @@ template <class BF, class T>
 T fori_loop(const Array& lower, const Array& upper, BF&& body, const T& init) {
   detail::check_index(lower, "fori_loop");
   detail::check_index(upper, "fori_loop");
-  if (!detail::is_batched(lower) && !detail::is_batched(upper)) {
+  if (!detail::is_batched(lower) && !detail::is_batched(upper) && !detail::is_abstract(lower) &&
+      !detail::is_abstract(upper)) {
     const auto lo = lower.concrete().template item<std::int64_t>();
     const auto hi = upper.concrete().template item<std::int64_t>();
     T val = init;

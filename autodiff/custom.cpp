@@ -46,6 +46,7 @@ void check_closure(const Arrays& outs, int min_level, const char* what, bool cus
     if (!o.is_tracer()) continue;
     const int lvl = o.impl()->level;
     if (in_rule && lvl < min_level) continue;  // produced by the levels below the rule
+    if (dynamic_cast<AbstractTrace*>(trace_at(lvl))) continue;  // evaluated abstractly (eval_shape)
     const bool batch = dynamic_cast<BatchTrace*>(trace_at(lvl)) != nullptr;
     if (custom && !batch)
       throw TypeError(
@@ -108,6 +109,8 @@ struct CustomVjpCall final : Primitive {
   std::shared_ptr<CustomVjpState> st;
   explicit CustomVjpCall(std::shared_ptr<CustomVjpState> s) : st(std::move(s)) {}
   const char* name() const override { return "custom_vjp_call"; }
+  // JAX's abstract rule of custom_vjp_call: evaluate fwd on the abstract inputs.
+  bool abstract_eval_by_tracing() const override { return true; }
 
   Arrays eval(std::span<const Array> in) const override {
     Arrays outs = st->fwd(Arrays(in.begin(), in.end()), st->n_out);
@@ -196,6 +199,7 @@ struct RematCall final : Primitive {
   std::shared_ptr<RematState> st;
   explicit RematCall(std::shared_ptr<RematState> s) : st(std::move(s)) {}
   const char* name() const override { return "checkpoint"; }
+  bool abstract_eval_by_tracing() const override { return true; }
 
   Arrays eval(std::span<const Array> in) const override {
     Arrays outs = st->run(Arrays(in.begin(), in.end()));

@@ -18,6 +18,17 @@ Arrays Primitive::vjp_needed(std::span<const Array> primals, std::span<const Arr
   return vjp(primals, cotangents, outs);
 }
 
+Avals Primitive::abstract_eval(std::span<const ShapeDtype>) const {
+  throw NotImplementedError(std::string("abstract evaluation (eval_shape) of ") + name() +
+                            " is not implemented");
+}
+
+std::ostream& operator<<(std::ostream& os, const ShapeDtype& a) {
+  os << a.dtype << '[';
+  for (std::size_t i = 0; i < a.shape.size(); ++i) os << (i ? "," : "") << a.shape[i];
+  return os << ']';
+}
+
 Batched Primitive::vmap(std::span<const Array>, std::span<const int>) const {
   throw NotImplementedError(std::string("vmap of ") + name() + " is not implemented");
 }

@@ -13,6 +13,16 @@
 namespace linum {
 
 class Primitive;
+
+// An abstract value (JAX's ShapeDtypeStruct): what eval_shape sees of an array, with no data.
+struct ShapeDtype {
+  Shape shape;
+  DType dtype = DType::float32;
+  bool operator==(const ShapeDtype&) const = default;
+};
+using Avals = std::vector<ShapeDtype>;
+std::ostream& operator<<(std::ostream& os, const ShapeDtype& a);  // "float32[3,4]"
+
 using PrimPtr = std::shared_ptr<const Primitive>;
 
 // Result of a batching rule: the outputs and, for each, its batch axis (-1: not batched).
@@ -51,6 +61,13 @@ class Primitive {
   // Non-differentiable primitives (comparisons, argmax, stop_gradient) produce plain values
   // under grad and jvp: no tape node, zero tangent.
   virtual bool differentiable() const { return true; }
+
+  // Abstract evaluation (eval_shape, cond's untaken branch): output shapes and dtypes from the
+  // inputs' alone; the one shape rule of this primitive, shared by every transform.
+  virtual Avals abstract_eval(std::span<const ShapeDtype> in) const;
+  // Higher-order primitives whose kernel is made of linum ops (custom_vjp, checkpoint,
+  // collectives) are evaluated abstractly by running that kernel on the abstract tracers.
+  virtual bool abstract_eval_by_tracing() const { return false; }
 
   // Parameters for printing in error messages and tape dumps, e.g. "axes=(0,) keepdims=false".
   virtual void print_params(std::ostream&) const {}

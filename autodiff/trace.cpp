@@ -66,10 +66,9 @@ Array walk_chain(Array x, Visit&& visit) {
           shape_str(impl->shape) + ")");
     auto* b = dynamic_cast<BatchTrace*>(t);
     if (visit(*t, b)) return Array();
-    if (b)
-      x = b->unwrap(x).first;
-    else
-      x = *impl->primal_value();
+    if (b) x = b->unwrap(x).first;
+    else if (const Array* p = impl->primal_value()) x = *p;
+    else return x;  // an abstract (eval_shape) tracer: the bottom of the chain, with no value
   }
   return x;
 }

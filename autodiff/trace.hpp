@@ -1,6 +1,7 @@
 // The interpreters behind the transforms: a per-thread stack of levels (JAX's main traces).
 // Each level owns tracers of its kind; bind hands a primitive to the highest level among its
-// inputs. Three kinds exist: TapeTrace (reverse mode), JvpTrace (forward mode), BatchTrace (vmap).
+// inputs. Four kinds exist: TapeTrace (reverse mode), JvpTrace (forward mode), BatchTrace
+// (vmap) and AbstractTrace (eval_shape).
 #pragma once
 
 #include <cstdint>
@@ -113,6 +114,29 @@ class BatchTrace final : public Trace {
   std::int64_t axis_size_;
   std::string axis_name_;
 };
+
+// ---- abstract evaluation (eval_shape) ------------------------------------------------------
+
+// Runs primitives on shapes and dtypes only: each output is a tracer carrying an aval and no
+// data, made by the primitive's abstract_eval rule. No array buffer is ever allocated.
+class AbstractTrace final : public Trace {
+ public:
+  Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
+  const char* transform_name() const override { return "eval_shape"; }
+  // A tracer of this level standing for any array of this shape and dtype.
+  Array wrap(const ShapeDtype& aval);
+};
+
+// Whether x, or a value below it in its tracer chain, is abstract (has no concrete value).
+bool is_abstract(const Array& x);
+// A fresh abstract tracer of x's aval (or `aval`) at the abstract level below x (x must be
+// abstract).
+Array abstract_like(const Array& x);
+Array abstract_like(const Array& x, const ShapeDtype& aval);
+// zeros(shape, dtype), abstract when `like` is (transform rules building zeros of a new shape).
+Array zeros_for(const Array& like, const Shape& shape, DType dtype);
+// JAX's ConcretizationTypeError for `what` (e.g. "Array::item") reading an abstract value.
+[[noreturn]] void throw_concretization(const char* what, const Array& x);
 
 // The innermost active BatchTrace whose axis name is `name` (nullptr when none).
 BatchTrace* find_batch_trace(const std::string& name);

@@ -101,6 +101,16 @@ struct ConvParams {
   i64 groups = 1;
 };
 
+// (N, out spatial..., O) of a convolution: the abstract rule, without ConvGeom's index tables.
+Shape conv_out_shape(const Shape& lhs, const Shape& rhs, const ConvParams& p) {
+  Shape s{lhs[0]};
+  for (std::size_t d = 0; d + 2 < lhs.size(); ++d)
+    s.push_back(
+        sweep_size(lhs[d + 1], rhs[d], p.strides[d], p.pads[d], p.lhs_dil[d], p.rhs_dil[d]));
+  s.push_back(rhs.back());
+  return s;
+}
+
 // The shapes of one convolution and the index tables of its im2col. The patch matrix P has one
 // row per output pixel (N * prod(out)) and columns (group, window position, channel in group),
 // so that group g's block is a (rows, win * Cg) matrix with leading dimension G * win * Cg.
@@ -419,6 +429,9 @@ struct ConvBase : Primitive {
 struct Conv final : ConvBase {
   using ConvBase::ConvBase;
   const char* name() const override { return "conv_general_dilated"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{conv_out_shape(in[0].shape, in[1].shape, p), in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     ConvGeom g(in[0].shape(), in[1].shape(), p);
     Array out = empty(g.out_shape(), in[0].dtype());
@@ -466,6 +479,9 @@ struct ConvTransposeLhs final : ConvBase {
   Shape lhs;
   ConvTransposeLhs(ConvParams q, Shape l) : ConvBase(std::move(q)), lhs(std::move(l)) {}
   const char* name() const override { return "conv_general_dilated_transpose_lhs"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{lhs, in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     ConvGeom g(lhs, in[1].shape(), p);
     Array out = empty(lhs, in[0].dtype());
@@ -512,6 +528,9 @@ struct ConvTransposeRhs final : ConvBase {
   Shape rhs;
   ConvTransposeRhs(ConvParams q, Shape r) : ConvBase(std::move(q)), rhs(std::move(r)) {}
   const char* name() const override { return "conv_general_dilated_transpose_rhs"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{rhs, in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     ConvGeom g(in[0].shape(), rhs, p);
     Array out = empty(rhs, in[0].dtype());
@@ -562,6 +581,14 @@ struct WindowParams {
   Vec window, strides;
   Pads pads;  // resolved, one per dim of the operand
 };
+
+// The output shape of a window sweep: the abstract rule, without WindowGeom's tables.
+Shape window_out_shape(const Shape& s, const WindowParams& p) {
+  Shape out;
+  for (std::size_t d = 0; d < s.size(); ++d)
+    out.push_back(sweep_size(s[d], p.window[d], p.strides[d], p.pads[d], 1, 1));
+  return out;
+}
 
 // A window sweep over every dim of an operand. Trailing dims that the window passes through
 // untouched (window 1, stride 1, no padding) form a contiguous `inner` block handled by one loop.
@@ -668,6 +695,9 @@ struct WindowBase : Primitive {
 struct ReduceWindowSum final : WindowBase {
   using WindowBase::WindowBase;
   const char* name() const override { return "reduce_window_sum"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{window_out_shape(in[0].shape, p), in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in[0].shape(), p);
     Array out = empty(g.out, in[0].dtype());
@@ -700,6 +730,9 @@ struct WindowSpread final : WindowBase {
   Shape in_shape;
   WindowSpread(WindowParams q, Shape s) : WindowBase(std::move(q)), in_shape(std::move(s)) {}
   const char* name() const override { return "reduce_window_sum_transpose"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{in_shape, in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in_shape, p);
     Array out = zeros(in_shape, in[0].dtype());
@@ -731,6 +764,9 @@ struct WindowSpread final : WindowBase {
 struct ReduceWindowMax final : WindowBase {
   using WindowBase::WindowBase;
   const char* name() const override { return "reduce_window_max"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{window_out_shape(in[0].shape, p), in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in[0].shape(), p);
     Array out = empty(g.out, in[0].dtype());
@@ -774,6 +810,9 @@ std::pair<Arrays, WindowParams> batch_both(std::span<const Array> in, std::span<
 struct SelectAndGather final : WindowBase {
   using WindowBase::WindowBase;
   const char* name() const override { return "select_and_gather_add"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{window_out_shape(in[1].shape, p), in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in[1].shape(), p);
     Array out = empty(g.out, in[0].dtype());
@@ -805,6 +844,9 @@ struct SelectAndGather final : WindowBase {
 struct SelectAndScatter final : WindowBase {
   using WindowBase::WindowBase;
   const char* name() const override { return "select_and_scatter_add"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{in[1].shape, in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in[1].shape(), p);
     Array out = zeros(in[1].shape(), in[0].dtype());

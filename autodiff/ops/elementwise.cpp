@@ -113,6 +113,10 @@ T int_power(T x, std::int64_t e) {
 template <class D>
 struct Unary : Primitive {
   const char* name() const override { return D::kName; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    if constexpr (requires { D::kBoolOut; }) return {{in[0].shape, bool_}};
+    else return {in[0]};
+  }
   Arrays eval(std::span<const Array> in) const override {
     DType od = in[0].dtype();
     if constexpr (requires { D::kBoolOut; }) od = bool_;
@@ -139,6 +143,9 @@ struct Unary : Primitive {
 template <class D>
 struct Binary : Primitive {
   const char* name() const override { return D::kName; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{broadcast_shapes(in[0].shape, in[1].shape, D::kName), in[0].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     return {binary_kernel<D>(in[0], in[1], in[0].dtype())};
   }
@@ -345,6 +352,7 @@ struct Relu final : Unary<Relu> {
 // the gradient is stopped at every level (vmap(grad(...)) and grad(vmap(...)) alike).
 struct StopGradient final : Primitive {
   const char* name() const override { return "stop_gradient"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
   bool differentiable() const override { return false; }
   Arrays eval(std::span<const Array> in) const override { return {in[0]}; }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
@@ -357,6 +365,7 @@ struct IntegerPow final : Primitive {
   std::int64_t y;
   explicit IntegerPow(std::int64_t e) : y(e) {}
   const char* name() const override { return "integer_pow"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
   void print_params(std::ostream& os) const override { os << "y=" << y; }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
@@ -523,6 +532,9 @@ template <class D>
 struct Compare : Binary<D> {
   bool differentiable() const override { return false; }
   Arrays eval(std::span<const Array> in) const override { return {binary_kernel<D>(in[0], in[1], bool_)}; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{broadcast_shapes(in[0].shape, in[1].shape, D::kName), bool_}};
+  }
 };
 
 struct Eq final : Compare<Eq> {
@@ -562,6 +574,10 @@ struct Or final : Compare<Or> {
 // cotangents are routed to x where cond holds and to y elsewhere.
 struct Select final : Primitive {
   const char* name() const override { return "select"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "select"), in[2].shape, "select"),
+             in[1].dtype}};
+  }
   Arrays eval(std::span<const Array> in) const override {
     const Array &c = in[0], &x = in[1], &y = in[2];
     const Shape os = broadcast_shapes(broadcast_shapes(c.shape(), x.shape(), "select"), y.shape(), "select");
@@ -648,6 +664,7 @@ struct Convert final : Primitive {
   DType to;
   explicit Convert(DType d) : to(d) {}
   const char* name() const override { return "convert_element_type"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {{in[0].shape, to}}; }
   void print_params(std::ostream& os) const override { os << "new_dtype=" << to; }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];

@@ -102,6 +102,9 @@ struct StridedSlice final : Primitive {
   StridedSlice(std::vector<std::int64_t> a, std::vector<std::int64_t> s, Shape o)
       : start(std::move(a)), step(std::move(s)), out_shape(std::move(o)) {}
   const char* name() const override { return "slice"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{out_shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "start=" << ints_str(start) << " step=" << ints_str(step)
        << " shape=" << shape_str(out_shape);
@@ -145,6 +148,9 @@ struct SliceTranspose final : Primitive {
   SliceTranspose(Shape s, std::vector<std::int64_t> a, std::vector<std::int64_t> st)
       : operand_shape(std::move(s)), start(std::move(a)), step(std::move(st)) {}
   const char* name() const override { return "pad"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{operand_shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "operand_shape=" << shape_str(operand_shape) << " start=" << ints_str(start)
        << " step=" << ints_str(step);
@@ -299,6 +305,9 @@ struct Gather final : Primitive {
   GatherDims dims;
   explicit Gather(GatherDims d) : dims(std::move(d)) {}
   const char* name() const override { return "gather"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{dims.out_shape(in[1].shape), in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { dims.print(os); }
   Arrays eval(std::span<const Array> in) const override {
     const Array &x = in[0], &idx = in[1];
@@ -325,7 +334,7 @@ struct Gather final : Primitive {
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array>) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {scatter(zeros(p[0].shape(), p[0].dtype()), p[1], ct[0], dims, true), Array()};
+    return {scatter(zeros_like(p[0]), p[1], ct[0], dims, true), Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const int bx = bdims[0], bi = bdims[1];
@@ -351,6 +360,7 @@ struct Scatter final : Primitive {
   bool add;
   Scatter(GatherDims d, bool a) : dims(std::move(d)), add(a) {}
   const char* name() const override { return add ? "scatter-add" : "scatter"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
   void print_params(std::ostream& os) const override { dims.print(os); }
   Arrays eval(std::span<const Array> in) const override {
     const Array &x = in[0], &idx = in[1], &upd = in[2];
@@ -379,8 +389,8 @@ struct Scatter final : Primitive {
   Arrays jvp(std::span<const Array> p, std::span<const Array> t,
              std::span<const Array>) const override {
     if (!t[0].valid() && !t[2].valid()) return {Array()};
-    const Array tx = t[0].valid() ? t[0] : zeros(p[0].shape(), p[0].dtype());
-    const Array tu = t[2].valid() ? t[2] : zeros(p[2].shape(), p[2].dtype());
+    const Array tx = t[0].valid() ? t[0] : zeros_like(p[0]);
+    const Array tu = t[2].valid() ? t[2] : zeros_like(p[2]);
     return {scatter(tx, p[1], tu, dims, add)};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
@@ -393,7 +403,7 @@ struct Scatter final : Primitive {
     if (!ct[0].valid()) return {Array(), Array(), Array()};
     Array cx, cu;
     if (needed[0])
-      cx = add ? ct[0] : scatter(ct[0], p[1], zeros(p[2].shape(), p[2].dtype()), dims, false);
+      cx = add ? ct[0] : scatter(ct[0], p[1], zeros_like(p[2]), dims, false);
     if (needed[2]) cu = gather(ct[0], p[1], dims);
     return {cx, Array(), cu};
   }

@@ -179,6 +179,16 @@ struct DotGeneral final : Primitive {
   DotDimensionNumbers d;  // validated: non-negative, consistent sizes
   explicit DotGeneral(DotDimensionNumbers dn) : d(std::move(dn)) {}
   const char* name() const override { return "dot_general"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    const Shape &xs = in[0].shape, &ys = in[1].shape;
+    Shape os;
+    for (int b : d.lhs_batch) os.push_back(xs[b]);
+    for (int f : free_dims(static_cast<int>(xs.size()), d.lhs_contract, d.lhs_batch))
+      os.push_back(xs[f]);
+    for (int f : free_dims(static_cast<int>(ys.size()), d.rhs_contract, d.rhs_batch))
+      os.push_back(ys[f]);
+    return {{os, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "dimension_numbers=" << dnums_str(d); }
 
   Arrays eval(std::span<const Array> in) const override {

@@ -299,6 +299,9 @@ struct Reduce : Primitive {
   explicit Reduce(std::vector<int> a) : axes(std::move(a)) {}
   const char* name() const override { return D::kName; }
   void print_params(std::ostream& os) const override { os << "axes=" << axes_str(axes); }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{reduced_shape(in[0].shape, axes), in[0].dtype}};
+  }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     auto [a, ob] = batch_axes(axes, bdims[0]);
     return {{bind1(std::make_shared<const D>(std::move(a)), {in[0]})}, {ob}};
@@ -442,6 +445,9 @@ struct ArgChoose final : Primitive {
   bool is_max;
   ArgChoose(int a, bool m) : axis(a), is_max(m) {}
   const char* name() const override { return is_max ? "argmax" : "argmin"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{reduced_shape(in[0].shape, {axis}), int32}};
+  }
   void print_params(std::ostream& os) const override {
     os << "axes=(" << axis << ",) index_dtype=int32";
   }

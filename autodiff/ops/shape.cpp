@@ -1,6 +1,7 @@
 // Shape primitives: reshape (zero-copy), broadcast_to, transpose, concatenate; and the ops built
 // on them (squeeze, expand_dims, moveaxis, stack, split). Slicing and gathers are in indexing.cpp.
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -14,6 +15,9 @@ struct Reshape final : Primitive {
   Shape shape;
   explicit Reshape(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "reshape"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "new_sizes=" << shape_str(shape); }
   Arrays eval(std::span<const Array> in) const override {
     const auto& c = static_cast<const ConcreteImpl&>(*in[0].impl());
@@ -41,6 +45,9 @@ struct BroadcastTo final : Primitive {
   Shape shape;
   explicit BroadcastTo(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "broadcast_in_dim"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{shape, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "shape=" << shape_str(shape); }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
@@ -72,6 +79,11 @@ struct Transpose final : Primitive {
   std::vector<int> perm;
   explicit Transpose(std::vector<int> p) : perm(std::move(p)) {}
   const char* name() const override { return "transpose"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Shape os(perm.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) os[i] = in[0].shape[perm[i]];
+    return {{os, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override {
     os << "permutation=" << shape_str(Shape(perm.begin(), perm.end()));
   }
@@ -136,6 +148,12 @@ struct Concatenate final : Primitive {
   int axis;
   explicit Concatenate(int a) : axis(a) {}
   const char* name() const override { return "concatenate"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Shape os = in[0].shape;
+    os[axis] = 0;
+    for (const auto& x : in) os[axis] += x.shape[axis];
+    return {{os, in[0].dtype}};
+  }
   void print_params(std::ostream& os) const override { os << "dimension=" << axis; }
   Arrays eval(std::span<const Array> in) const override {
     Shape os = in[0].shape();
@@ -166,7 +184,7 @@ struct Concatenate final : Primitive {
     bool any = false;
     for (std::size_t i = 0; i < p.size(); ++i) {
       any |= t[i].valid();
-      ts.push_back(t[i].valid() ? t[i] : zeros(p[i].shape(), p[i].dtype()));
+      ts.push_back(t[i].valid() ? t[i] : zeros_like(p[i]));
     }
     if (!any) return {Array()};
     return {bind(std::make_shared<const Concatenate>(axis), ts)[0]};
@@ -214,6 +232,14 @@ struct Split final : Primitive {
   Split(int a, std::vector<std::int64_t> st, std::vector<std::int64_t> sz)
       : axis(a), starts(std::move(st)), sizes(std::move(sz)) {}
   const char* name() const override { return "split"; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    Avals outs;
+    for (auto n : sizes) {
+      outs.push_back(in[0]);
+      outs.back().shape[axis] = n;
+    }
+    return outs;
+  }
   void print_params(std::ostream& os) const override {
     os << "axis=" << axis << " sizes=" << shape_str(Shape(sizes.begin(), sizes.end()));
   }
@@ -248,12 +274,12 @@ struct Split final : Primitive {
              std::span<const Array> outs) const override {
     const Shape& xs = p[0].shape();
     auto piece = [&](std::size_t i) {
-      return ct[i].valid() ? ct[i] : zeros(outs[i].shape(), outs[i].dtype());
+      return ct[i].valid() ? ct[i] : zeros_like(outs[i]);
     };
     auto zeros_along = [&](std::int64_t n) {
       Shape s = xs;
       s[axis] = n;
-      return zeros(s, p[0].dtype());
+      return zeros_for(p[0], s, p[0].dtype());
     };
     // Pieces that tile the axis in order transpose to one concatenate.
     std::int64_t at = 0;
@@ -267,7 +293,7 @@ struct Split final : Primitive {
       Arrays parts;
       for (std::size_t i = 0; i < sizes.size(); ++i)
         if (sizes[i] > 0) parts.push_back(piece(i));
-      if (parts.empty()) return {zeros(xs, p[0].dtype())};
+      if (parts.empty()) return {zeros_like(p[0])};
       if (parts.size() == 1) return {parts[0]};
       return {bind(std::make_shared<const Concatenate>(axis), parts)[0]};
     }

@@ -132,6 +132,32 @@ class RandomPrim final : public Primitive {
   const char* name() const override { return kind_name(p_.kind); }
   bool differentiable() const override { return false; }
 
+  // Keys (lead..., 2) give lead + shape; keyed operands broadcast their grids with the keys'.
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    const Shape lead(in[0].shape.begin(), in[0].shape.end() - 1);
+    if (p_.operand_rank >= 0) {
+      const Shape& os = in[1].shape;
+      const Shape grid = linum::detail::broadcast_shapes(
+          lead, Shape(os.begin(), os.end() - p_.operand_rank), name());
+      if (p_.kind == Kind::fold_in) return {{concat(grid, {2}), uint32}};
+      return {{concat(grid, p_.shape), int32}};
+    }
+    switch (p_.kind) {
+      case Kind::split:
+        return {{concat(lead, concat(p_.shape, {2})), uint32}};
+      case Kind::bits:
+        return {{concat(lead, p_.shape), uint32}};
+      case Kind::bernoulli:
+        return {{concat(lead, p_.shape), bool_}};
+      case Kind::randint:
+        return {{concat(lead, p_.shape), p_.dtype == uint32 ? uint32 : int32}};
+      case Kind::shuffle:
+        return {{concat(lead, p_.shape), int32}};
+      default:
+        return {{concat(lead, p_.shape), p_.dtype}};
+    }
+  }
+
   void print_params(std::ostream& os) const override {
     os << "shape=" << shape_str(p_.shape) << " dtype=" << p_.dtype
        << " partitionable=" << (p_.partitionable ? "true" : "false");

@@ -42,6 +42,11 @@ struct MemoryError : Error {
   using Error::Error;
 };
 
+// A concrete value read from an abstract one (eval_shape): JAX's ConcretizationTypeError.
+struct ConcretizationTypeError : TypeError {
+  using TypeError::TypeError;
+};
+
 // A rule a primitive does not have (e.g. vmap of a primitive without a batching rule).
 struct NotImplementedError : Error {
   using Error::Error;
