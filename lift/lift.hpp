@@ -6,3 +6,4 @@
 #include <linum/lift/filters.hpp>
 #include <linum/lift/rng.hpp>
 #include <linum/lift/scope.hpp>
+#include <linum/lift/transforms.hpp>

@@ -1,0 +1,110 @@
+// The non-template halves of the lifted transforms: filters, axis sizes and rng keys decided
+// outside the autodiff/ transform (flax/core/lift.py, spec §3.2).
+#include <linum/lift/transforms.hpp>
+
+#include <set>
+
+#include <linum/autodiff/random/random.hpp>
+
+namespace linum::lift::detail {
+
+namespace {
+
+AxisSpec axis_spec(std::optional<int> a) { return a ? AxisSpec(*a) : AxisSpec(std::nullopt); }
+
+std::string python_set(const std::set<std::int64_t>& s) {
+  std::string out = "{";
+  std::size_t i = 0;
+  for (auto v : s) out += (i++ ? ", " : "") + std::to_string(v);
+  return out + "}";
+}
+
+std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
+  const int nd = leaf.ndim();
+  const int a = axis < 0 ? axis + nd : axis;
+  if (a < 0 || a >= nd)
+    throw ValueError(std::string(fn) + ": axis " + std::to_string(axis) +
+                     " is out of range for an array of rank " + std::to_string(nd));
+  return leaf.shape(a);
+}
+
+}  // namespace
+
+VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& arg_leaves,
+                   const pytree::TreeDef& arg_def) {
+  VmapPlan p;
+  p.spec.name = "vmap";
+  std::vector<AxisSpec> in_var, out_var, rng_axes;
+  std::vector<std::optional<int>> in_var_axes;
+  for (const auto& [f, ax] : opts.variable_axes) {
+    if (ax.dir != VariableAxis::Dir::Out) {
+      p.spec.in_filters.push_back(f);
+      in_var.push_back(axis_spec(ax.axis));
+      in_var_axes.push_back(ax.axis);
+    }
+    if (ax.dir != VariableAxis::Dir::In) {
+      p.spec.out_filters.push_back(f);
+      out_var.push_back(axis_spec(ax.axis));
+    }
+  }
+  for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
+  p.packed = pack(scope, p.spec);
+
+  // The batch size: every leaf of an argument with an axis, and the first leaf of every variable
+  // group with an integer axis (lift.py:798-817).
+  const std::size_t nargs = arg_def.nodes().front().arity;
+  std::vector<AxisSpec> arg_specs;
+  if (opts.in_axes.kind() == AxisSpec::Kind::Seq) {
+    arg_specs = opts.in_axes.items();
+    if (arg_specs.size() != nargs)
+      throw ValueError("vmap: in_axes has " + std::to_string(arg_specs.size()) +
+                       " entries but the function got " + std::to_string(nargs) + " arguments");
+  } else {
+    arg_specs.assign(nargs, opts.in_axes);
+  }
+  AxisSpec args_spec = AxisSpec::seq(arg_specs);
+  auto arg_axes = linum::detail::vmap_leaf_axes(args_spec, arg_def, true);
+  std::set<std::int64_t> sizes;
+  for (std::size_t i = 0; i < arg_leaves.size(); ++i)
+    if (arg_axes[i]) sizes.insert(axis_len(arg_leaves[i], *arg_axes[i], "vmap"));
+  for (std::size_t g = 0; g < in_var_axes.size(); ++g) {
+    if (!in_var_axes[g]) continue;
+    Arrays l = pytree::tree_leaves<Array>(p.packed.variables[g]);
+    if (!l.empty()) sizes.insert(axis_len(l.front(), *in_var_axes[g], "vmap"));
+  }
+  if (!opts.axis_size && sizes.size() == 1) {
+    p.axis_size = *sizes.begin();
+  } else if (sizes.size() > 1) {
+    throw ValueError("Inconsistent batch axis sizes: " + python_set(sizes));
+  } else if (!opts.axis_size) {
+    throw ValueError("axis_size should be specified manually.");
+  } else {
+    p.axis_size = *opts.axis_size;
+  }
+
+  // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (R7).
+  Tree keys = Tree::tuple();
+  for (std::size_t g = 0; g < p.packed.rngs.size(); ++g) {
+    const bool split = opts.split_rngs[g].second;
+    Tree d = Tree::dict();
+    for (const auto& [k, r] : p.packed.rngs[g])
+      d[k] = split ? random::split(r.rng, p.axis_size) : r.rng;
+    keys.items().push_back(std::move(d));
+    rng_axes.push_back(split ? AxisSpec(0) : AxisSpec(std::nullopt));
+  }
+  p.rng_keys = std::move(keys);
+  std::vector<AxisSpec> all{AxisSpec::seq(in_var), AxisSpec::seq(rng_axes)};
+  all.insert(all.end(), arg_specs.begin(), arg_specs.end());
+  p.in_axes = AxisSpec::seq(std::move(all));
+  p.out_axes = AxisSpec::seq({opts.out_axes, AxisSpec::seq(out_var)});
+  return p;
+}
+
+std::vector<RngGroup> rng_groups_from(const Packed& packed, const Tree& keys) {
+  std::vector<RngGroup> out;
+  for (std::size_t g = 0; g < packed.rngs.size(); ++g)
+    out.push_back(with_keys(packed.rngs[g], keys[g]));
+  return out;
+}
+
+}  // namespace linum::lift::detail
