@@ -88,6 +88,29 @@ void publish(Scope& outer, const std::vector<Tree>& out_groups) {
   }
 }
 
+RngCounters snapshot_counters(const RngCounters& c) {
+  RngCounters out;
+  out.count = c.count;
+  for (const auto& [k, child] : c.children)
+    if (child) out.children[k] = std::make_shared<RngCounters>(snapshot_counters(*child));
+  return out;
+}
+
+void restore_counters(RngCounters& live, const RngCounters& snap) {
+  live.count = snap.count;
+  for (auto it = live.children.begin(); it != live.children.end();) {
+    if (!snap.children.contains(it->first))
+      it = live.children.erase(it);
+    else
+      ++it;
+  }
+  for (const auto& [k, child] : snap.children) {
+    auto& l = live.children[k];
+    if (!l) l = std::make_shared<RngCounters>();
+    restore_counters(*l, *child);
+  }
+}
+
 Tree rng_keys(const RngGroup& group) {
   Tree t = Tree::dict();
   for (const auto& [k, r] : group) t[k] = r.rng;

@@ -48,6 +48,11 @@ void publish(Scope& outer, const std::vector<Tree>& out_groups);
 Tree rng_keys(const RngGroup& group);
 RngGroup with_keys(const RngGroup& group, const Tree& keys);
 
+// A deep copy of rng counters, and writing one back in place (the objects inner scopes share stay
+// the same): eager loops replay Flax's per-trace counter values (DESIGN.md, spec §3.1 R3).
+RngCounters snapshot_counters(const RngCounters& c);
+void restore_counters(RngCounters& live, const RngCounters& snap);
+
 // Invalidates an inner scope when the body returns or throws.
 struct InnerGuard {
   Scope& s;

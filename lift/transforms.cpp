@@ -107,4 +107,93 @@ std::vector<RngGroup> rng_groups_from(const Packed& packed, const Tree& keys) {
   return out;
 }
 
+ScanPlan scan_plan(const Scope& scope, const ScanOptions& opts,
+                   const std::vector<Arrays>& arg_leaves) {
+  ScanPlan p;
+  p.spec.name = "scan";
+  p.spec.in_filters = {opts.variable_broadcast, opts.variable_carry};
+  for (const auto& [f, ax] : opts.variable_axes) {
+    p.spec.in_filters.push_back(f);
+    p.var_axes.push_back(ax);
+  }
+  p.spec.out_filters = p.spec.in_filters;
+  for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
+  p.packed = pack(scope, p.spec);
+
+  const std::size_t n = arg_leaves.size();
+  if (opts.in_axes.size() == 1) {
+    p.arg_axes.assign(n, opts.in_axes[0].axis);
+  } else if (opts.in_axes.size() == n) {
+    for (const auto& a : opts.in_axes) p.arg_axes.push_back(a.axis);
+  } else {
+    throw ValueError("scan: in_axes has " + std::to_string(opts.in_axes.size()) +
+                     " entries but the function got " + std::to_string(n) + " xs arguments");
+  }
+  // The length: the first leaf of every scanned argument (lift.py:976-993).
+  std::set<std::int64_t> lengths;
+  for (std::size_t i = 0; i < n; ++i)
+    if (p.arg_axes[i] && !arg_leaves[i].empty())
+      lengths.insert(axis_len(arg_leaves[i].front(), *p.arg_axes[i], "scan"));
+  if (!opts.length && lengths.size() == 1) {
+    p.length = *lengths.begin();
+  } else if (lengths.size() > 1) {
+    throw ValueError("Inconsistent scan lengths: " + python_set(lengths));
+  } else if (!opts.length) {
+    throw ValueError("length should be specified manually.");
+  } else {
+    p.length = *opts.length;
+  }
+  return p;
+}
+
+Tree move_axis(const Tree& t, int from, int to) {
+  if (from == to) return t;
+  return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
+}
+
+Tree scan_xs(const ScanPlan& plan, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves) {
+  Tree groups = Tree::tuple();
+  for (std::size_t g = 0; g < plan.var_axes.size(); ++g)
+    groups.items().push_back(move_axis(plan.packed.variables[g + 2], plan.var_axes[g], 0));
+  // Split streams: split(base, length), iteration t takes element t whatever `reverse` is.
+  Tree keys = Tree::tuple();
+  for (std::size_t g = 0; g < plan.packed.rngs.size(); ++g) {
+    Tree d = Tree::dict();
+    if (opts.split_rngs[g].second)
+      for (const auto& [k, r] : plan.packed.rngs[g]) d[k] = random::split(r.rng, plan.length);
+    keys.items().push_back(std::move(d));
+  }
+  Tree leaves = Tree::tuple();
+  for (std::size_t i = 0; i < arg_leaves.size(); ++i) {
+    if (!plan.arg_axes[i]) continue;
+    for (const auto& l : arg_leaves[i]) leaves.items().push_back(moveaxis(l, *plan.arg_axes[i], 0));
+  }
+  return Tree::tuple({std::move(groups), std::move(keys), std::move(leaves)});
+}
+
+std::vector<RngGroup> scan_rng_groups(const ScanPlan& plan, const ScanOptions& opts,
+                                      const Tree& keys) {
+  std::vector<RngGroup> out;
+  for (std::size_t g = 0; g < plan.packed.rngs.size(); ++g) {
+    if (opts.split_rngs[g].second)
+      out.push_back(with_keys(plan.packed.rngs[g], keys[g]));
+    else
+      out.push_back(plan.packed.rngs[g]);
+  }
+  return out;
+}
+
+Tree merge_trees(Tree a, const Tree& b) {
+  if (!a.is_dict() || !b.is_dict()) return b;
+  for (const auto& [k, v] : b.as_dict()) a[k] = a.contains(k) ? merge_trees(a[k], v) : v;
+  return a;
+}
+
+Tree keep_carry(const Tree& in, const Tree& out) {
+  Tree r = in.is_dict() ? in : Tree::dict();
+  if (out.is_dict())
+    for (const auto& [col, v] : out.as_dict()) r[col] = v;
+  return r;
+}
+
 }  // namespace linum::lift::detail

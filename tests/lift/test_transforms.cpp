@@ -213,3 +213,148 @@ TEST_SUITE("lift.vmap") {
   }
 
 }  // TEST_SUITE
+
+TEST_SUITE("lift.scan") {
+  TEST_CASE("L11: a carried counter, per-iteration params from split rngs") {
+    auto mlp_scan = [](Scope& scope, const Array& xs) {
+      scope.variable("counter", "i", [] { return zeros({}); });
+      auto body = [](Scope& s, const Tree& c, const Array& x) {
+        auto counter = s.variable("counter", "i", [] { return zeros({}); });
+        counter.value() = counter.value() + 1.0f;
+        Scope d = s.push("dense_0");
+        return std::make_pair(c, dense(d, x, 1));
+      };
+      return lift::scan(body, {.variable_axes = {{"params", 0}},
+                               .variable_carry = "counter",
+                               .split_rngs = {{"params", true}}})(scope, Tree(), xs)
+          .second;
+    };
+    Array row = random::normal(random::key(0), {1, 4});
+    Array xs = concatenate({row, row}, 0);
+    auto [y, vars] = lift::init(mlp_scan)(random::key(1), xs);
+    CHECK(vars["counter"]["i"].leaf().item<float>() == 2.0f);
+    Array k = vars["params"]["dense_0"]["kernel"].leaf();
+    CHECK(k.shape() == Shape{2, 4, 1});
+    CHECK(vars["params"]["dense_0"]["bias"].leaf().shape() == Shape{2, 1});
+    CHECK(y.shape() == Shape{2, 1});
+    CHECK_FALSE(close(at(y, 0), at(y, 1), 0));
+    CHECK_FALSE(close(at(k, 0), at(k, 1), 0));
+    // apply with the counter mutable continues it; the ys equal a hand scan over stacked params.
+    auto [y2, state] = lift::apply(mlp_scan, "counter")(vars, xs);
+    CHECK(state["counter"]["i"].leaf().item<float>() == 4.0f);
+    Array b = vars["params"]["dense_0"]["bias"].leaf();
+    Array hand = linum::scan(
+                     [](const Array& c, const std::tuple<Array, Array, Array>& t) {
+                       auto [k, b, x] = t;
+                       return std::make_pair(c, matmul(x, k) + b);
+                     },
+                     zeros({}), std::tuple{k, b, xs})
+                     .second;
+    CHECK(close(y2, hand));
+    CHECK(close(y, hand));
+  }
+
+  TEST_CASE("L66/L67: scanned params use the counters of Flax's second trace (both separators)") {
+    Array x = ones({3, 2});
+    auto block = [](Scope& s, const Array& c) {
+      Scope d = s.push("Dense_0");
+      Array h = relu(dense(d, c, 2));
+      return std::make_pair(c + h, Tree());
+    };
+    for (bool sep : {true, false}) {
+      CAPTURE(sep);
+      lift::FixRngSeparatorScope flag(sep);
+      auto f66 = [&](Scope& scope, const Array& x) {
+        return lift::scan(block, {.variable_axes = {{"params", 0}},
+                                  .split_rngs = {{"params", true}},
+                                  .length = 3})(scope, x)
+            .first;
+      };
+      auto [y66, v66] = lift::init(f66)(random::key(0), x);
+      Array k66 = sep ? f32({-0.07838312f, -0.7422982f, 0.87488323f, 0.13773395f, 0.97309333f,
+                             0.9087693f, -0.12564984f, -1.0920651f, -0.99055105f, 1.1499453f,
+                             -0.15721127f, -0.62520015f},
+                            {3, 2, 2})
+                      : f32({-0.47237748f, 0.9342351f, -0.051814452f, -0.54192263f, 0.45121637f,
+                             1.3581365f, 0.0040389909f, 0.51114082f, 0.032164656f, -0.17287178f,
+                             -0.8439222f, 0.36585602f},
+                            {3, 2, 2});
+      CHECK(close(v66["params"]["Dense_0"]["kernel"].leaf(), k66));
+      auto f67 = [&](Scope& scope, const Array& x) {
+        return lift::scan(block, {.variable_axes = {{"params", 0}},
+                                  .split_rngs = {{"params", false}},
+                                  .length = 3})(scope, x)
+            .first;
+      };
+      auto [y67, v67] = lift::init(f67)(random::key(0), x);
+      Array k67 = sep ? f32({-0.66715515f, -0.0484313f, 0.9867164f, 0.75408363f}, {2, 2})
+                      : f32({0.49437523f, -1.5521431f, -1.0780724f, 0.87564963f}, {2, 2});
+      Array k = v67["params"]["Dense_0"]["kernel"].leaf();
+      for (int t = 0; t < 3; ++t) CHECK(close(at(k, t), k67));
+    }
+  }
+
+  TEST_CASE("scan: broadcast params are created once and shared; grad matches finite differences") {
+    auto body = [](Scope& s, const Array& c, const Array& x) {
+      Scope d = s.push("cell");
+      Array h = tanh(dense(d, concatenate({c, x}, 0), 3));
+      return std::make_pair(h, h * 2.0);
+    };
+    auto f = [&](Scope& scope, const Array& c, const Array& xs) {
+      return lift::scan(body, {.variable_broadcast = "params", .split_rngs = {{"params", false}}})(
+          scope, c, xs);
+    };
+    Array c0 = astype(zeros({3}), float64);
+    Array xs = astype(random::normal(random::key(3), {4, 2}), float64);
+    auto [out, vars] = lift::init(f)(random::key(0), c0, xs);
+    Array k = vars["params"]["cell"]["kernel"].leaf(), b = vars["params"]["cell"]["bias"].leaf();
+    CHECK(k.shape() == Shape{5, 3});
+    // The same loop by hand with linum::scan and the one kernel.
+    auto hand = linum::scan(
+        [&](const Array& c, const Array& x) {
+          Array h = tanh(matmul(concatenate({c, x}, 0), k) + b);
+          return std::make_pair(h, h * 2.0);
+        },
+        c0, xs);
+    CHECK(close(out.first, hand.first));
+    CHECK(close(out.second, hand.second));
+    testing::check_grads(
+        [&](const Arrays& a) {
+          Tree v = Tree::dict(
+              {{"params", Tree::dict({{"cell", Tree::dict({{"kernel", a[0]}, {"bias", a[1]}})}})}});
+          auto [c, ys] = lift::apply(f)(v, a[2], a[3]);
+          return sum(ys) + sum(c);
+        },
+        {astype(k, float64), astype(b, float64), c0, xs});
+  }
+
+  TEST_CASE("scan: in_axes broadcast and out_axes, inconsistent and missing lengths") {
+    auto body = [](Scope&, const Array& c, const Array& b, const Array& x) {
+      CHECK(b.shape() == Shape{4});
+      return std::make_pair(c + sum(x * b), x);
+    };
+    auto f = [&](Scope& scope, const Array& b, const Array& xs) {
+      return lift::scan(body, {.in_axes = {lift::broadcast, 1}, .out_axes = -1})(scope, zeros({}),
+                                                                                 b, xs);
+    };
+    Array xs = random::normal(random::key(1), {4, 3});
+    auto [out, v] = lift::init(f)(random::key(0), ones({4}), xs);
+    CHECK(out.second.shape() == Shape{4, 3});
+    CHECK(close(out.second, xs));
+    CHECK(close(out.first, sum(xs), 1e-5));
+    auto two = [](Scope& scope, const Array& a, const Array& b) {
+      return lift::scan(
+          [](Scope&, const Array& c, const Array&, const Array&) { return std::make_pair(c, c); },
+          {})(scope, zeros({}), a, b);
+    };
+    CHECK(error_of<ValueError>([&] { lift::init(two)(random::key(0), ones({2}), ones({3})); }) ==
+          "Inconsistent scan lengths: {2, 3}");
+    auto none = [](Scope& scope) {
+      return lift::scan([](Scope&, const Array& c) { return std::make_pair(c, c); }, {})(scope,
+                                                                                         zeros({}));
+    };
+    CHECK(error_of<ValueError>([&] { lift::init(none)(random::key(0)); }) ==
+          "length should be specified manually.");
+  }
+
+}  // TEST_SUITE
