@@ -7,3 +7,4 @@
 #include <linum/lift/rng.hpp>
 #include <linum/lift/scope.hpp>
 #include <linum/lift/transforms.hpp>
+#include <linum/lift/transforms_ad.hpp>

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/lift/transforms_ad.hpp>
 
 namespace linum::lift::detail {
 
@@ -194,6 +195,24 @@ Tree keep_carry(const Tree& in, const Tree& out) {
   if (out.is_dict())
     for (const auto& [col, v] : out.as_dict()) r[col] = v;
   return r;
+}
+
+}  // namespace linum::lift::detail
+
+namespace linum::lift::detail {
+
+Tree zeros_like_tree(const Tree& t) {
+  return linum::detail::tree_apply(t, [](const Array& a) { return zeros_like(a); });
+}
+
+Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
+  Tree out = zeros_like_tree(vars);
+  if (!variable_tangents.is_dict()) return out;
+  for (const auto& [col, t] : variable_tangents.as_dict()) {
+    if (!out.contains(col) || (t.is_dict() && t.size() == 0)) continue;
+    out[col] = t;
+  }
+  return out;
 }
 
 }  // namespace linum::lift::detail
