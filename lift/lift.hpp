@@ -6,3 +6,5 @@
 #include <linum/lift/filters.hpp>
 #include <linum/lift/rng.hpp>
 #include <linum/lift/scope.hpp>
+#include <linum/lift/transforms.hpp>
+#include <linum/lift/transforms_ad.hpp>

@@ -1,0 +1,126 @@
+// pack, rule for rule as flax/core/lift.py:125-334 (spec §3.1).
+#include <linum/lift/pack.hpp>
+
+namespace linum::lift {
+
+namespace {
+
+Filter union_all(const std::vector<Filter>& fs) {
+  Filter u = false;
+  for (const auto& f : fs) u = union_filters(u, f);
+  return u;
+}
+
+}  // namespace
+
+Packed pack(const Scope& scope, const PackSpec& spec) {
+  // _populate_collections: every root collection appears, empty where the scope has nothing.
+  Tree own = scope.variables();
+  Tree all = Tree::dict();
+  for (const auto& col : scope.root().variables().as_dict().keys())
+    all[col] = own.contains(col) ? own[col] : Tree::dict();
+  Packed p;
+  p.variables = group_collections(all, spec.in_filters);
+  p.rngs.resize(spec.rng_filters.size());
+  for (const auto& [stream, r] : scope.rngs()) {
+    for (std::size_t i = 0; i < spec.rng_filters.size(); ++i) {
+      if (in_filter(spec.rng_filters[i], stream)) {
+        p.rngs[i].emplace(stream, r);
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
+                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter) {
+  // The inner root keeps the outer path, so its variables sit nested under that path.
+  Tree vars = Tree::dict();
+  for (const auto& g : variables) {
+    if (!g.is_dict()) continue;
+    for (const auto& [col, v] : g.as_dict()) {
+      Tree nested = v;
+      for (auto it = outer.path().rbegin(); it != outer.path().rend(); ++it)
+        nested = Tree::dict({{*it, nested}});
+      vars[col] = nested;
+    }
+  }
+  RngGroup all_rngs;
+  for (const auto& g : rngs) all_rngs.insert(g.begin(), g.end());
+  Filter mut = intersect_filters(
+      intersect_filters(outer.mutable_filter(), union_all(spec.out_filters)), mutable_filter);
+  std::vector<std::string> debug = outer.debug_path();
+  if (debug.empty()) {
+    debug.push_back(spec.name + "()");
+  } else {
+    debug.back() = spec.name + "(" + debug.back() + ")";
+  }
+  return Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut), outer.flags(),
+                            outer.name(), outer.path(), std::move(debug), outer.rng_counters());
+}
+
+std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
+  Tree mut = inner.mutable_variables();
+  inner.invalidate();
+  std::vector<Filter> fs = spec.out_filters;
+  fs.emplace_back(true);
+  std::vector<Tree> groups = group_collections(mut, fs);
+  const Tree& rest = groups.back();
+  if (rest.is_dict() && rest.size() > 0) {
+    std::string names = "(";
+    std::size_t i = 0;
+    for (const auto& col : rest.as_dict().keys()) names += (i++ ? ", '" : "'") + col + "'";
+    names += rest.size() == 1 ? ",)" : ")";
+    throw ValueError("unmapped output variables: " + names);
+  }
+  groups.pop_back();
+  return groups;
+}
+
+void publish(Scope& outer, const std::vector<Tree>& out_groups) {
+  for (const auto& g : out_groups) {
+    if (!g.is_dict()) continue;
+    for (const auto& [col, vs] : g.as_dict()) {
+      if (!outer.is_mutable_collection(col) || !vs.is_dict()) continue;
+      for (const auto& [name, v] : vs.as_dict()) outer.put_variable(col, name, v);
+    }
+  }
+}
+
+RngCounters snapshot_counters(const RngCounters& c) {
+  RngCounters out;
+  out.count = c.count;
+  for (const auto& [k, child] : c.children)
+    if (child) out.children[k] = std::make_shared<RngCounters>(snapshot_counters(*child));
+  return out;
+}
+
+void restore_counters(RngCounters& live, const RngCounters& snap) {
+  live.count = snap.count;
+  for (auto it = live.children.begin(); it != live.children.end();) {
+    if (!snap.children.contains(it->first))
+      it = live.children.erase(it);
+    else
+      ++it;
+  }
+  for (const auto& [k, child] : snap.children) {
+    auto& l = live.children[k];
+    if (!l) l = std::make_shared<RngCounters>();
+    restore_counters(*l, *child);
+  }
+}
+
+Tree rng_keys(const RngGroup& group) {
+  Tree t = Tree::dict();
+  for (const auto& [k, r] : group) t[k] = r.rng;
+  return t;
+}
+
+RngGroup with_keys(const RngGroup& group, const Tree& keys) {
+  RngGroup out;
+  for (const auto& [k, r] : group) out.emplace(k, LazyRng{keys[k].leaf(), r.suffix});
+  return out;
+}
+
+}  // namespace linum::lift

@@ -1,0 +1,62 @@
+// flax.core.lift's pack (spec §3.1 R1-R7): how variables and rng streams cross a transform
+// boundary as explicit pytree arguments, and how the collections mutated inside come back.
+// Every lifted transform of lift/transforms.hpp is pack around one autodiff/ transform.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <linum/lift/scope.hpp>
+
+namespace linum::lift {
+
+// One group of rng streams: stream name -> the outer LazyRng (base key + suffix).
+using RngGroup = std::map<std::string, LazyRng>;
+
+// The filters of one lifted transform: in_filters group the visible collections (R1), the
+// out_filters name those that come back, rng_filters group the visible rng streams.
+struct PackSpec {
+  std::vector<Filter> in_filters, out_filters, rng_filters;
+  std::string name;  // the transform's name, for the inner debug path ("vmap(dense)")
+};
+
+// Outside: the scope's collections grouped by in_filters (each group a dict {col: the scope's
+// part}, every root collection populated) and its rng streams grouped by rng_filters. Collections
+// and streams that match no filter are invisible inside (R1).
+struct Packed {
+  std::vector<Tree> variables;
+  std::vector<RngGroup> rngs;
+};
+Packed pack(const Scope& scope, const PackSpec& spec);
+
+// Inside: a new root over the groups, sharing the outer rng counters (R3). A collection in an
+// in-filter but no out-filter is immutable there (R2); `mutable_filter` narrows it further.
+Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
+                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter = true);
+
+// After the body: invalidates `inner` and groups its mutable collections by out_filters (R4);
+// one that matches none is ValueError("unmapped output variables: ...").
+std::vector<Tree> repack(Scope& inner, const PackSpec& spec);
+
+// Writes every top-level entry of the output groups into the outer scope's mutable collections;
+// immutable ones are skipped silently (R5).
+void publish(Scope& outer, const std::vector<Tree>& out_groups);
+
+// The base keys of a group as a dict {stream: key}, and a group with new base keys but the same
+// suffixes: splitting an rng maps over its base key and keeps the suffix (R7).
+Tree rng_keys(const RngGroup& group);
+RngGroup with_keys(const RngGroup& group, const Tree& keys);
+
+// A deep copy of rng counters, and writing one back in place (the objects inner scopes share stay
+// the same): eager loops replay Flax's per-trace counter values (DESIGN.md, spec §3.1 R3).
+RngCounters snapshot_counters(const RngCounters& c);
+void restore_counters(RngCounters& live, const RngCounters& snap);
+
+// Invalidates an inner scope when the body returns or throws.
+struct InnerGuard {
+  Scope& s;
+  ~InnerGuard() { s.invalidate(); }
+};
+
+}  // namespace linum::lift
