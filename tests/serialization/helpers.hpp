@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,17 @@ template <class T>
 std::string le_bytes(const std::vector<T>& v) {
   std::string s(v.size() * sizeof(T), '\0');
   if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());
+  return s;
+}
+
+inline std::span<const std::byte> as_bytes(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+
+// The 8-byte little-endian length that starts a safetensors file.
+inline std::string le64(std::uint64_t v) {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
   return s;
 }
 

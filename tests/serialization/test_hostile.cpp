@@ -18,16 +18,6 @@ std::string valid_file() {
 
 Tree restore(const std::string& s) { return ser::msgpack_restore(s); }
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
-
-std::string le64(std::uint64_t v) {
-  std::string s;
-  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return s;
-}
-
 std::string st_file(const std::string& header, const std::string& data) {
   return le64(header.size()) + header + data;
 }

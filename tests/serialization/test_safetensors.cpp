@@ -11,16 +11,6 @@ using namespace ser_test;
 
 namespace {
 
-std::span<const std::byte> as_bytes(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
-
-std::string le64(std::uint64_t v) {
-  std::string s;
-  for (int i = 0; i < 8; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-  return s;
-}
-
 // A safetensors file from a header text and data, the header padded to 8 bytes by the spec.
 std::string file_of(std::string header, const std::string& data) {
   header.append((8 - header.size() % 8) % 8, ' ');
