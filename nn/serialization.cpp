@@ -439,8 +439,7 @@ class TreeBuilder {
   bool start_array(std::uint32_t n) {
     reject_key("an array");
     if (n > input_size_) truncated_count("array", n);
-    push(Tree::list(), n);
-    stack_.back().node.as_list().reserve(std::min<std::size_t>(n, 4096));
+    push(Tree::list(), n);  // no reserve: a declared count costs nothing until elements arrive
     return true;
   }
   bool start_map(std::uint32_t n) {
