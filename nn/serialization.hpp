@@ -1,0 +1,270 @@
+// flax.serialization: state dicts of linum pytrees (to_state_dict / from_state_dict) and Flax's
+// msgpack checkpoint format (to_bytes / from_bytes, msgpack_serialize / msgpack_restore), byte
+// for byte what Flax writes. The msgpack codec lives in serialization.cpp; this header is light.
+//
+// Format (flax/serialization.py): a state dict is nested msgpack maps with string keys; an array
+// is msgpack ext type 1 whose payload is the msgpack array (shape, dtype name, row-major
+// little-endian bytes); a numpy scalar is ext 3 (same payload, shape ()); a Python complex is
+// ext 2 (linum has no complex dtype: NotImplementedError). Arrays above MAX_CHUNK_SIZE bytes are
+// written as {'__msgpack_chunked_array__': True, 'shape': {'0': d0, ...}, 'chunks': {'0': a0,
+// ...}}.
+//
+// Reading dtypes linum lacks converts exactly or fails: float16 and bfloat16 -> float32 (exact),
+// int8/int16 -> int32, uint8/uint16 -> uint32 (exact), int64 -> int32 and uint64 -> uint32 when
+// every value fits (ValueError naming the first value that does not). Native msgpack numbers
+// become rank-0 Arrays: integers int32 (uint32 above INT32_MAX), floats float32/float64 as
+// stored, booleans bool. Strings, bytes and complex values have no linum leaf: TypeError.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/array.hpp>
+#include <linum/autodiff/tree_bridge.hpp>
+#include <linum/error.hpp>
+#include <linum/pytree/frozen_dict.hpp>
+
+namespace linum::serialization {
+
+// Flax's MAX_CHUNK_SIZE: arrays of more bytes are split into flat chunks of at most this size.
+inline constexpr std::size_t MAX_CHUNK_SIZE = std::size_t(1) << 30;
+
+// Nesting deeper than this is rejected while reading (no stack overflow on hostile input).
+inline constexpr std::size_t MAX_DEPTH = 512;
+
+// msgpack bytes of a tree of dicts, lists/tuples (msgpack arrays), None and Array leaves.
+// max_chunk_size is Flax's MAX_CHUNK_SIZE; smaller values exercise chunking in tests.
+std::string msgpack_serialize(const Tree& pytree, std::size_t max_chunk_size = MAX_CHUNK_SIZE);
+
+// The tree msgpack_serialize (or Flax) wrote; chunked arrays are joined again. Any malformed
+// input is a linum::Error (ValueError, TypeError, NotImplementedError) naming what was wrong.
+Tree msgpack_restore(std::string_view encoded);
+
+namespace detail {
+
+using pytree::detail::Category;
+using pytree::detail::category_v;
+
+// Flax's _record_path: the names taken from the root ('.') to the value being restored.
+struct RestorePath {
+  std::vector<std::string> names;
+  std::string str() const;  // current_path(): names joined by '/'
+};
+
+struct PathGuard {
+  RestorePath& p;
+  PathGuard(RestorePath& path, std::string name) : p(path) { p.names.push_back(std::move(name)); }
+  ~PathGuard() { p.names.pop_back(); }
+  PathGuard(const PathGuard&) = delete;
+  PathGuard& operator=(const PathGuard&) = delete;
+};
+
+Tree tree_to_state_dict(const Tree& t);
+Tree tree_from_state_dict(const Tree& target, const Tree& state, RestorePath& path);
+Array array_from_state(const Array& target, const Tree& state, RestorePath& path);
+const Tree::dict_type& expect_state_dict(const Tree& state, const char* target_kind,
+                                         const RestorePath& path);
+// Flax's _restore_list size check, then state['i'] for each i (KeyError when missing).
+void check_list_state(std::size_t target_size, const Tree& state, const RestorePath& path);
+const Tree& list_item(const Tree& state, std::size_t i, const RestorePath& path);
+// Flax's _restore_dict check: every target key must be in the state dict.
+void check_dict_keys(const std::set<std::string>& target_keys, const Tree& state,
+                     const RestorePath& path);
+// Flax's _restore_namedtuple check: the field names must match exactly.
+void check_struct_fields(const std::set<std::string>& fields, const Tree& state,
+                         const RestorePath& path);
+
+template <class T>
+std::string child_key(std::size_t i) {
+  if constexpr (pytree::detail::custom_has_keys<T>())
+    return std::string(pytree::node_traits<T>::keys[i]);
+  else
+    return std::to_string(i);
+}
+
+template <class T>
+Tree to_sd(const T& x);
+
+template <class Seq>
+Tree seq_to_sd(const Seq& xs) {
+  Tree::dict_type d;
+  std::size_t i = 0;
+  for (const auto& x : xs) d.insert_or_assign(std::to_string(i++), to_sd(x));
+  return Tree(std::move(d));
+}
+
+template <class T>
+Tree to_sd(const T& x) {
+  constexpr Category c = category_v<T>;
+  pytree::detail::check_pytree<T>();
+  if constexpr (std::is_same_v<T, Array>) {
+    return Tree(x);
+  } else if constexpr (c == Category::Leaf) {
+    return Tree(Array(x));
+  } else if constexpr (c == Category::Dynamic) {
+    static_assert(std::is_same_v<T, Tree>, "to_state_dict: a BasicTree must hold Arrays");
+    return tree_to_state_dict(x);
+  } else if constexpr (c == Category::Frozen) {
+    return tree_to_state_dict(x.unfreeze());
+  } else if constexpr (c == Category::Optional) {
+    return x ? to_sd(*x) : Tree();
+  } else if constexpr (c == Category::Tuple) {
+    Tree::dict_type d;
+    std::size_t i = 0;
+    std::apply([&](const auto&... e) { (d.insert_or_assign(std::to_string(i++), to_sd(e)), ...); },
+               x);
+    return Tree(std::move(d));
+  } else if constexpr (c == Category::List) {
+    return seq_to_sd(x);
+  } else if constexpr (c == Category::Dict) {
+    Tree::dict_type d;
+    for (const auto& [k, v] : x) d.insert_or_assign(k, to_sd(v));
+    return Tree(std::move(d));
+  } else if constexpr (c == Category::Struct) {
+    Tree::dict_type d;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (d.insert_or_assign(pytree::detail::struct_field_name<I, T>(),
+                          to_sd(pytree::detail::struct_field<I>(x))),
+       ...);
+    }
+    (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
+    return Tree(std::move(d));
+  } else {  // a node_traits node: its children by key, or "0", "1", ...
+    auto children = pytree::node_traits<T>::children(x);
+    Tree::dict_type d;
+    std::size_t i = 0;
+    std::apply(
+        [&](const auto&... e) { ((d.insert_or_assign(child_key<T>(i), to_sd(e)), ++i), ...); },
+        children);
+    return Tree(std::move(d));
+  }
+}
+
+template <class T>
+T from_sd(const T& target, const Tree& state, RestorePath& path) {
+  constexpr Category c = category_v<T>;
+  if constexpr (std::is_same_v<T, Array>) {
+    return array_from_state(target, state, path);
+  } else if constexpr (c == Category::Leaf) {
+    return array_from_state(Array(target), state, path).concrete().template item<T>();
+  } else if constexpr (c == Category::Dynamic) {
+    static_assert(std::is_same_v<T, Tree>, "from_state_dict: a BasicTree must hold Arrays");
+    return tree_from_state_dict(target, state, path);
+  } else if constexpr (c == Category::Frozen) {
+    return T(tree_from_state_dict(target.unfreeze(), state, path));
+  } else if constexpr (c == Category::Optional) {
+    if (state.is_none()) return T();
+    if (target) return T(from_sd(*target, state, path));
+    return T(from_sd(typename T::value_type{}, state, path));
+  } else if constexpr (c == Category::Tuple) {
+    constexpr std::size_t n = std::tuple_size_v<T>;
+    check_list_state(n, state, path);
+    T out = target;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((std::get<I>(out) =
+            [&] {
+              PathGuard g(path, std::to_string(I));
+              return from_sd(std::get<I>(target), list_item(state, I, path), path);
+            }()),
+       ...);
+    }
+    (std::make_index_sequence<n>{});
+    return out;
+  } else if constexpr (c == Category::List) {
+    check_list_state(target.size(), state, path);
+    T out;
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      PathGuard g(path, std::to_string(i));
+      out.push_back(from_sd(target[i], list_item(state, i, path), path));
+    }
+    return out;
+  } else if constexpr (c == Category::Dict) {
+    std::set<std::string> keys;
+    for (const auto& kv : target) keys.insert(kv.first);
+    check_dict_keys(keys, state, path);
+    T out;
+    for (const auto& [k, v] : target) {
+      PathGuard g(path, k);
+      out.insert_or_assign(k, from_sd(v, state.as_dict().at(k), path));
+    }
+    return out;
+  } else if constexpr (c == Category::Struct) {
+    constexpr std::size_t n = pytree::detail::struct_size_v<T>;
+    std::set<std::string> fields;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (fields.insert(pytree::detail::struct_field_name<I, T>()), ...);
+    }
+    (std::make_index_sequence<n>{});
+    check_struct_fields(fields, state, path);
+    // A copy of the target keeps what is not state (a TrainState's apply_fn and tx).
+    T out = target;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((pytree::detail::struct_field<I>(out) =
+            [&] {
+              const char* name = pytree::detail::struct_field_name<I, T>();
+              PathGuard g(path, name);
+              return from_sd(pytree::detail::struct_field<I>(target), state.as_dict().at(name),
+                             path);
+            }()),
+       ...);
+    }
+    (std::make_index_sequence<n>{});
+    return out;
+  } else {
+    static_assert(c == Category::Custom, "from_state_dict: not a pytree type");
+    constexpr std::size_t n = pytree::detail::custom_size_v<T>;
+    auto children = pytree::node_traits<T>::children(target);
+    std::set<std::string> keys;
+    for (std::size_t i = 0; i < n; ++i) keys.insert(child_key<T>(i));
+    check_dict_keys(keys, state, path);
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return pytree::node_traits<T>::from_children([&] {
+        const std::string key = child_key<T>(I);
+        PathGuard g(path, key);
+        return from_sd(pytree::detail::custom_child_t<T, I>(std::get<I>(children)),
+                       state.as_dict().at(key), path);
+      }()...);
+    }
+    (std::make_index_sequence<n>{});
+  }
+}
+
+}  // namespace detail
+
+// flax.serialization.to_state_dict: a Tree of dicts (string keys), Array leaves and None.
+// Tuples, std::array, std::vector and Tree tuples/lists become dicts keyed "0", "1", ...; Hana
+// structs (optax states, TrainState) dicts of their fields; FrozenDict and string maps dicts.
+template <class T>
+Tree to_state_dict(const T& target) {
+  return detail::to_sd(target);
+}
+
+// flax.serialization.from_state_dict: a copy of target with the state's values. The state must
+// have target's structure (extra dict entries are ignored, as Flax does) and each array the
+// target array's shape; a mismatch is a ValueError naming the path (Flax's messages).
+// A None in the target takes whatever the state holds there.
+template <class T>
+T from_state_dict(const T& target, const Tree& state, std::string name = ".") {
+  detail::RestorePath path;
+  detail::PathGuard g(path, std::move(name));
+  return detail::from_sd(target, state, path);
+}
+
+// flax.serialization.to_bytes / from_bytes.
+template <class T>
+std::string to_bytes(const T& target) {
+  return msgpack_serialize(to_state_dict(target));
+}
+template <class T>
+T from_bytes(const T& target, std::string_view encoded_bytes) {
+  return from_state_dict(target, msgpack_restore(encoded_bytes));
+}
+
+}  // namespace linum::serialization
