@@ -5,6 +5,7 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <string_view>
 
 #include <linum/autodiff/ops.hpp>
 
@@ -35,23 +36,50 @@ thread_local std::vector<std::pair<std::uintptr_t, std::uintptr_t>> g_constructi
 thread_local std::vector<CaptureFilter> g_capture;
 }  // namespace
 
+namespace {
+// Flax-style class name of a demangled C++ type: unqualified, template arguments appended
+// (linum::nn::Dense -> Dense; linum::nn::Vmap<linum::nn::Dense> -> VmapDense; a class local to
+// a function, f()::M -> M).
+std::string flax_class_name(std::string_view full) {
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i + 1 < full.size(); ++i) {
+    const char c = full[i];
+    if (c == '<' || c == '(')
+      ++depth;
+    else if (c == '>' || c == ')')
+      --depth;
+    else if (depth == 0 && c == ':' && full[i + 1] == ':')
+      start = i + 2;
+  }
+  std::string_view base = full.substr(start);
+  const auto lt = base.find('<');
+  if (lt == std::string_view::npos) return std::string(base);
+  std::string out(base.substr(0, lt));
+  depth = 0;
+  std::size_t arg_start = lt + 1;
+  for (std::size_t i = lt; i < base.size(); ++i) {
+    const char c = base[i];
+    if (c == '<' || c == '(') {
+      ++depth;
+    } else if (c == '>' || c == ')') {
+      if (--depth == 0) out += flax_class_name(base.substr(arg_start, i - arg_start));
+    } else if (c == ',' && depth == 1) {
+      out += flax_class_name(base.substr(arg_start, i - arg_start));
+      arg_start = i + 1;
+      while (arg_start < base.size() && base[arg_start] == ' ') ++arg_start;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 std::string demangled_type_name(const std::type_info& t) {
   int status = 0;
   char* raw = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
   std::string full = status == 0 && raw ? raw : t.name();
   std::free(raw);
-  // The last component outside template brackets: linum::nn::Dense -> Dense.
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < full.size(); ++i) {
-    if (full[i] == '<')
-      ++depth;
-    else if (full[i] == '>')
-      --depth;
-    else if (depth == 0 && full[i] == ':' && i + 1 < full.size() && full[i + 1] == ':')
-      start = i + 2;
-  }
-  return full.substr(start);
+  return flax_class_name(full);
 }
 
 CaptureScope::CaptureScope(CaptureFilter f) { g_capture.push_back(std::move(f)); }
@@ -107,13 +135,27 @@ void ModuleBase::set_explicit_name(std::string n) {
     throw ValueError("Module::named: module \"" + (s.name ? *s.name : std::string("?")) +
                      "\" is already bound; name it before its first use");
   // Give back the provisional auto-name index when nothing took a later one (Flax does not
-  // count explicitly named modules).
+  // count explicitly named modules); the module stays the parent's child.
   if (s.parent && s.auto_index) {
     int& cursor = s.parent->autoname_cursor[s.type_name()];
     if (cursor == *s.auto_index + 1) --cursor;
   }
   s.auto_index.reset();
   s.name = std::move(n);
+}
+
+void ModuleBase::orphan() {
+  auto& s = *state_;
+  if (s.parent && s.auto_index) {
+    int& cursor = s.parent->autoname_cursor[s.type_name()];
+    if (cursor == *s.auto_index + 1) --cursor;
+  }
+  s.auto_index.reset();
+  s.parent.reset();
+}
+
+void ModuleBase::copy_autoname_cursor_from(const ModuleBase& other) {
+  state_->autoname_cursor = other.state_->autoname_cursor;
 }
 
 void ModuleBase::reset_state(bool keep_name) {

@@ -152,6 +152,11 @@ class ModuleBase {
   void bind_root(const Scope& scope);
   // Forgets any binding (fresh state, keeping an explicit name): what clone() does.
   void reset_state(bool keep_name = true);
+  // Gives back a provisional auto-name: a module passed to a transform is a prototype, not a
+  // child of the module it was built in (nn::vmap(nn::Dense(2), ...) creates no Dense_0).
+  void orphan();
+  // Lifted transforms bind a clone of a module inside and continue its auto-names there.
+  void copy_autoname_cursor_from(const ModuleBase& other);
 
  protected:
   ModuleBase(const std::type_info& type, std::uintptr_t self, std::size_t size);
@@ -365,6 +370,8 @@ class Module : public ModuleBase {
 
   template <class R, class Tuple>
   auto run_init(const R& rngs, InitOptions opts, Tuple&& args) const {
+    if (opts.capture_intermediates)
+      opts.mutable_ = lift::union_filters(opts.mutable_, "intermediates");
     detail::CaptureScope capture(opts.capture_intermediates);
     auto fn = scope_fn(self(), args);
     return std::apply(
@@ -376,6 +383,9 @@ class Module : public ModuleBase {
   }
   template <class Tuple>
   auto run_apply(const Tree& variables, ApplyOptions opts, bool, Tuple&& args) const {
+    // As Flax: capturing intermediates makes the collection they go to mutable.
+    if (opts.capture_intermediates)
+      opts.mutable_ = lift::union_filters(opts.mutable_, "intermediates");
     detail::CaptureScope capture(opts.capture_intermediates);
     auto fn = scope_fn(self(), args);
     lift::detail::check_rngs(opts.rngs,

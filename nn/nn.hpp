@@ -8,3 +8,4 @@
 #include <linum/nn/module.hpp>
 #include <linum/nn/normalization.hpp>
 #include <linum/nn/stochastic.hpp>
+#include <linum/nn/transforms.hpp>
