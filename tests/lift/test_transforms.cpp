@@ -433,3 +433,73 @@ TEST_SUITE("lift.vjp") {
   }
 
 }  // TEST_SUITE
+
+TEST_SUITE("lift.cond") {
+  Array dense2(Scope & s, const Array& x) { return dense(s, x, 2); }
+
+  TEST_CASE("L7: cond counts the taken branch in 'state'; the branches share the child's params") {
+    auto f = [](Scope& scope, const Array& x, bool pred) {
+      scope.variable("state", "true_count", [] { return zeros({}, int32); });
+      scope.variable("state", "false_count", [] { return zeros({}, int32); });
+      auto tf = [](Scope& s, const Array& x) {
+        auto c = s.variable("state", "true_count");
+        c.value() = c.value() + 1;
+        return s.child(dense2, std::nullopt, "dense_")(x);
+      };
+      auto ff = [](Scope& s, const Array& x) {
+        auto c = s.variable("state", "false_count");
+        c.value() = c.value() + 1;
+        return -s.child(dense2, std::nullopt, "dense_")(x);
+      };
+      return lift::cond(Array(pred), tf, ff, scope, x);
+    };
+    Array x = ones({1, 3});
+    auto [y1, vars] = lift::init(f)(random::key(0), x, true);
+    CHECK(vars["state"]["true_count"].leaf().item<int>() == 1);
+    CHECK(vars["state"]["false_count"].leaf().item<int>() == 0);
+    auto [y2, state] = lift::apply(f, "state")(vars, x, false);
+    CHECK(state["state"]["true_count"].leaf().item<int>() == 1);
+    CHECK(state["state"]["false_count"].leaf().item<int>() == 1);
+    CHECK(close(y1, -y2));
+    // By hand: the same dense with the stored params.
+    Tree p = vars["params"]["dense_0"];
+    CHECK(close(y1, matmul(x, p["kernel"].leaf()) + p["bias"].leaf()));
+  }
+
+  TEST_CASE("L68: the false branch's make_rng continues after the true branch's counters") {
+    auto f = [](Scope& scope, const Array& x, bool pred) {
+      auto br = [](Scope& s, const Array& x) { return s.child(dense2, std::nullopt, "dense_")(x); };
+      return lift::cond(Array(pred), br, br, scope, x);
+    };
+    Array x = ones({1, 3});
+    for (bool pred : {true, false}) {
+      auto [y, vars] = lift::init(f)(random::key(0), x, pred);
+      const std::uint64_t c = pred ? 1 : 3;
+      Array k = init::lecun_normal()(key_for(random::key(0), {std::string("dense_0"), c}), {3, 2});
+      CHECK(close(vars["params"]["dense_0"]["kernel"].leaf(), k, 0));
+    }
+  }
+
+  TEST_CASE("switch runs the indexed branch; grad through it matches finite differences") {
+    using Fn = std::function<Array(Scope&, const Array&)>;
+    std::vector<Fn> branches{[](Scope& s, const Array& x) { return tanh(dense(s, x, 2)); },
+                             [](Scope& s, const Array& x) { return -dense(s, x, 2); },
+                             [](Scope& s, const Array& x) { return sin(dense(s, x, 2)); }};
+    auto f = [&](Scope& scope, const Array& x, int i) {
+      return lift::switch_(Array(i), branches, scope, x);
+    };
+    Array x = astype(random::normal(random::key(1), {2, 3}), float64);
+    auto [y0, vars] = lift::init(f)(random::key(0), x, 0);
+    Array k = vars["params"]["kernel"].leaf(), b = vars["params"]["bias"].leaf();
+    CHECK(close(lift::apply(f)(vars, x, 2), sin(matmul(x, k) + b)));
+    CHECK(close(lift::apply(f)(vars, x, 1), -(matmul(x, k) + b)));
+    CHECK(close(y0, tanh(matmul(x, k) + b)));
+    testing::check_grads(
+        [&](const Arrays& a) {
+          Tree v = Tree::dict({{"params", Tree::dict({{"kernel", a[0]}, {"bias", a[1]}})}});
+          return lift::apply(f)(v, a[2], 2);
+        },
+        {astype(k, float64), astype(b, float64), x});
+  }
+
+}  // TEST_SUITE
