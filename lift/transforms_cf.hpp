@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <optional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -77,6 +78,83 @@ auto switch_(const Array& index, const Branches& branches, Scope& scope, const O
     for (std::size_t k = 0; k < n; ++k) fns.push_back([&run, k] { return run(k); });
     return linum::switch_(index, fns);
   });
+}
+
+// ---- while_loop / fori_loop ------------------------------------------------------------------
+
+struct WhileOptions {
+  Filter carry_variables = false;     // threaded through the loop (and written back)
+  Filter broadcast_variables = true;  // read-only inside
+  std::vector<std::pair<Filter, bool>> split_rngs = {};
+};
+
+namespace detail {
+// Body iteration i sees split streams as fold_in(base, i); the cond fn as fold_in(base, -i)
+// (lift.py:1125-1151). Non-split streams keep the base key.
+std::vector<RngGroup> loop_rngs(const Packed& packed, const WhileOptions& opts, const Array& i,
+                                bool for_cond);
+}  // namespace detail
+
+// lift.while_loop(cond_fn, body_fn, scope, init, carry_variables, broadcast_variables,
+// split_rngs): cond_fn(Scope&, carry) -> bool Array, body_fn(Scope&, carry) -> carry. lax traces
+// cond once, then body once (R3): every cond call starts from the outer counters, every body
+// iteration from those plus cond's draws, and the loop ends with both added. Eagerly that is one
+// discarded run of each (when the scope has rng streams).
+template <class CF, class BF, class C>
+C while_loop(const CF& cond_fn, const BF& body_fn, Scope& scope, const C& init,
+             const WhileOptions& opts = {}) {
+  PackSpec spec{
+      {opts.carry_variables, opts.broadcast_variables}, {opts.carry_variables}, {}, "while_loop"};
+  for (const auto& [f, split] : opts.split_rngs) spec.rng_filters.push_back(f);
+  Packed packed = pack(scope, spec);
+  const Tree bcast = packed.variables[1];
+  using State = std::tuple<Array, Tree, C>;
+  std::optional<RngCounters> at_cond, at_body, end;
+  auto cond = [&](const State& s) {
+    if (at_cond) restore_counters(*scope.rng_counters(), *at_cond);
+    Scope inner = inner_scope(scope, spec, {std::get<1>(s), bcast},
+                              detail::loop_rngs(packed, opts, std::get<0>(s), true), false);
+    InnerGuard guard{inner};
+    return Array(cond_fn(inner, std::get<2>(s)));
+  };
+  auto body = [&](const State& s) {
+    if (at_body) restore_counters(*scope.rng_counters(), *at_body);
+    Scope inner = inner_scope(scope, spec, {std::get<1>(s), bcast},
+                              detail::loop_rngs(packed, opts, std::get<0>(s), false));
+    InnerGuard guard{inner};
+    C c = body_fn(inner, std::get<2>(s));
+    std::vector<Tree> out = repack(inner, spec);
+    Tree carry_vars = std::get<1>(s);
+    for (const auto& [col, v] : out[0].as_dict()) carry_vars[col] = v;
+    return State(std::get<0>(s) + 1, std::move(carry_vars), std::move(c));
+  };
+  const State start(Array(0), packed.variables[0], init);
+  if (!packed.rngs.empty()) {
+    auto snap0 = snapshot_counters(*scope.rng_counters());
+    cond(start);
+    auto snap1 = snapshot_counters(*scope.rng_counters());
+    body(start);
+    end = snapshot_counters(*scope.rng_counters());
+    at_cond = std::move(snap0);
+    at_body = std::move(snap1);
+  }
+  State out = linum::while_loop(cond, body, start);
+  if (end) restore_counters(*scope.rng_counters(), *end);
+  publish(scope, {std::get<1>(out)});
+  return std::get<2>(out);
+}
+
+// fori_loop(lower, upper, body_fn, scope, init, ...): body_fn(Scope&, i, carry) -> carry, as a
+// lifted while_loop over (i, carry).
+template <class BF, class C>
+C fori_loop(int lower, int upper, const BF& body_fn, Scope& scope, const C& init,
+            const WhileOptions& opts = {}) {
+  using S = std::pair<Array, C>;
+  S out = while_loop(
+      [&](Scope&, const S& s) { return less(s.first, Array(upper)); },
+      [&](Scope& inner, const S& s) { return S(s.first + 1, body_fn(inner, s.first, s.second)); },
+      scope, S(Array(lower), init), opts);
+  return out.second;
 }
 
 }  // namespace linum::lift
