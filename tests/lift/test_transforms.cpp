@@ -579,3 +579,40 @@ TEST_SUITE("lift.while_loop") {
   }
 
 }  // TEST_SUITE
+
+TEST_SUITE("lift.checkpoint") {
+  TEST_CASE("checkpoint: same value and grads as without it; the recompute draws the same keys") {
+    // A dense with a dropout mask from make_rng('dropout'): the recomputation in the backward pass
+    // must use the forward's mask, and the outer counter advances once.
+    auto g = [](Scope& s, const Array& x) {
+      Array mask = astype(random::bernoulli(s.make_rng("dropout"), 0.5, {2, 3}), float64);
+      return tanh(dense(s, x, 3)) * mask;
+    };
+    auto f = [&](bool remat) {
+      return [g, remat](Scope& scope, const Array& x) {
+        Array y = remat ? lift::checkpoint(g)(scope, x) : g(scope, x);
+        Array after = scope.make_rng("dropout");  // counter 2 either way
+        return sum(y) + sum(astype(random::uniform(after, {1}), float64));
+      };
+    };
+    Array x = astype(random::normal(random::key(1), {2, 4}), float64);
+    lift::Rngs rngs{{"params", random::key(0)}, {"dropout", random::key(7)}};
+    auto [y0, vars] = lift::init(f(false))(rngs, x);
+    auto [y1, vars1] = lift::init(f(true))(rngs, x);
+    CHECK(close(y0, y1));
+    auto loss = [&](bool remat) {
+      return [&, remat](const Array& k, const Array& x) {
+        Tree v = Tree::dict(
+            {{"params", Tree::dict({{"kernel", k}, {"bias", vars["params"]["bias"].leaf()}})}});
+        return lift::apply(f(remat))(v, x, lift::Rngs{{"dropout", random::key(7)}});
+      };
+    };
+    Array k = astype(vars["params"]["kernel"].leaf(), float64);
+    auto g0 = linum::grad(loss(false), argnums<0, 1>)(k, x);
+    auto g1 = linum::grad(loss(true), argnums<0, 1>)(k, x);
+    CHECK(close(std::get<0>(g0), std::get<0>(g1)));
+    CHECK(close(std::get<1>(g0), std::get<1>(g1)));
+    testing::check_grads([&](const Arrays& a) { return loss(true)(a[0], a[1]); }, {k, x});
+  }
+
+}  // TEST_SUITE
