@@ -8,3 +8,4 @@
 #include <linum/lift/scope.hpp>
 #include <linum/lift/transforms.hpp>
 #include <linum/lift/transforms_ad.hpp>
+#include <linum/lift/transforms_cf.hpp>

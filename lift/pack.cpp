@@ -34,7 +34,8 @@ Packed pack(const Scope& scope, const PackSpec& spec) {
 }
 
 Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
-                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter) {
+                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter,
+                  std::shared_ptr<RngCounters> counters) {
   // The inner root keeps the outer path, so its variables sit nested under that path.
   Tree vars = Tree::dict();
   for (const auto& g : variables) {
@@ -57,7 +58,8 @@ Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tr
     debug.back() = spec.name + "(" + debug.back() + ")";
   }
   return Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut), outer.flags(),
-                            outer.name(), outer.path(), std::move(debug), outer.rng_counters());
+                            outer.name(), outer.path(), std::move(debug),
+                            counters ? std::move(counters) : outer.rng_counters());
 }
 
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {

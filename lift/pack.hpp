@@ -32,8 +32,10 @@ Packed pack(const Scope& scope, const PackSpec& spec);
 
 // Inside: a new root over the groups, sharing the outer rng counters (R3). A collection in an
 // in-filter but no out-filter is immutable there (R2); `mutable_filter` narrows it further.
+// `counters` replaces the shared ones (a recomputation that must not advance them).
 Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
-                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter = true);
+                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter = true,
+                  std::shared_ptr<RngCounters> counters = nullptr);
 
 // After the body: invalidates `inner` and groups its mutable collections by out_filters (R4);
 // one that matches none is ValueError("unmapped output variables: ...").

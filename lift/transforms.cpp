@@ -6,6 +6,7 @@
 
 #include <linum/autodiff/random/random.hpp>
 #include <linum/lift/transforms_ad.hpp>
+#include <linum/lift/transforms_cf.hpp>
 
 namespace linum::lift::detail {
 
@@ -211,6 +212,27 @@ Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
   for (const auto& [col, t] : variable_tangents.as_dict()) {
     if (!out.contains(col) || (t.is_dict() && t.size() == 0)) continue;
     out[col] = t;
+  }
+  return out;
+}
+
+}  // namespace linum::lift::detail
+
+namespace linum::lift::detail {
+
+std::vector<RngGroup> loop_rngs(const Packed& packed, const WhileOptions& opts, const Array& i,
+                                bool for_cond) {
+  std::vector<RngGroup> out;
+  for (std::size_t g = 0; g < packed.rngs.size(); ++g) {
+    if (!opts.split_rngs[g].second) {
+      out.push_back(packed.rngs[g]);
+      continue;
+    }
+    RngGroup r;
+    const Array d = for_cond ? subtract(zeros_like(i), i) : i;
+    for (const auto& [k, lr] : packed.rngs[g])
+      r.emplace(k, LazyRng{random::fold_in(lr.rng, d), lr.suffix});
+    out.push_back(std::move(r));
   }
   return out;
 }

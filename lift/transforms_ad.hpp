@@ -2,9 +2,11 @@
 // the scope's variables as explicit Tree arguments of linum::vjp / linum::jvp.
 #pragma once
 
+#include <memory>
 #include <tuple>
 #include <utility>
 
+#include <linum/autodiff/custom.hpp>
 #include <linum/autodiff/transforms.hpp>
 #include <linum/lift/pack.hpp>
 
@@ -77,6 +79,43 @@ auto jvp(F fn, Scope& scope, const std::tuple<P...>& primals, const std::tuple<T
                                  std::tuple_cat(std::tuple{vt}, tangents));
   publish(scope, out.second.items());
   return std::make_pair(out.first, out_t.first);
+}
+
+// lift.checkpoint / remat(fn, variables, rngs): fn(Scope&, args...) under linum::checkpoint. Flax
+// traces it once per call, so the backward pass's recomputation draws the same keys from a copy
+// of the counters and leaves the outer ones alone.
+template <class F>
+auto checkpoint(F fn, Filter variables = true, Filter rngs = true) {
+  return [fn = std::move(fn), variables, rngs](Scope& scope, const auto&... args) {
+    PackSpec spec{{variables}, {variables}, {rngs}, "checkpoint"};
+    Packed packed = pack(scope, spec);
+    auto before = std::make_shared<RngCounters>(snapshot_counters(*scope.rng_counters()));
+    auto first = std::make_shared<bool>(true);
+    auto body = [fn, spec, rng = packed.rngs, outer = scope, before, first](const Tree& vars,
+                                                                            const auto&... a) {
+      auto counters =
+          *first ? outer.rng_counters() : std::make_shared<RngCounters>(snapshot_counters(*before));
+      *first = false;
+      Scope inner = inner_scope(outer, spec, {vars}, rng, true, counters);
+      InnerGuard guard{inner};
+      auto y = fn(inner, a...);
+      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
+    };
+    auto [y, out] = linum::checkpoint(body)(packed.variables[0], args...);
+    publish(scope, out.items());
+    return y;
+  };
+}
+// lift.jit: linum has no jit yet, so this is the eager call of fn on the scope itself (no pack,
+// no suffix clearing or counter caching of spec §3.2 jit): values equal an un-jitted call.
+template <class F>
+auto jit(F fn) {
+  return [fn = std::move(fn)](Scope& scope, const auto&... args) { return fn(scope, args...); };
+}
+
+template <class F>
+auto remat(F fn, Filter variables = true, Filter rngs = true) {
+  return checkpoint(std::move(fn), std::move(variables), std::move(rngs));
 }
 
 }  // namespace linum::lift
