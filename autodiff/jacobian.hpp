@@ -116,6 +116,32 @@ auto bind_argnums(F& f, const Tuple& targs) {
 }
 
 std::vector<std::int64_t> leaf_sizes(const Arrays& leaves, std::int64_t& total);
+
+// Where each leaf starts among the flattened coordinates.
+inline std::vector<std::int64_t> offsets(const std::vector<std::int64_t>& sizes) {
+  std::vector<std::int64_t> offs;
+  std::int64_t off = 0;
+  for (auto s : sizes) offs.push_back(std::exchange(off, off + s));
+  return offs;
+}
+// The (empty) block of output leaf y and input leaf x when there are no coordinates.
+inline Array zero_block(const Array& y, const Array& x, DType dtype) {
+  Shape s = y.shape();
+  s.insert(s.end(), x.shape().begin(), x.shape().end());
+  return zeros(s, dtype);
+}
+// The Jacobian tree: output structure outside, input structure inside; block(i, j) is the
+// block of output leaf i and input leaf j.
+template <class Y, class X, class Block>
+auto assemble_jacobian(const Y& y, const X& x_like, std::size_t n_in, Block block) {
+  auto inner = [&](std::size_t i) {
+    Arrays blocks;
+    for (std::size_t j = 0; j < n_in; ++j) blocks.push_back(block(i, j));
+    return tree_rebuild(x_like, blocks);
+  };
+  std::size_t k = 0;
+  return graft(y, k, inner);
+}
 // Rows [off, off + n) of the basis-major Jacobian block `rows` (shape (M,) + in) as out + in.
 Array jac_rows(const Array& rows, std::int64_t off, std::int64_t n, const Shape& out,
                std::int64_t total);
@@ -158,21 +184,11 @@ requires(detail::is_grad_option_v<Opts>&&...) auto jacrev(F f, Argnums<I...> an,
       rows = detail::tree_arrays(
           vmap([&](const Y& ct) { return pull(ct); })(detail::tree_rebuild(y, basis)));
     }
-    std::vector<std::int64_t> offs;
-    std::int64_t off = 0;
-    for (auto s : ys) offs.push_back(std::exchange(off, off + s));
-    auto inner = [&](std::size_t i) {
-      Arrays blocks;
-      for (std::size_t j = 0; j < xl.size(); ++j) {
-        Shape s = yl[i].shape();
-        s.insert(s.end(), xl[j].shape().begin(), xl[j].shape().end());
-        blocks.push_back(m > 0 ? detail::jac_rows(rows[j], offs[i], ys[i], yl[i].shape(), m)
-                               : zeros(s, xl[j].dtype()));
-      }
-      return detail::tree_rebuild(x_like, blocks);
-    };
-    std::size_t k = 0;
-    auto jac = detail::graft(y, k, inner);
+    auto offs = detail::offsets(ys);
+    auto jac = detail::assemble_jacobian(y, x_like, xl.size(), [&](std::size_t i, std::size_t j) {
+      return m > 0 ? detail::jac_rows(rows[j], offs[i], ys[i], yl[i].shape(), m)
+                   : detail::zero_block(yl[i], xl[j], xl[j].dtype());
+    });
     if constexpr (aux)
       return std::make_pair(std::move(jac), std::get<2>(r));
     else
@@ -219,21 +235,11 @@ requires(std::is_same_v<Opts, HasAux>&&...) auto jacfwd(F f, Argnums<I...> an, O
     const auto& y = std::get<0>(r);
     Arrays yl = detail::tree_arrays(y), cols = detail::tree_arrays(std::get<1>(r));
     detail::check_jac_dtypes(yl, "jacfwd", "outputs");
-    std::vector<std::int64_t> offs;
-    off = 0;
-    for (auto s : xs) offs.push_back(std::exchange(off, off + s));
-    auto inner = [&](std::size_t i) {
-      Arrays blocks;
-      for (std::size_t j = 0; j < xl.size(); ++j) {
-        Shape s = yl[i].shape();
-        s.insert(s.end(), xl[j].shape().begin(), xl[j].shape().end());
-        blocks.push_back(n > 0 ? detail::jac_cols(cols[i], offs[j], xs[j], xl[j].shape(), n)
-                               : zeros(s, yl[i].dtype()));
-      }
-      return detail::tree_rebuild(x_like, blocks);
-    };
-    std::size_t k = 0;
-    auto jac = detail::graft(y, k, inner);
+    auto offs = detail::offsets(xs);
+    auto jac = detail::assemble_jacobian(y, x_like, xl.size(), [&](std::size_t i, std::size_t j) {
+      return n > 0 ? detail::jac_cols(cols[i], offs[j], xs[j], xl[j].shape(), n)
+                   : detail::zero_block(yl[i], xl[j], yl[i].dtype());
+    });
     if constexpr (aux)
       return std::make_pair(std::move(jac), std::get<2>(r));
     else
