@@ -1,7 +1,7 @@
 // Non-template parts of the transforms: input checks, the reverse sweep driver, vmap plumbing.
-#include <linum/autodiff/transforms.hpp>
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/transforms.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -17,7 +17,8 @@ AxisSpec AxisSpec::seq(std::vector<AxisSpec> items) {
 }
 
 AxisSpec AxisSpec::dict(std::vector<std::pair<std::string, AxisSpec>> items) {
-  std::sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(items.begin(), items.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   AxisSpec s;
   s.kind_ = Kind::Dict;
   s.axis_.reset();
@@ -30,9 +31,36 @@ AxisSpec AxisSpec::dict(std::vector<std::pair<std::string, AxisSpec>> items) {
   return s;
 }
 
+AxisSpec::AxisSpec(const pytree::BasicTree<int>& t) {
+  using pytree::NodeKind;
+  switch (t.kind()) {
+    case NodeKind::Leaf:
+      *this = AxisSpec(t.leaf());
+      return;
+    case NodeKind::None:
+      *this = AxisSpec(std::nullopt);
+      return;
+    case NodeKind::Dict: {
+      std::vector<std::pair<std::string, AxisSpec>> items;
+      for (const auto& [k, v] : t.as_dict()) items.emplace_back(k, AxisSpec(v));
+      *this = dict(std::move(items));
+      return;
+    }
+    case NodeKind::Tuple:
+    case NodeKind::List: {
+      std::vector<AxisSpec> items;
+      for (const auto& v : t.items()) items.emplace_back(v);
+      *this = seq(std::move(items));
+      return;
+    }
+    default:
+      throw TypeError("AxisSpec: an axes tree may hold ints, None, dicts, tuples and lists, got " +
+                      std::string(pytree::kind_name(t.kind())));
+  }
+}
+
 AxisSpec::operator int() const {
-  if (kind_ != Kind::Leaf)
-    throw ValueError("AxisSpec " + to_string() + " is not a single axis");
+  if (kind_ != Kind::Leaf) throw ValueError("AxisSpec " + to_string() + " is not a single axis");
   return axis_ ? *axis_ : kNone;
 }
 
@@ -45,7 +73,8 @@ AxisSpec::operator std::vector<int>() const {
 
 std::string AxisSpec::to_string() const {
   switch (kind_) {
-    case Kind::Leaf: return axis_ ? std::to_string(*axis_) : "None";
+    case Kind::Leaf:
+      return axis_ ? std::to_string(*axis_) : "None";
     case Kind::Seq: {
       std::string s = "(";
       for (std::size_t i = 0; i < items_.size(); ++i) s += (i ? ", " : "") + items_[i].to_string();
@@ -65,24 +94,38 @@ std::string AxisSpec::to_string() const {
 
 namespace linum::detail {
 
-Array watch_input(TapeTrace& tape, const Array& x, const char* fn) {
+Array watch_input(TapeTrace& tape, const Array& x, Watched& w, bool allow_int, const char* fn) {
   check_valid(x, fn);
-  if (!is_floating(x.dtype()))
-    throw TypeError(std::string(fn) +
-                    " requires real-valued inputs (input dtype that is a sub-dtype of np.inexact), "
-                    "but got " + std::string(dtype_name(x.dtype())) +
-                    ". If you want to use Boolean- or integer-valued inputs, use vjp or cast with astype.");
+  w.leaves.push_back(x);
+  if (!is_floating(x.dtype())) {
+    if (!allow_int) {
+      const std::string f(fn);
+      const bool grad = f == "grad" || f == "value_and_grad";
+      throw TypeError(
+          f + " requires real-valued inputs (input dtype that is a sub-dtype of np." +
+          (grad ? "inexact" : "floating") + "), but got " + std::string(dtype_name(x.dtype())) +
+          (grad ? ". If you want to use Boolean- or integer-valued inputs, use vjp or set "
+                  "allow_int to True (linum::allow_int)."
+                : ". For differentiation of functions with integer inputs, use vjp directly."));
+    }
+    w.vars.push_back(-1);
+    return x;
+  }
+  w.vars.push_back(w.n_vars++);
   return tape.watch(x);
 }
 
 void check_grad_output(const Array& out, const char* fn) {
   check_valid(out, fn);
   if (out.ndim() != 0)
-    throw TypeError(std::string(fn) + " requires a scalar output, got shape " + shape_str(out.shape()) +
+    throw TypeError(std::string(fn) + " requires a scalar output, got shape " +
+                    shape_str(out.shape()) +
                     ". For vector-valued functions use vjp, jacrev or jacfwd.");
   if (!is_floating(out.dtype()))
-    throw TypeError(std::string(fn) + " requires real-valued outputs (output dtype that is a sub-dtype "
-                    "of np.inexact), but got " + std::string(dtype_name(out.dtype())));
+    throw TypeError(std::string(fn) +
+                    " requires real-valued outputs (output dtype that is a sub-dtype "
+                    "of np.inexact), but got " +
+                    std::string(dtype_name(out.dtype())));
 }
 
 void check_cotangent(const Array& ct, const Array& primal, const char* fn) {
@@ -96,13 +139,80 @@ void check_cotangent(const Array& ct, const Array& primal, const char* fn) {
   }
 }
 
+void throw_structure_mismatch(const char* fn, const char* what_a, const pytree::TreeDef& a,
+                              const char* what_b, const pytree::TreeDef& b) {
+  throw ValueError(std::string(fn) + ": " + what_a + " and " + what_b +
+                   " must have the same tree structure; " + what_a + " have tree structure " +
+                   a.to_string() + " whereas " + what_b + " have tree structure " + b.to_string());
+}
+
 Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
-                const Arrays& cts, const Arrays& inputs, const char* fn) {
-  for (std::size_t i = 0; i < cts.size(); ++i) check_cotangent(cts[i], out_primals[i], fn);
-  Arrays g = tape.backward(out_vars, cts, static_cast<int>(inputs.size()));
-  for (std::size_t i = 0; i < g.size(); ++i)
-    if (!g[i].valid()) g[i] = zeros_like(inputs[i]);
-  return g;
+                Arrays cts, const Watched& w, const char* fn) {
+  if (cts.size() != out_primals.size())
+    throw ValueError(std::string(fn) + ": the cotangent has " + std::to_string(cts.size()) +
+                     " leaves but the primal output has " + std::to_string(out_primals.size()));
+  for (std::size_t i = 0; i < cts.size(); ++i) {
+    check_cotangent(cts[i], out_primals[i], fn);
+    // An integer output has no tangent space (JAX's float0): its cotangent contributes nothing.
+    if (!is_floating(out_primals[i].dtype())) cts[i] = Array();
+  }
+  Arrays g = tape.backward(out_vars, cts, w.n_vars);
+  Arrays out(w.leaves.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int v = w.vars[i];
+    out[i] = v >= 0 && g[v].valid() ? g[v] : zeros_like(w.leaves[i]);
+  }
+  return out;
+}
+
+std::vector<std::int64_t> leaf_sizes(const Arrays& leaves, std::int64_t& total) {
+  std::vector<std::int64_t> sizes;
+  total = 0;
+  for (const auto& l : leaves) {
+    sizes.push_back(l.size());
+    total += l.size();
+  }
+  return sizes;
+}
+
+Array basis_block(const Array& like, std::int64_t off, std::int64_t total) {
+  Shape s{total};
+  s.insert(s.end(), like.shape().begin(), like.shape().end());
+  // Column c of eye(total, n, -off) is the unit vector e_{off + c}.
+  return reshape(eye(total, like.size(), -off, like.dtype()), s);
+}
+
+Array jac_rows(const Array& rows, std::int64_t off, std::int64_t n, const Shape& out,
+               std::int64_t total) {
+  Array r = n == total ? rows : slice(rows, {Slice{off, off + n}});
+  Shape s = out;
+  s.insert(s.end(), rows.shape().begin() + 1, rows.shape().end());
+  return reshape(r, s);
+}
+
+Array jac_cols(const Array& cols, std::int64_t off, std::int64_t n, const Shape& in,
+               std::int64_t total) {
+  Array c = n == total ? cols : slice(cols, {Slice{off, off + n}});
+  Shape s = in;
+  s.insert(s.end(), cols.shape().begin() + 1, cols.shape().end());
+  const int ni = static_cast<int>(in.size()), no = static_cast<int>(cols.ndim()) - 1;
+  std::vector<int> perm;
+  for (int a = 0; a < no; ++a) perm.push_back(ni + a);
+  for (int a = 0; a < ni; ++a) perm.push_back(a);
+  return transpose(reshape(c, s), perm);
+}
+
+void check_jac_dtypes(const Arrays& leaves, const char* fn, const char* what) {
+  for (const auto& l : leaves) {
+    check_valid(l, fn);
+    if (!is_floating(l.dtype()))
+      throw TypeError(std::string(fn) + " requires real-valued " + what + " (" +
+                      std::string(what).substr(0, std::string(what).size() - 1) +
+                      " dtype that is a sub-dtype of np.floating), but got " +
+                      std::string(dtype_name(l.dtype())) +
+                      ". For differentiation of functions with integer " + what +
+                      ", use vjp directly.");
+  }
 }
 
 Array jvp_watch(JvpTrace& t, const Array& primal, const Array& tangent) {
@@ -134,7 +244,8 @@ void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
                      k == NodeKind::Custom;
     if (!seq || root.arity != spec.items().size()) throw ValueError(fail);
     auto kids = def.children();
-    for (std::size_t i = 0; i < kids.size(); ++i) broadcast_prefix(spec.items()[i], kids[i], out, fail);
+    for (std::size_t i = 0; i < kids.size(); ++i)
+      broadcast_prefix(spec.items()[i], kids[i], out, fail);
     return;
   }
   if ((k != NodeKind::Dict && k != NodeKind::FrozenDict) || root.arity != spec.keys().size())
@@ -142,7 +253,8 @@ void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
   for (std::size_t i = 0; i < spec.keys().size(); ++i)
     if (def.data(root, i) != spec.keys()[i]) throw ValueError(fail);
   auto kids = def.children();
-  for (std::size_t i = 0; i < kids.size(); ++i) broadcast_prefix(spec.items()[i], kids[i], out, fail);
+  for (std::size_t i = 0; i < kids.size(); ++i)
+    broadcast_prefix(spec.items()[i], kids[i], out, fail);
 }
 
 }  // namespace
@@ -153,20 +265,22 @@ std::vector<std::optional<int>> vmap_leaf_axes(const AxisSpec& spec, const pytre
   if (in_axes && spec.kind() == AxisSpec::Kind::Dict)
     throw ValueError(
         "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
-        "arguments passed to the function, but got " + spec.to_string() +
-        " (a single argument's entry is written AxisSpec::seq({entry}))");
-  if (in_axes && spec.kind() == AxisSpec::Kind::Seq && spec.items().size() != def.nodes().front().arity)
+        "arguments passed to the function, but got " +
+        spec.to_string() + " (a single argument's entry is written AxisSpec::seq({entry}))");
+  if (in_axes && spec.kind() == AxisSpec::Kind::Seq &&
+      spec.items().size() != def.nodes().front().arity)
     throw ValueError(
         "vmap in_axes must be an int, None, or a tuple of entries corresponding to the positional "
-        "arguments passed to the function, but got len(in_axes)=" + std::to_string(spec.items().size()) +
+        "arguments passed to the function, but got len(in_axes)=" +
+        std::to_string(spec.items().size()) +
         ", len(args)=" + std::to_string(def.nodes().front().arity));
   std::vector<std::optional<int>> out;
   out.reserve(def.num_leaves());
   broadcast_prefix(spec, def, out,
                    std::string("vmap ") + what +
                        " specification must be a tree prefix of the corresponding value, got "
-                       "specification " + spec.to_string() + " for value tree " + def.to_string() +
-                       ".");
+                       "specification " +
+                       spec.to_string() + " for value tree " + def.to_string() + ".");
   return out;
 }
 
@@ -188,25 +302,31 @@ std::int64_t vmap_axis_size(const Arrays& leaves, std::vector<std::optional<int>
     if (ax < -nd || ax >= nd)
       throw ValueError("vmap was requested to map its argument along axis " + std::to_string(ax) +
                        ", which implies that its rank should be at least " +
-                       std::to_string(ax < 0 ? -ax : ax + 1) + ", but is only " + std::to_string(nd) +
-                       " (its shape is " + shape_str(leaves[i].shape()) + ")");
+                       std::to_string(ax < 0 ? -ax : ax + 1) + ", but is only " +
+                       std::to_string(nd) + " (its shape is " + shape_str(leaves[i].shape()) + ")");
     axes[i] = ax < 0 ? ax + nd : ax;
     const std::int64_t s = leaves[i].shape(*axes[i]);
     auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& e) { return e.size == s; });
-    if (it == seen.end()) seen.push_back({s, 1, i});
-    else ++it->count;
+    if (it == seen.end())
+      seen.push_back({s, 1, i});
+    else
+      ++it->count;
   }
-  const bool size_clash = axis_size && !seen.empty() && (seen.size() > 1 || seen[0].size != *axis_size);
+  const bool size_clash =
+      axis_size && !seen.empty() && (seen.size() > 1 || seen[0].size != *axis_size);
   if (seen.size() > 1 || size_clash) {
-    std::sort(seen.begin(), seen.end(), [](const Seen& a, const Seen& b) { return a.count > b.count; });
+    std::sort(seen.begin(), seen.end(),
+              [](const Seen& a, const Seen& b) { return a.count > b.count; });
     std::ostringstream os;
     os << "vmap got inconsistent sizes for the mapped axis:";
     if (axis_size) os << "\n  * the axis_size argument is " << *axis_size << ";";
     for (std::size_t k = 0; k < seen.size(); ++k) {
       const Seen& e = seen[k];
       os << "\n  * ";
-      if (e.count == 1) os << "one axis had size " << e.size << ": ";
-      else os << "most axes (" << e.count << " of them) had size " << e.size << ", e.g. ";
+      if (e.count == 1)
+        os << "one axis had size " << e.size << ": ";
+      else
+        os << "most axes (" << e.count << " of them) had size " << e.size << ", e.g. ";
       os << "axis " << *axes[e.leaf] << " of " << leaf_name(e.leaf) << " of type "
          << aval_str(leaves[e.leaf]) << (k + 1 < seen.size() ? ";" : "");
     }

@@ -28,25 +28,52 @@ inline constexpr Argnums<I...> argnums{};
 // f returns (output, aux) and aux is passed through: grad(f, has_aux).
 struct HasAux {};
 inline constexpr HasAux has_aux{};
+// Integer and boolean leaves of the differentiated arguments are accepted and get zero
+// cotangents (JAX's float0; linum has no float0 dtype, so the zeros keep the leaf's dtype).
+struct AllowInt {};
+inline constexpr AllowInt allow_int{};
 
 namespace detail {
 
-// Watches every leaf of x on the tape (in order), returning x rebuilt from the tracers.
-Array watch_input(TapeTrace& tape, const Array& x, const char* fn);
+template <class T>
+inline constexpr bool is_grad_option_v = std::is_same_v<T, HasAux> || std::is_same_v<T, AllowInt>;
+template <class T, class... Opts>
+inline constexpr bool has_option_v = (std::is_same_v<Opts, T> || ...);
+
+// Holds a transform's function so that a const transformed function can call a mutable one
+// (std::invocable<F&>, as a Python function may mutate its closure).
+template <class F>
+struct Held {
+  mutable F f;
+};
+
+// The leaves of the differentiated arguments and, for each, its tape variable (-1: an integer
+// leaf that is not watched and gets a zero cotangent).
+struct Watched {
+  Arrays leaves;
+  std::vector<int> vars;
+  int n_vars = 0;
+};
+
+// A clear error for an empty Array() where a value is needed (defined in ops/kernel_util.cpp).
+void check_valid(const Array& x, const char* op);
+// Watches x on the tape (integer leaves only when allow_int), recording it in w.
+Array watch_input(TapeTrace& tape, const Array& x, Watched& w, bool allow_int, const char* fn);
 // Checks the output of grad: a real scalar (JAX's messages).
 void check_grad_output(const Array& out, const char* fn);
-// Cotangents of the watched inputs; zeros where the output does not depend on an input.
+// Cotangents of every watched leaf; zeros where the output does not depend on a leaf.
 Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
-                const Arrays& cts, const Arrays& inputs, const char* fn);
+                Arrays cts, const Watched& w, const char* fn);
 void check_cotangent(const Array& ct, const Array& primal, const char* fn);
+// "vjp: the cotangent has tree structure ... but the primal output has ...".
+[[noreturn]] void throw_structure_mismatch(const char* fn, const char* what_a,
+                                           const pytree::TreeDef& a, const char* what_b,
+                                           const pytree::TreeDef& b);
 
 template <class T>
-T watch_tree(TapeTrace& tape, const T& x, Arrays& inputs, const char* fn) {
+T watch_tree(TapeTrace& tape, const T& x, Watched& w, bool allow_int, const char* fn) {
   Arrays leaves = tree_arrays(x);
-  for (auto& l : leaves) {
-    inputs.push_back(l);
-    l = watch_input(tape, l, fn);
-  }
+  for (auto& l : leaves) l = watch_input(tape, l, w, allow_int, fn);
   return tree_rebuild(x, leaves);
 }
 
@@ -58,147 +85,235 @@ T unwrap_tree(const TapeTrace& tape, const T& t) {
 
 template <class Tuple, int... I>
 auto select_args(const Tuple& t, Argnums<I...>) {
-  if constexpr (sizeof...(I) == 1) return std::get<I...>(t);
-  else return std::make_tuple(std::get<I>(t)...);
+  if constexpr (sizeof...(I) == 1)
+    return std::get<I...>(t);
+  else
+    return std::make_tuple(std::get<I>(t)...);
+}
+
+// The output and the aux of f's result (aux: 0 without has_aux).
+template <bool Aux, class R>
+decltype(auto) main_out(R& r) {
+  if constexpr (Aux)
+    return (std::get<0>(r));
+  else
+    return (r);
+}
+
+// Gives each argument's leaves values taken in order from `g`, starting at k.
+template <class T>
+T fill_leaves(const T& like, const Arrays& g, std::size_t& k) {
+  Arrays leaves = tree_arrays(like);
+  for (auto& l : leaves) l = g.at(k++);
+  return tree_rebuild(like, leaves);
 }
 
 // Runs f under a new tape with the argnums' leaves watched. Returns (out, aux, grads).
-template <bool Aux, int... I, class F, class... Args>
-auto value_and_grad_impl(const F& f, const char* fn, Argnums<I...> an, const Args&... args) {
+template <bool Aux, bool Int, int... I, class F, class... Args>
+auto value_and_grad_impl(F& f, const char* fn, Argnums<I...> an, const Args&... args) {
   static_assert(sizeof...(I) > 0, "argnums must name at least one argument");
+  static_assert(((I >= 0 && I < static_cast<int>(sizeof...(Args))) && ...),
+                "argnums names a positional argument that the function is not called with");
   auto tape = std::make_shared<TapeTrace>();
   TraceScope scope(*tape);
   std::tuple<Args...> targs(args...);
-  Arrays inputs;
-  ((std::get<I>(targs) = watch_tree(*tape, std::get<I>(targs), inputs, fn)), ...);
+  Watched w;
+  ((std::get<I>(targs) = watch_tree(*tape, std::get<I>(targs), w, Int, fn)), ...);
   auto result = std::apply(f, targs);
-  Array out;
-  if constexpr (Aux) out = std::get<0>(result);
-  else out = result;
+  const Array& out = main_out<Aux>(result);
   check_grad_output(out, fn);
   auto [primal, var] = tape->unwrap(out);
   auto aux = [&] {
-    if constexpr (Aux) return unwrap_tree(*tape, std::get<1>(result));
-    else return 0;
+    if constexpr (Aux)
+      return unwrap_tree(*tape, std::get<1>(result));
+    else
+      return 0;
   }();
   scope.close();
-  Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, inputs, fn);
+  Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, w, fn);
   tape->clear();
   std::tuple<Args...> grads(args...);
   std::size_t k = 0;
-  auto fill = [&](auto& g) {
-    Arrays leaves = tree_arrays(g);
-    for (auto& l : leaves) l = cts[k++];
-    g = tree_rebuild(g, leaves);
-  };
-  (fill(std::get<I>(grads)), ...);
+  ((std::get<I>(grads) = fill_leaves(std::get<I>(grads), cts, k)), ...);
   return std::make_tuple(primal, aux, select_args(grads, an));
 }
 
 }  // namespace detail
 
 // value_and_grad(f)(x) -> (f(x), df/dx). With has_aux: ((value, aux), grad), as in JAX.
+// Options: has_aux, allow_int.
 template <class F, int... I, class... Opts>
-auto value_and_grad(F f, Argnums<I...> an, Opts...) {
-  constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
-  return [f = std::move(f), an]<class... A>(const A&... args)
-    requires std::invocable<const F&, const A&...>
-  {
-    auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "value_and_grad", an, args...);
-    if constexpr (aux) return std::make_pair(std::make_pair(v, a), g);
-    else return std::make_pair(v, g);
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Argnums<I...> an, Opts...) {
+  constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
+  return [ h = detail::Held<F>{std::move(f)},
+           an ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
+    auto [v, a, g] = detail::value_and_grad_impl<aux, detail::has_option_v<AllowInt, Opts...>>(
+        h.f, "value_and_grad", an, args...);
+    if constexpr (aux)
+      return std::make_pair(std::make_pair(v, a), g);
+    else
+      return std::make_pair(v, g);
   };
 }
-template <class F>
-auto value_and_grad(F f) { return value_and_grad(std::move(f), argnums<0>); }
-template <class F>
-auto value_and_grad(F f, HasAux) { return value_and_grad(std::move(f), argnums<0>, has_aux); }
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Opts... opts) {
+  return value_and_grad(std::move(f), argnums<0>, opts...);
+}
 
 // grad(f)(x) -> df/dx for a scalar-valued f. Several argnums give a tuple of gradients;
-// with has_aux the result is (grad, aux).
+// with has_aux the result is (grad, aux). Options: has_aux, allow_int.
 template <class F, int... I, class... Opts>
-auto grad(F f, Argnums<I...> an, Opts...) {
-  constexpr bool aux = (std::is_same_v<Opts, HasAux> || ...);
-  return [f = std::move(f), an]<class... A>(const A&... args)
-    requires std::invocable<const F&, const A&...>
-  {
-    auto [v, a, g] = detail::value_and_grad_impl<aux>(f, "grad", an, args...);
-    if constexpr (aux) return std::make_pair(g, a);
-    else return g;
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F f, Argnums<I...> an, Opts...) {
+  constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
+  return [ h = detail::Held<F>{std::move(f)},
+           an ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
+    auto [v, a, g] = detail::value_and_grad_impl<aux, detail::has_option_v<AllowInt, Opts...>>(
+        h.f, "grad", an, args...);
+    if constexpr (aux)
+      return std::make_pair(g, a);
+    else
+      return g;
   };
 }
-template <class F>
-auto grad(F f) { return grad(std::move(f), argnums<0>); }
-template <class F>
-auto grad(F f, HasAux) { return grad(std::move(f), argnums<0>, has_aux); }
+template <class F, class... Opts>
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F f, Opts... opts) {
+  return grad(std::move(f), argnums<0>, opts...);
+}
 
-// vjp(f, primals...) -> (f(primals...), vjp_fn) where vjp_fn(cotangent) returns a tuple with one
-// cotangent per primal. The tape lives as long as vjp_fn.
-template <class F, class... Args>
-auto vjp(const F& f, const Args&... primals) {
-  auto tape = std::make_shared<detail::TapeTrace>();
-  detail::TraceScope scope(*tape);
-  Arrays inputs;
+namespace detail {
+
+// vjp's work: f runs once under a new tape; every leaf of every primal is watched. Integer
+// leaves get zero cotangents with allow_int, else they are an error naming `fn` (jacrev).
+template <bool Aux, class F, class... Args>
+auto vjp_impl(F& f, const char* fn, bool allow_int, const Args&... primals) {
+  auto tape = std::make_shared<TapeTrace>();
+  TraceScope scope(*tape);
+  Watched w;
   // Braces: inputs must be watched left to right (tape variable ids follow argument order).
-  std::tuple<Args...> targs{detail::watch_tree(*tape, primals, inputs, "vjp")...};
-  auto out = std::apply(f, targs);
-  Arrays out_leaves = detail::tree_arrays(out), out_primals;
+  std::tuple<Args...> targs{watch_tree(*tape, primals, w, allow_int, fn)...};
+  auto result = std::apply(f, targs);
+  const auto& out = main_out<Aux>(result);
+  Arrays out_leaves = tree_arrays(out), out_primals;
   std::vector<int> out_vars;
   for (const auto& o : out_leaves) {
+    check_valid(o, fn);
     auto [p, v] = tape->unwrap(o);
     out_primals.push_back(p);
     out_vars.push_back(v);
   }
+  auto aux = [&] {
+    if constexpr (Aux)
+      return unwrap_tree(*tape, std::get<1>(result));
+    else
+      return 0;
+  }();
   scope.close();
-  auto primal_out = detail::tree_rebuild(out, out_primals);
-  std::tuple<Args...> like(primals...);
-  auto fn = [tape, out_primals, out_vars, inputs, like](const decltype(primal_out)& ct) {
-    Arrays cts = detail::tree_arrays(ct);
-    if (cts.size() != out_primals.size())
-      throw ValueError("vjp: the cotangent has " + std::to_string(cts.size()) +
-                       " leaves but the primal output has " + std::to_string(out_primals.size()));
-    Arrays g = detail::pullback(*tape, out_primals, out_vars, cts, inputs, "vjp");
+  using Out = std::decay_t<decltype(out)>;
+  Out primal_out = tree_rebuild(out, out_primals);
+  auto pull = [tape, out_primals, out_vars, w = std::move(w),
+               like = std::tuple<Args...>(primals...), out_def = pytree::tree_structure(primal_out),
+               fn](const Out& ct) {
+    if constexpr (!std::is_same_v<Out, Array>) {
+      auto def = pytree::tree_structure(ct);
+      if (!(def == out_def))
+        throw_structure_mismatch(fn, "the cotangent", def, "the primal output", out_def);
+    }
+    Arrays g = pullback(*tape, out_primals, out_vars, tree_arrays(ct), w, fn);
     std::size_t k = 0;
     return std::apply(
-        [&](const auto&... p) {
-          auto one = [&](const auto& x) {
-            Arrays leaves = detail::tree_arrays(x);
-            for (auto& l : leaves) l = g[k++];
-            return detail::tree_rebuild(x, leaves);
-          };
-          return std::tuple<Args...>{one(p)...};
-        },
-        like);
+        [&](const auto&... p) { return std::tuple<Args...>{fill_leaves(p, g, k)...}; }, like);
   };
-  return std::make_pair(primal_out, std::move(fn));
+  if constexpr (Aux)
+    return std::make_tuple(primal_out, std::move(pull), aux);
+  else
+    return std::make_pair(primal_out, std::move(pull));
+}
+
+template <class... T>
+struct last_type {
+  using type = void;
+};
+template <class T>
+struct last_type<T> {
+  using type = T;
+};
+template <class T, class... Ts>
+requires(sizeof...(Ts) > 0) struct last_type<T, Ts...> : last_type<Ts...> {
+};
+
+}  // namespace detail
+
+// vjp(f, primals...) -> (f(primals...), vjp_fn) where vjp_fn(cotangent) returns a tuple with one
+// cotangent per primal (zeros of an integer primal's dtype for integer leaves, JAX's float0).
+// vjp(f, primals..., has_aux) -> (f's output, vjp_fn, aux) for f returning (output, aux).
+// The tape lives as long as vjp_fn.
+template <class F, class... Args>
+auto vjp(F&& f, const Args&... primals) {
+  if constexpr (std::is_same_v<typename detail::last_type<Args...>::type, HasAux>) {
+    auto all = std::forward_as_tuple(primals...);
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return detail::vjp_impl<true>(f, "vjp", true, std::get<K>(all)...);
+    }
+    (std::make_index_sequence<sizeof...(Args) - 1>{});
+  } else {
+    return detail::vjp_impl<false>(f, "vjp", true, primals...);
+  }
 }
 
 namespace detail {
 Array jvp_watch(JvpTrace& t, const Array& primal, const Array& tangent);
-}
 
-// jvp(f, {primals...}, {tangents...}) -> (f(primals...), directional derivative).
-template <class F, class... Args, class... Tans>
-auto jvp(const F& f, const std::tuple<Args...>& primals, const std::tuple<Tans...>& tangents) {
+template <bool Aux, class F, class... Args, class... Tans>
+auto jvp_impl(F& f, const std::tuple<Args...>& primals, const std::tuple<Tans...>& tangents) {
   static_assert(sizeof...(Args) == sizeof...(Tans), "jvp: one tangent per primal");
-  detail::JvpTrace trace;
-  detail::TraceScope scope(trace);
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    auto check = [](const auto& p, const auto& t) {
+      auto pd = pytree::tree_structure(p), td = pytree::tree_structure(t);
+      if (!(pd == td)) throw_structure_mismatch("jvp", "primals", pd, "tangents", td);
+    };
+    (check(std::get<K>(primals), std::get<K>(tangents)), ...);
+  }
+  (std::index_sequence_for<Args...>{});
+  JvpTrace trace;
+  TraceScope scope(trace);
   auto wrap = [&](const auto& p, const auto& t) {
-    Arrays ps = detail::tree_arrays(p), ts = detail::tree_arrays(t);
-    for (std::size_t i = 0; i < ps.size(); ++i) ps[i] = detail::jvp_watch(trace, ps[i], ts[i]);
-    return detail::tree_rebuild(p, ps);
+    Arrays ps = tree_arrays(p), ts = tree_arrays(t);
+    for (std::size_t i = 0; i < ps.size(); ++i) ps[i] = jvp_watch(trace, ps[i], ts[i]);
+    return tree_rebuild(p, ps);
   };
   auto targs = [&]<std::size_t... K>(std::index_sequence<K...>) {
     return std::tuple<Args...>{wrap(std::get<K>(primals), std::get<K>(tangents))...};
-  }(std::index_sequence_for<Args...>{});
-  auto out = std::apply(f, targs);
-  Arrays leaves = detail::tree_arrays(out), ps, ts;
+  }
+  (std::index_sequence_for<Args...>{});
+  auto result = std::apply(f, targs);
+  const auto& out = main_out<Aux>(result);
+  Arrays leaves = tree_arrays(out), ps, ts;
   for (const auto& o : leaves) {
+    check_valid(o, "jvp");
     auto [p, t] = trace.unwrap(o);
     ps.push_back(p);
     ts.push_back(t);
   }
-  return std::make_pair(detail::tree_rebuild(out, ps), detail::tree_rebuild(out, ts));
+  auto po = tree_rebuild(out, ps), to = tree_rebuild(out, ts);
+  if constexpr (Aux)
+    return std::make_tuple(po, to, tree_apply(std::get<1>(result), [&](const Array& a) {
+                             return trace.unwrap(a).first;
+                           }));
+  else
+    return std::make_pair(po, to);
+}
+}  // namespace detail
+
+// jvp(f, {primals...}, {tangents...}) -> (f(primals...), directional derivative); each tangent
+// has its primal's tree structure, shapes and dtypes. With has_aux, f returns (output, aux)
+// and the result is (output, tangent, aux).
+template <class F, class... Args, class... Tans>
+auto jvp(F&& f, const std::tuple<Args...>& primals, const std::tuple<Tans...>& tangents) {
+  return detail::jvp_impl<false>(f, primals, tangents);
+}
+template <class F, class... Args, class... Tans>
+auto jvp(F&& f, const std::tuple<Args...>& primals, const std::tuple<Tans...>& tangents, HasAux) {
+  return detail::jvp_impl<true>(f, primals, tangents);
 }
 
 // ---- vmap ---------------------------------------------------------------------------------------
@@ -219,6 +334,9 @@ class AxisSpec {
   }
   AxisSpec(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None
   AxisSpec(std::initializer_list<AxisSpec> items) : kind_(Kind::Seq), items_(items) {}
+  // From a dynamic tree of axes built at run time (per-key axes of a params dict): a leaf is an
+  // axis (kNone: None), None is None, a dict a dict, a tuple or list a tuple.
+  AxisSpec(const pytree::BasicTree<int>& axes);  // NOLINT(google-explicit-constructor)
   static AxisSpec seq(std::vector<AxisSpec> items);
   static AxisSpec dict(std::vector<std::pair<std::string, AxisSpec>> items);
 
@@ -231,8 +349,7 @@ class AxisSpec {
   // For code written against the first vmap API (in_axes a std::vector<int>, out_axes an int):
   // assignment from a vector of ints, empty() (no per-argument list), and conversions back.
   template <class V>
-    requires std::same_as<V, std::vector<int>>
-  AxisSpec& operator=(const V& per_arg) {
+  requires std::same_as<V, std::vector<int>> AxisSpec& operator=(const V& per_arg) {
     std::vector<AxisSpec> items(per_arg.begin(), per_arg.end());
     return *this = seq(std::move(items));
   }
@@ -251,7 +368,7 @@ class AxisSpec {
 struct VmapOptions {
   AxisSpec in_axes = 0;
   AxisSpec out_axes = 0;
-  std::string axis_name = {};            // names the axis for psum/pmean/... and axis_index
+  std::string axis_name = {};                  // names the axis for psum/pmean/... and axis_index
   std::optional<std::int64_t> axis_size = {};  // required when no argument is batched
   static constexpr int kNone = AxisSpec::kNone;
 };
@@ -287,66 +404,24 @@ T vmap_outputs(const BatchTrace& trace, const T& out, const AxisSpec& out_axes) 
 // stacked along out_axes. Batching rules turn each op into one vectorized op.
 template <class F>
 auto vmap(F f, VmapOptions opts = {}) {
-  return [f = std::move(f), opts = std::move(opts)]<class... A>(const A&... args)
-    requires std::invocable<const F&, const A&...>
-  {
+  return [ h = detail::Held<F>{std::move(f)}, opts = std::move(opts) ]<class... A>(
+      const A&... args) requires std::invocable<F&, const A&...> {
     using Args = std::tuple<std::decay_t<decltype(args)>...>;
     Args targs(args...);
     auto [leaves, def] = pytree::tree_flatten<Array>(targs);
     auto axes = detail::vmap_leaf_axes(opts.in_axes, def, true);
-    const std::int64_t n = detail::vmap_axis_size(
-        leaves, axes, opts.axis_size, [&](std::size_t i) { return detail::arg_leaf_name(targs, i); });
+    const std::int64_t n = detail::vmap_axis_size(leaves, axes, opts.axis_size, [&](std::size_t i) {
+      return detail::arg_leaf_name(targs, i);
+    });
     detail::BatchTrace trace(n, opts.axis_name);
     detail::TraceScope scope(trace);
     for (std::size_t i = 0; i < leaves.size(); ++i)
       if (axes[i]) leaves[i] = trace.wrap(leaves[i], *axes[i]);
-    auto out = std::apply(f, detail::tree_rebuild(targs, leaves));
+    auto out = std::apply(h.f, detail::tree_rebuild(targs, leaves));
     return detail::vmap_outputs(trace, out, opts.out_axes);
   };
 }
 
-// ---- Jacobians --------------------------------------------------------------------------------
-
-// jacrev(f)(x): the Jacobian of an Array -> Array function by reverse mode, shape out + in;
-// one vjp batched over the output basis with vmap.
-template <class F>
-auto jacrev(F f) {
-  return [f = std::move(f)](const Array& x) {
-    auto [y, fn] = vjp(f, x);
-    const std::int64_t m = y.size();
-    Array basis = reshape(eye(m, m, 0, y.dtype()), [&] {
-      Shape s{m};
-      s.insert(s.end(), y.shape().begin(), y.shape().end());
-      return s;
-    }());
-    Array rows = vmap([&](const Array& ct) { return std::get<0>(fn(ct)); })(basis);
-    Shape s = y.shape();
-    s.insert(s.end(), x.shape().begin(), x.shape().end());
-    return reshape(rows, s);
-  };
-}
-
-// jacfwd(f)(x): the Jacobian by forward mode: one jvp batched over the input basis.
-template <class F>
-auto jacfwd(F f) {
-  return [f = std::move(f)](const Array& x) {
-    const std::int64_t n = x.size();
-    Shape bs{n};
-    bs.insert(bs.end(), x.shape().begin(), x.shape().end());
-    Array basis = reshape(eye(n, n, 0, x.dtype()), bs);
-    Array cols = vmap([&](const Array& t) { return jvp(f, std::tuple{x}, std::tuple{t}).second; },
-                      {{0}, -1})(basis);  // shape out + (n,)
-    Shape s = cols.shape();
-    s.pop_back();
-    s.insert(s.end(), x.shape().begin(), x.shape().end());
-    return reshape(cols, s);
-  };
-}
-
-// hessian(f)(x) = jacfwd(jacrev(f))(x), as in JAX.
-template <class F>
-auto hessian(F f) {
-  return jacfwd(jacrev(std::move(f)));
-}
-
 }  // namespace linum
+
+#include <linum/autodiff/jacobian.hpp>

@@ -348,3 +348,334 @@ TEST_SUITE("transforms over dynamic Trees") {
     check_tree_close(g, loss_grad(p, x));
   }
 }
+
+TEST_SUITE("vjp and jvp with has_aux") {
+  TEST_CASE("vjp(f, primals..., has_aux) returns (out, vjp_fn, aux) with aux as concrete values") {
+    Tree p = make_params();
+    Array x = data({4, 3}, 4);
+    auto f = [](const Tree& p, const Array& x) {
+      Array y = dense(p, x);
+      return std::make_pair(linum::sum(y * y), Tree{{"y", y}, {"n", Tree()}});
+    };
+    auto [out, pull, aux] = linum::vjp(f, p, x, linum::has_aux);
+    Array y = dense(p, x);
+    check_close(out, linum::sum(y * y));
+    check_close(aux["y"].leaf(), y);
+    CHECK(aux["n"].is_none());
+    CHECK_FALSE(aux["y"].leaf().is_tracer());
+    auto [gp, gx] = pull(linum::array(2.0));
+    // d(sum y^2)/db = 2 sum_rows y, times the cotangent 2.
+    check_close(leaf(gp, "dense", "b"), linum::sum(y, {0}) * 4.0);
+    check_close(gx, linum::matmul(y * 4.0, linum::transpose(leaf(p, "dense", "w"))));
+  }
+
+  TEST_CASE("jvp(f, primals, tangents, has_aux) returns (out, tangent, aux)") {
+    Array x = linum::array({1.0, 2.0, 3.0});
+    auto f = [](const Array& x) {
+      return std::make_pair(linum::sin(x), std::map<std::string, Array>{{"sq", x * x}});
+    };
+    auto [y, t, aux] = linum::jvp(f, std::make_tuple(x),
+                                  std::make_tuple(linum::array({1.0, 0.0, 2.0})), linum::has_aux);
+    check_close(y, linum::sin(x));
+    check_close(t, linum::cos(x) * linum::array({1.0, 0.0, 2.0}));
+    check_close(aux.at("sq"), x * x);
+    CHECK_FALSE(aux.at("sq").is_tracer());
+  }
+
+  TEST_CASE("jvp rejects tangents whose tree structure differs from the primals'") {
+    Tree p{{"a", linum::array(1.0)}, {"b", linum::array(2.0)}};
+    Tree t{{"a", linum::array(1.0)}};
+    auto f = [](const Tree& q) { return q["a"].leaf(); };
+    LINUM_CHECK_ERROR(linum::jvp(f, std::make_tuple(p), std::make_tuple(t)), linum::ValueError,
+                      "primals and tangents must have the same tree structure");
+  }
+
+  TEST_CASE("vjp rejects a cotangent whose tree structure differs from the output's") {
+    Tree p{{"a", linum::array(1.0)}};
+    auto [out, pull] = linum::vjp(
+        [](const Tree& q) {
+          return Tree{{"y", q["a"].leaf() * 2.0}};
+        },
+        p);
+    LINUM_CHECK_ERROR(pull(Tree{{"z", linum::array(1.0)}}), linum::ValueError,
+                      "the cotangent and the primal output");
+  }
+}
+
+TEST_SUITE("vmap axes from a dynamic Tree") {
+  TEST_CASE("in_axes built from a Tree of ints maps each key of a params dict on its own axis") {
+    // w mapped on axis 1, b on axis 0, scale not mapped (None), as a dict only known at run time.
+    Tree p{
+        {"w", data({3, 4}, 20)}, {"b", data({4}, 21)}, {"scale", data({}, 22)}, {"none", Tree()}};
+    linum::pytree::BasicTree<int> axes{
+        {"w", 1}, {"b", 0}, {"scale", kNone}, {"none", linum::pytree::BasicTree<int>()}};
+    VmapOptions o;
+    o.in_axes = AxisSpec::seq({axes});
+    CHECK(o.in_axes.to_string() == "({'b': 0, 'none': None, 'scale': None, 'w': 1},)");
+    Array got = linum::vmap(
+        [](const Tree& q) { return linum::sum(q["w"].leaf()) * q["scale"].leaf() + q["b"].leaf(); },
+        o)(p);
+    Arrays want;
+    for (int i = 0; i < 4; ++i)
+      want.push_back(linum::sum(linum::optest::index_axis(p["w"].leaf(), 1, i)) *
+                         p["scale"].leaf() +
+                     linum::optest::index_axis(p["b"].leaf(), 0, i));
+    check_close(got, linum::optest::stack0(want));
+  }
+
+  TEST_CASE("axes trees built by tree_map over the params, and out_axes from a Tree") {
+    Tree p{{"a", data({2, 5}, 23)}, {"b", Tree{{"c", data({5, 2}, 24)}}}};
+    // Every leaf mapped on its axis of size 5.
+    auto axes = linum::pytree::tree_map([](const Array& a) { return a.shape(0) == 5 ? 0 : 1; }, p);
+    VmapOptions o;
+    o.in_axes = AxisSpec::seq({axes});
+    o.out_axes =
+        linum::pytree::BasicTree<int>{{"a", 1}, {"b", linum::pytree::BasicTree<int>{{"c", 0}}}};
+    Tree got = linum::vmap(
+        [](const Tree& q) {
+          return Tree{{"a", q["a"].leaf() * 2.0}, {"b", Tree{{"c", q["b"]["c"].leaf() + 1.0}}}};
+        },
+        o)(p);
+    check_close(got["a"].leaf(), p["a"].leaf() * 2.0);  // out axis 1: back where it came from
+    check_close(got["b"]["c"].leaf(), p["b"]["c"].leaf() + 1.0);  // out axis 0
+  }
+
+  TEST_CASE("an axes Tree that is not a prefix of the argument is JAX's prefix error") {
+    Tree p{{"w", data({3}, 25)}};
+    VmapOptions o;
+    o.in_axes = AxisSpec::seq({linum::pytree::BasicTree<int>{{"v", 0}}});
+    LINUM_CHECK_ERROR(
+        linum::vmap([](const Tree& q) { return q["w"].leaf(); }, o)(p), linum::ValueError,
+        "vmap in_axes specification must be a tree prefix of the corresponding value");
+  }
+
+  TEST_CASE(
+      "a whole argument Tree mapped on one axis, the other None, for the lift layer's variable "
+      "groups") {
+    Tree batched{{"params", Tree{{"k", data({3, 2}, 26)}}}, {"stats", Tree::dict()}};
+    Tree broadcast{{"params", Tree{{"k", data({2}, 27)}}}, {"e", Tree()}};
+    VmapOptions o;
+    o.in_axes = {0, kNone};
+    o.out_axes = {0, kNone};
+    auto f = [](const Tree& a, const Tree& b) {
+      return std::make_tuple(Tree{{"y", a["params"]["k"].leaf() * b["params"]["k"].leaf()}}, b);
+    };
+    auto [ya, yb] = linum::vmap(f, o)(batched, broadcast);
+    check_close(ya["y"].leaf(), batched["params"]["k"].leaf() * broadcast["params"]["k"].leaf());
+    check_tree_close(yb, broadcast);
+  }
+}
+
+TEST_SUITE("Jacobians over pytrees") {
+  // f({"a": a (2,), "b": b ()}) = {"u": a * b (2,), "v": sum(a^2) ()}; the closed-form blocks.
+  Tree jac_in() { return Tree{{"a", linum::array({1.5, -2.0})}, {"b", linum::array(3.0)}}; }
+  Tree jac_f(const Tree& x) {
+    const Array& a = x["a"].leaf();
+    const Array& b = x["b"].leaf();
+    return Tree{{"u", a * b}, {"v", linum::sum(a * a)}};
+  }
+  void check_jac(const Tree& j) {
+    // Output structure outside, input structure inside.
+    check_close(j["u"]["a"].leaf(), linum::array(std::vector<double>{3.0, 0.0, 0.0, 3.0}, {2, 2}));
+    check_close(j["u"]["b"].leaf(), linum::array({1.5, -2.0}));
+    check_close(j["v"]["a"].leaf(), linum::array({3.0, -4.0}));
+    CHECK(j["v"]["b"].leaf().ndim() == 0);
+    check_close(j["v"]["b"].leaf(), linum::array(0.0));
+  }
+
+  TEST_CASE("jacrev and jacfwd of a Tree -> Tree function nest output outside, input inside") {
+    Tree jr = linum::jacrev(jac_f)(jac_in());
+    Tree jf = linum::jacfwd(jac_f)(jac_in());
+    check_jac(jr);
+    check_jac(jf);
+  }
+
+  TEST_CASE("Jacobians with argnums over several arguments and static containers") {
+    auto f = [](const Array& a, const std::map<std::string, Array>& m) {
+      return std::make_tuple(a * m.at("s"), linum::sum(a) + m.at("s"));
+    };
+    Array a = linum::array({1.0, 2.0, 4.0});
+    std::map<std::string, Array> m{{"s", linum::array(0.5)}};
+    auto jr = linum::jacrev(f, linum::argnums<0, 1>)(a, m);
+    auto jf = linum::jacfwd(f, linum::argnums<0, 1>)(a, m);
+    for (const auto& j : {jr, jf}) {
+      // std::get<output>(j) is a tuple over the two arguments.
+      const auto& [d0a, d0m] = std::get<0>(j);
+      const auto& [d1a, d1m] = std::get<1>(j);
+      check_close(d0a, linum::eye(3, 3, 0, linum::float64) * 0.5);
+      check_close(d0m.at("s"), a);
+      check_close(d1a, linum::ones({3}, linum::float64));
+      check_close(d1m.at("s"), linum::array(1.0));
+    }
+  }
+
+  TEST_CASE("hessian over a Tree equals finite differences of the gradient") {
+    auto f = [](const Tree& x) {
+      const Array& a = x["a"].leaf();
+      const Array& b = x["b"].leaf();
+      return linum::sum(linum::sin(a) * b) + b * b * linum::sum(a);
+    };
+    Tree x = jac_in();
+    Tree h = linum::hessian(f)(x);
+    const double eps = 1e-6;
+    auto g = linum::grad(f);
+    // Column for each input coordinate: (grad(x + eps e) - grad(x - eps e)) / 2 eps.
+    for (const char* k : {"a", "b"}) {
+      const Array& xk = x[k].leaf();
+      for (std::int64_t c = 0; c < xk.size(); ++c) {
+        Array e = linum::reshape(linum::eye(xk.size(), 1, -c, linum::float64), xk.shape());
+        Tree xp = x, xm = x;
+        xp[k] = xk + e * eps;
+        xm[k] = xk - e * eps;
+        Tree gp = g(xp), gm = g(xm);
+        for (const char* r : {"a", "b"}) {
+          Array fd = (gp[r].leaf() - gm[r].leaf()) / (2 * eps);
+          Array hr = h[r][k].leaf();  // shape r.shape + k.shape
+          Array col = xk.ndim() == 0
+                          ? hr
+                          : linum::take(hr, linum::array(static_cast<int>(c)), hr.ndim() - 1);
+          INFO(r << ", " << k << "[" << c << "]");
+          check_close(col, fd, 1e-6);
+        }
+      }
+    }
+  }
+
+  TEST_CASE("jacrev and jacfwd with has_aux return (jacobian, aux)") {
+    auto f = [](const Array& x) { return std::make_pair(x * x, Tree{{"n", linum::sum(x)}}); };
+    Array x = linum::array({1.0, 2.0});
+    auto [jr, ar] = linum::jacrev(f, linum::has_aux)(x);
+    auto [jf, af] = linum::jacfwd(f, linum::has_aux)(x);
+    check_close(jr, linum::array(std::vector<double>{2.0, 0.0, 0.0, 4.0}, {2, 2}));
+    check_close(jf, jr);
+    check_close(ar["n"].leaf(), linum::array(3.0));
+    check_close(af["n"].leaf(), linum::array(3.0));
+    CHECK_FALSE(af["n"].leaf().is_tracer());
+  }
+
+  TEST_CASE("jacrev and jacfwd reject integer inputs and outputs with JAX's message") {
+    auto f = [](const Array& x) { return x * 2; };
+    LINUM_CHECK_ERROR(linum::jacrev(f)(linum::array({1, 2})), linum::TypeError,
+                      "jacrev requires real-valued inputs");
+    LINUM_CHECK_ERROR(linum::jacfwd(f)(linum::array({1, 2})), linum::TypeError,
+                      "jacfwd requires real-valued inputs");
+    auto g = [](const Array& x) { return linum::astype(x, linum::int32); };
+    LINUM_CHECK_ERROR(linum::jacrev(g)(linum::array({1.0})), linum::TypeError,
+                      "jacrev requires real-valued outputs");
+  }
+}
+
+TEST_SUITE("grad with allow_int") {
+  TEST_CASE("integer leaves get zero cotangents of their own dtype; float leaves their gradient") {
+    Tree p{{"w", linum::array({1.0, 2.0})},
+           {"step", linum::array(7)},
+           {"mask", linum::array({true, false})}};
+    auto f = [](const Tree& q) {
+      return linum::sum(q["w"].leaf() * q["w"].leaf() *
+                        linum::astype(q["step"].leaf(), linum::float64));
+    };
+    LINUM_CHECK_ERROR(linum::grad(f)(p), linum::TypeError, "set allow_int to True");
+    Tree g = linum::grad(f, linum::allow_int)(p);
+    check_close(g["w"].leaf(), linum::array({14.0, 28.0}));
+    CHECK(g["step"].leaf().dtype() == linum::int32);
+    CHECK(g["step"].leaf().item<int>() == 0);
+    CHECK(g["mask"].leaf().dtype() == linum::bool_);
+    CHECK(linum::optest::vals(g["mask"].leaf()) == std::vector<double>{0, 0});
+    auto [v, g2] = linum::value_and_grad(f, linum::argnums<0>, linum::allow_int)(p);
+    check_close(v, linum::array(35.0));
+    check_close(g2["w"].leaf(), g["w"].leaf());
+  }
+
+  TEST_CASE("vjp accepts integer primals (JAX's float0 cotangents, here zeros)") {
+    auto f = [](const Array& x, const Array& n) { return x * linum::astype(n, linum::float64); };
+    auto [y, pull] = linum::vjp(f, linum::array({1.0, 2.0}), linum::array({3, 4}));
+    auto [gx, gn] = pull(linum::array({1.0, 1.0}));
+    check_close(gx, linum::array({3.0, 4.0}));
+    CHECK(gn.dtype() == linum::int32);
+    CHECK(linum::optest::vals(gn) == std::vector<double>{0, 0});
+  }
+}
+
+namespace {
+// A callable with state that changes on every call: what std::invocable<F&> admits.
+struct Counting {
+  int calls = 0;
+  Array operator()(const Array& x) {
+    ++calls;
+    return linum::sum(x * x * x);
+  }
+};
+}  // namespace
+
+TEST_SUITE("mutable callables and one run per transform call") {
+  TEST_CASE("transforms accept mutable callables, also when the transformed function is const") {
+    int n = 0;
+    auto f = [n](const Array& x) mutable {
+      ++n;
+      return linum::sum(x * x) * static_cast<double>(n);
+    };
+    Array x = linum::array({1.0, 2.0});
+    const auto g = linum::grad(f);
+    check_close(g(x), x * 2.0);  // n = 1
+    check_close(g(x), x * 4.0);  // the state lives in the transformed function: n = 2
+    check_close(linum::vmap(f)(linum::array(std::vector<double>{1, 2}, {2, 1})),
+                linum::array({1.0, 4.0}));
+    // vjp and jvp call f itself (its n was never advanced: grad and vmap hold copies).
+    auto [y, pull] = linum::vjp(f, x);
+    check_close(y, linum::array(5.0));  // n = 1
+    auto [y2, t] = linum::jvp(f, std::make_tuple(x), std::make_tuple(x));
+    check_close(t, linum::array(20.0));  // n = 2: 2 * <2x, x>
+    Array j = linum::jacrev(f)(x);       // a copy of f at n = 2, run once: n = 3
+    check_close(j, x * 6.0);
+  }
+
+  TEST_CASE(
+      "the function body runs once per call of grad, value_and_grad, vjp, jvp, vmap and the "
+      "Jacobians") {
+    Counting c;
+    Array x = linum::array({1.0, 2.0, 3.0});
+    auto count = [&](auto&& run) {
+      c.calls = 0;
+      run();
+      return c.calls;
+    };
+    auto ref = [&c](const Array& a) { return c(a); };
+    CHECK(count([&] { linum::grad(ref)(x); }) == 1);
+    CHECK(count([&] { linum::value_and_grad(ref)(x); }) == 1);
+    CHECK(count([&] { linum::vjp(ref, x); }) == 1);
+    CHECK(count([&] { linum::jvp(ref, std::make_tuple(x), std::make_tuple(x)); }) == 1);
+    CHECK(count([&] { linum::vmap(ref)(linum::reshape(x, {3, 1})); }) == 1);
+    auto vec = [&c](const Array& a) { return a * c(a); };
+    CHECK(count([&] { linum::jacrev(vec)(x); }) == 1);
+    CHECK(count([&] { linum::jacfwd(vec)(x); }) == 1);
+    CHECK(count([&] { linum::hessian(ref)(x); }) == 1);
+    Counting own;
+    auto g = linum::grad(own);  // a copy: the transformed function owns its state
+    g(x);
+    g(x);
+    CHECK(own.calls == 0);
+  }
+
+  TEST_CASE(
+      "transforms return pytrees of every kind: vectors, maps, optionals, FrozenDicts, tuples") {
+    Array x = linum::array({1.0, 2.0});
+    auto f = [](const Array& x) {
+      return std::make_tuple(
+          std::vector<Array>{x * 2.0, x * x}, std::map<std::string, Array>{{"s", linum::sum(x)}},
+          std::optional<Array>(), linum::pytree::FrozenDict<Array>({{"f", x * 3.0}}));
+    };
+    auto [y, pull] = linum::vjp(f, x);
+    auto ct = linum::pytree::tree_map([](const Array& a) { return linum::ones_like(a); }, y);
+    auto [gx] = pull(ct);
+    check_close(gx, linum::array({2.0 + 2.0 + 1.0 + 3.0, 2.0 + 4.0 + 1.0 + 3.0}));
+    auto [y2, t] = linum::jvp(f, std::make_tuple(x), std::make_tuple(linum::ones_like(x)));
+    check_close(std::get<0>(t)[1], x * 2.0);
+    check_close(std::get<3>(t)["f"].leaf(), linum::array({3.0, 3.0}));
+    auto yb = linum::vmap(f)(linum::array(std::vector<double>{1, 2, 3, 4}, {2, 2}));
+    check_close(std::get<1>(yb).at("s"), linum::array({3.0, 7.0}));
+    CHECK_FALSE(std::get<2>(yb).has_value());
+    auto jr = linum::jacrev(f)(x);
+    check_close(std::get<1>(jr).at("s"), linum::array({1.0, 1.0}));
+    check_close(std::get<3>(jr)["f"].leaf(), linum::eye(2, 2, 0, linum::float64) * 3.0);
+  }
+}
