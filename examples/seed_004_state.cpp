@@ -11,17 +11,12 @@
 #include <linum/nn/nn.hpp>
 #include <linum/optim/optim.hpp>
 
+#include "seed_check.hpp"
+
 using namespace linum;
+using namespace seed_check;
 
 namespace {
-int failures = 0;
-void check(bool ok, const std::string& what) {
-  std::cout << (ok ? "  ok: " : "  FAILED: ") << what << "\n";
-  if (!ok) ++failures;
-}
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
 Shape tail_shape(const Array& x) { return Shape(x.shape().begin() + 1, x.shape().end()); }
 
 struct BiasAdderWithRunningMean : nn::Module<BiasAdderWithRunningMean> {

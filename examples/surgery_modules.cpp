@@ -13,6 +13,8 @@
 #include <linum/nn/nn.hpp>
 #include <linum/pytree/pytree.hpp>
 
+#include "seed_models.hpp"
+
 namespace pytree = linum::pytree;
 namespace traverse_util = linum::traverse_util;
 using linum::FrozenDict;
@@ -43,23 +45,7 @@ Tensor zeros_like(const Tensor& t) { return {t.shape, std::vector<float>(t.data.
 using Params = FrozenDict<Tensor>;
 using Tree = pytree::BasicTree<Tensor>;
 
-struct CNN : linum::nn::Module<CNN> {
-  linum::Array call(linum::Array x) {
-    namespace nn = linum::nn;
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = x.reshape({x.shape(0), -1});
-    x = nn::Dense(256)(x);
-    x = nn::relu(x);
-    x = nn::Dense(10)(x);
-    x = nn::log_softmax(x);
-    return x;
-  }
-};
+using seed_models::CNN;  // the notebook's CNN, shared with seed_002_surgery.cpp
 
 // The params of CNN().init(key, ones((1, 28, 28, 1)))['params'], copied into Tensors.
 Params get_initial_params(const linum::Array& key) {
