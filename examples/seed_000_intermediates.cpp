@@ -10,97 +10,15 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+#include "seed_check.hpp"
+#include "seed_models.hpp"
+
 using namespace linum;
 using lift::Filter;
+using namespace seed_check;
+using namespace seed_models;
 
 namespace {
-int failures = 0;
-void check(bool ok, const std::string& what) {
-  std::cout << (ok ? "  ok: " : "  FAILED: ") << what << "\n";
-  if (!ok) ++failures;
-}
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
-
-struct CNN : nn::Module<CNN> {
-  Array call(Array x) {
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = x.reshape({x.shape(0), -1});  // flatten
-    x = nn::Dense(256)(x);
-    x = nn::relu(x);
-    x = nn::Dense(10)(x);
-    x = nn::log_softmax(x);
-    return x;
-  }
-};
-
-struct SowCNN : nn::Module<SowCNN> {
-  Array call(Array x) {
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = x.reshape({x.shape(0), -1});  // flatten
-    sow("intermediates", "features", x);
-    x = nn::Dense(256)(x);
-    x = nn::relu(x);
-    x = nn::Dense(10)(x);
-    x = nn::log_softmax(x);
-    return x;
-  }
-};
-
-struct SowCNN2 : nn::Module<SowCNN2> {
-  Array call(const Array& x) {
-    auto mod = SowCNN().named("SowCNN");
-    return mod(x) + mod(x);  // Calling same module instance twice.
-  }
-};
-
-struct Features : nn::Module<Features> {
-  Array call(Array x) {
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = x.reshape({x.shape(0), -1});  // flatten
-    return x;
-  }
-};
-
-struct Classifier : nn::Module<Classifier> {
-  Array call(Array x) {
-    x = nn::Dense(256)(x);
-    x = nn::relu(x);
-    x = nn::Dense(10)(x);
-    x = nn::log_softmax(x);
-    return x;
-  }
-};
-
-struct RefactoredCNN : nn::Module<RefactoredCNN> {
-  Features features;
-  Classifier classifier;
-  void setup() override {
-    submodule("features", features);
-    submodule("classifier", classifier);
-  }
-  Array call(Array x) {
-    x = features(x);
-    x = classifier(x);
-    return x;
-  }
-};
 
 // Seed 001's three-Dense model; SowModel also sows c (the right-hand side of its codediff).
 struct Model3 : nn::Module<Model3> {
@@ -115,37 +33,6 @@ struct Model3 : nn::Module<Model3> {
   }
 };
 
-nn::Sequential SeqCNN() {
-  return nn::Sequential({
-      nn::Conv({.features = 32, .kernel_size = {3, 3}}),
-      nn::relu,
-      [](const Array& x) {
-        return nn::avg_pool(x, {2, 2}, {2, 2});
-      },
-      nn::Conv({.features = 64, .kernel_size = {3, 3}}),
-      nn::relu,
-      [](const Array& x) {
-        return nn::avg_pool(x, {2, 2}, {2, 2});
-      },
-      [](const Array& x) {
-        return x.reshape({x.shape(0), -1});
-      },  // flatten
-      nn::Dense(256),
-      nn::relu,
-      nn::Dense(10),
-      nn::log_softmax,
-  });
-}
-
-struct Model : nn::Module<Model> {
-  Array call(Array x) {
-    x = nn::relu(nn::Dense(8)(x));
-    x = perturb("hidden", x);
-    x = nn::Dense(2)(x);
-    x = perturb("logits", x);
-    return x;
-  }
-};
 }  // namespace
 
 int main() {
@@ -258,6 +145,8 @@ int main() {
   {
     Array batch = random::uniform(random::key(1), {1, 3});
     Tree params = Model3().init(random::key(0), batch)["params"];
+    // The seed passes no mutable: Flax's apply adds 'intermediates' to mutable whenever
+    // capture_intermediates is set. linum's apply does not (yet), so it is passed explicitly.
     auto [preds, feats] =
         Model3().apply(Tree{{"params", params}}, batch,
                        {.mutable_ = Filter{"intermediates"}, .capture_intermediates = true});

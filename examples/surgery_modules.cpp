@@ -1,4 +1,4 @@
-// Seed 002, "Model surgery": the params of the seed's CNN, built by hand, are flattened with
+// Seed 002, "Model surgery": the params of the seed's CNN (CNN().init) are flattened with
 // sep "/", Dense_1/kernel is replaced by a normalised copy, and the result is unflattened and
 // refrozen; then the same surgery on an Adam state's mu/nu. Every printout matches the
 // notebook's cells In[3], In[7], In[8], In[9], In[10] and In[11] character for character.
@@ -9,7 +9,11 @@
 #include <tuple>
 #include <vector>
 
+#include <linum/linum.hpp>
+#include <linum/nn/nn.hpp>
 #include <linum/pytree/pytree.hpp>
+
+#include "seed_models.hpp"
 
 namespace pytree = linum::pytree;
 namespace traverse_util = linum::traverse_util;
@@ -36,38 +40,22 @@ float norm(const Tensor& t) {  // jnp.linalg.norm of the flattened tensor
   return static_cast<float>(std::sqrt(sum));
 }
 
-// Deterministic pseudo-random values (a 32-bit LCG) scaled like lecun_normal's spread.
-Tensor random_tensor(Shape shape, std::uint32_t& state) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  const float fan_in = shape.size() > 1 ? float(n / shape.back()) : 1.f;
-  Tensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(n))};
-  for (float& x : t.data) {
-    state = state * 1664525u + 1013904223u;
-    x = (float(state >> 8) / float(1u << 24) - 0.5f) * 2.f / std::sqrt(fan_in);
-  }
-  return t;
-}
-
 Tensor zeros_like(const Tensor& t) { return {t.shape, std::vector<float>(t.data.size(), 0.f)}; }
 
 using Params = FrozenDict<Tensor>;
 using Tree = pytree::BasicTree<Tensor>;
 
-// CNN().init(key, ones((1, 28, 28, 1)))['params']: two 3x3 convs (32 and 64 features) and two
-// dense layers (256 and 10); Flax creates each kernel before its bias.
-Params get_initial_params() {
-  std::uint32_t state = 0;
-  auto layer = [&](Shape kernel) {
-    Shape bias{kernel.back()};
-    Tensor k = random_tensor(std::move(kernel), state);
-    return Tree{{"kernel", std::move(k)},
-                {"bias", Tensor{bias, std::vector<float>(std::size_t(bias[0]), 0.f)}}};
+using seed_models::CNN;  // the notebook's CNN, shared with seed_002_surgery.cpp
+
+// The params of CNN().init(key, ones((1, 28, 28, 1)))['params'], copied into Tensors.
+Params get_initial_params(const linum::Array& key) {
+  linum::Array init_shape = linum::ones({1, 28, 28, 1});
+  linum::Tree initial_params = CNN().init(key, init_shape)["params"];
+  auto to_tensor = [](const linum::Array& a) {
+    const float* d = a.data<float>();
+    return Tensor{Shape(a.shape().begin(), a.shape().end()), std::vector<float>(d, d + a.size())};
   };
-  return Params{{"Conv_0", layer({3, 3, 1, 32})},
-                {"Conv_1", layer({3, 3, 32, 64})},
-                {"Dense_0", layer({3136, 256})},
-                {"Dense_1", layer({256, 10})}};
+  return linum::freeze(pytree::tree_map(to_tensor, initial_params));
 }
 
 // optax.adam's state: (ScaleByAdamState(count, mu, nu), EmptyState()). A template over its field
@@ -103,7 +91,10 @@ int main() {
   auto shape = [](const Tensor& t) { return t.shape; };  // jnp.shape
 
   std::cout << "## Surgery with Flax Modules\n\n";
-  Params params = get_initial_params();
+  // The notebook's JAX (mid 2023) used the legacy threefry.
+  linum::random::set_threefry_partitionable(false);
+  linum::Array key = linum::random::PRNGKey(0);
+  Params params = get_initial_params(key);
   std::cout << "In [3]: jax.tree_util.tree_map(jnp.shape, params)\n"
             << pytree::tree_map(shape, params) << "\n\n";
 
@@ -121,6 +112,12 @@ int main() {
             << pytree::tree_map(shape, unflat_params) << "\n\n";
   std::cout << "# norm(Dense_1/kernel): before " << norm(dense_kernel) << ", after "
             << norm(unflat_params["Dense_1"]["kernel"].leaf()) << "\n\n";
+  // The surgery changed Dense_1/kernel only: to unit norm, and nothing else.
+  bool ok =
+      std::abs(norm(unflat_params["Dense_1"]["kernel"].leaf()) - 1.0f) < 1e-6f &&
+      pytree::repr(pytree::tree_map(shape, unflat_params)) ==
+          pytree::repr(pytree::tree_map(shape, params)) &&
+      unflat_params["Dense_0"]["kernel"].leaf().data == params["Dense_0"]["kernel"].leaf().data;
 
   std::cout << "## Surgery with Optimizers\n\n";
   // tx = optax.adam(1.0); opt_state = tx.init(params)
@@ -144,4 +141,6 @@ int main() {
       std::get<1>(opt_state)};
   std::cout << "In [11]: jax.tree_util.tree_map(jnp.shape, opt_state)\n"
             << ipython_display(pytree::tree_map(shape, new_opt_state)) << "\n";
+  std::cout << (ok ? "surgery checks hold\n" : "FAILED\n");
+  return ok ? 0 : 1;
 }
