@@ -109,7 +109,7 @@ auto value_and_grad(F fn, M& module, const P&... primals) {
 // nn.grad: the gradients only.
 template <class F, class M, class... P>
 auto grad(F fn, M& module, const P&... primals) {
-  return value_and_grad(std::move(fn), module, primals...).second;
+  return nn::value_and_grad(std::move(fn), module, primals...).second;
 }
 
 // nn.jvp(fn, module, primals, tangents, variable_tangents) -> (y, y_tangent).

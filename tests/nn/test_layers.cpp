@@ -6,6 +6,7 @@
 
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
+#include <linum/nn/serialization.hpp>
 
 using namespace linum;
 using lift::Filter;
@@ -238,4 +239,15 @@ TEST_CASE(
   CHECK(feats.shape() == Shape{2, 128});
   Array y = SeqCNN().apply(variables, batch);
   CHECK(y.shape() == Shape{2, 10});
+}
+
+TEST_CASE("a checkpoint written with to_bytes loads into a module's apply (flax_model.msgpack)") {
+  Array batch = random::normal(random::key(1), {2, 8, 8, 1});
+  Tree trained = CNN().init(random::PRNGKey(7), batch);
+  const std::string file = serialization::to_bytes(trained);
+  // The target comes from init with another key: from_bytes replaces every leaf and checks paths.
+  Tree loaded = serialization::from_bytes(CNN().init(random::PRNGKey(0), batch), file);
+  CHECK(allclose(CNN().apply(loaded, batch), CNN().apply(trained, batch), 0.0f));
+  Tree wrong = nn::Dense(3).init(random::key(0), ones({1, 2}));
+  CHECK_THROWS_AS(serialization::from_bytes(wrong, file), ValueError);
 }
