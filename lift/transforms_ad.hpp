@@ -48,14 +48,14 @@ auto vjp(const VjpOptions& opts, F fn, Scope& scope, const P&... primals) {
 }
 template <class F, class... P>
 auto vjp(F fn, Scope& scope, const P&... primals) {
-  return vjp(VjpOptions{}, std::move(fn), scope, primals...);
+  return lift::vjp(VjpOptions{}, std::move(fn), scope, primals...);
 }
 
 // lift.value_and_grad(fn, scope, *primals) -> (y, (grad of each primal...)), seeded with
 // ones_like(y); never w.r.t. the variables.
 template <class F, class... P>
 auto value_and_grad(F fn, Scope& scope, const P&... primals) {
-  auto [y, bwd] = vjp(VjpOptions{.vjp_variables = false}, std::move(fn), scope, primals...);
+  auto [y, bwd] = lift::vjp(VjpOptions{.vjp_variables = false}, std::move(fn), scope, primals...);
   auto grads = bwd(ones_like(y));
   return std::make_pair(
       y, std::apply([](const auto&, const auto&... g) { return std::tuple{g...}; }, grads));
