@@ -9,3 +9,4 @@
 #include <linum/lift/transforms.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
+#include <linum/lift/transforms_vars.hpp>

@@ -5,10 +5,15 @@
 // no semantics of their own.
 #pragma once
 
+#include <concepts>
+#include <functional>
 #include <utility>
+#include <vector>
 
 #include <linum/lift/transforms.hpp>
 #include <linum/lift/transforms_ad.hpp>
+#include <linum/lift/transforms_cf.hpp>
+#include <linum/lift/transforms_vars.hpp>
 #include <linum/nn/module.hpp>
 
 namespace linum::nn {
@@ -121,6 +126,214 @@ auto jvp(F fn, M& module, const std::tuple<P...>& primals, const std::tuple<T...
     return fn(m.inner, p...);
   };
   return lift::jvp(body, module.scope(), primals, tangents, variable_tangents);
+}
+
+// ---- checkpoint, remat_scan, map_variables, jit: transformed module types ----------------------
+
+namespace detail {
+// fn(module, args...) run as a method of the lifted copy, as Flax wraps a direct transform's
+// function: modules built inside are its children, in the lifted scope.
+template <class M, class F, class... A>
+decltype(auto) run_as_method(M& m, const F& fn, const A&... args) {
+  return m.method("__call__", [&]() -> decltype(auto) { return fn(m, args...); });
+}
+// The target's call as a lifted function. It owns a copy of the target: a checkpointed call runs
+// again in the backward pass, after the module that made it may be gone.
+template <class M>
+auto lifted_call(const M& target) {
+  return [target](lift::Scope& s, const auto&... a) {
+    M m = bind_inner(target, s);
+    return m(a...);
+  };
+}
+}  // namespace detail
+
+// nn.checkpoint / nn.remat(Module, variables, rngs): the module's call under lift::checkpoint;
+// class name CheckpointM as in Flax (lift.checkpoint's name).
+template <class M>
+struct Checkpoint : Module<Checkpoint<M>> {
+  M target;
+  Filter variables = true, rngs = true;
+  Checkpoint(M t, Filter v, Filter r)
+      : target(std::move(t)), variables(std::move(v)), rngs(std::move(r)) {
+    target.orphan();
+  }
+  template <class... A>
+  auto call(const A&... args) {
+    return lift::checkpoint(detail::lifted_call(target), variables, rngs)(this->scope(), args...);
+  }
+};
+template <class M>
+requires std::derived_from<M, ModuleBase> Checkpoint<M> checkpoint(M target,
+                                                                   Filter variables = true,
+                                                                   Filter rngs = true) {
+  return Checkpoint<M>(std::move(target), std::move(variables), std::move(rngs));
+}
+template <class M>
+requires std::derived_from<M, ModuleBase> Checkpoint<M> remat(M target, Filter variables = true,
+                                                              Filter rngs = true) {
+  return checkpoint(std::move(target), std::move(variables), std::move(rngs));
+}
+
+// nn.remat_scan(Module, lengths, variable_broadcast, variable_carry, variable_axes={True: 0},
+// split_rngs={True: True}): call(carry) -> carry repeated prod(lengths) times, every collection
+// stacked, so nn::remat_scan(nn::Dense(8), {100}) holds a (100, 8, 8) kernel. (Flax's class name
+// is "Remat_scanDense"; here it is RematScanDense.)
+template <class M>
+struct RematScan : Module<RematScan<M>> {
+  M target;
+  std::vector<std::int64_t> lengths;
+  lift::RematScanOptions opts;
+  RematScan(M t, std::vector<std::int64_t> l, lift::RematScanOptions o)
+      : target(std::move(t)), lengths(std::move(l)), opts(std::move(o)) {
+    target.orphan();
+  }
+  template <class C>
+  C call(const C& carry) {
+    auto body = [fn = detail::lifted_call(target)](lift::Scope& s, const C& c) {
+      return C(fn(s, c));
+    };
+    return lift::remat_scan(body, lengths, opts)(this->scope(), carry);
+  }
+};
+template <class M>
+RematScan<M> remat_scan(M target, std::vector<std::int64_t> lengths,
+                        lift::RematScanOptions opts = {}) {
+  return RematScan<M>(std::move(target), std::move(lengths), std::move(opts));
+}
+
+// nn.map_variables(Module, mapped_collections=True, trans_in_fn, trans_out_fn, init, mutable,
+// rngs, variables): the target sees its variables through trans_in_fn ({col: its variables} ->
+// the same), writes go back through trans_out_fn when init or mutable. (Flax's class name is
+// "Map_variablesM"; here MapVariablesM.)
+using VariablesMap = std::function<Tree(const Tree&)>;
+template <class M>
+struct MapVariables : Module<MapVariables<M>> {
+  M target;
+  Filter mapped_collections;
+  VariablesMap trans_in_fn, trans_out_fn;
+  lift::MapVariablesOptions opts;
+  MapVariables(M t, Filter mapped, VariablesMap in, VariablesMap out, lift::MapVariablesOptions o)
+      : target(std::move(t)),
+        mapped_collections(std::move(mapped)),
+        trans_in_fn(std::move(in)),
+        trans_out_fn(std::move(out)),
+        opts(std::move(o)) {
+    target.orphan();
+  }
+  template <class... A>
+  auto call(const A&... args) {
+    return lift::map_variables(detail::lifted_call(target), mapped_collections, trans_in_fn,
+                               trans_out_fn, opts)(this->scope(), args...);
+  }
+};
+inline Tree identity_variables(const Tree& t) { return t; }
+template <class M>
+requires std::derived_from<M, ModuleBase> MapVariables<M> map_variables(
+    M target, Filter mapped_collections = true, VariablesMap trans_in_fn = identity_variables,
+    VariablesMap trans_out_fn = identity_variables, lift::MapVariablesOptions opts = {}) {
+  return MapVariables<M>(std::move(target), std::move(mapped_collections), std::move(trans_in_fn),
+                         std::move(trans_out_fn), std::move(opts));
+}
+// nn.map_variables over a function fn(module, args...) (Flax's decorator form,
+// nn.map_variables(f, 'params', map_fn, map_fn, mutable=True)(self, ...)): returns
+// (module, args...) -> y.
+template <class F>
+requires(!std::derived_from<F, ModuleBase>) auto map_variables(
+    F fn, Filter mapped_collections, VariablesMap trans_in_fn, VariablesMap trans_out_fn,
+    lift::MapVariablesOptions opts = {}) {
+  return [=]<class M, class... A>(M& module, const A&... args) {
+    auto body = [&](lift::Scope& s, const auto&... a) {
+      detail::LiftedSelf<M> m(module, s);
+      return detail::run_as_method(m.inner, fn, a...);
+    };
+    return lift::map_variables(body, mapped_collections, trans_in_fn, trans_out_fn, opts)(
+        module.scope(), args...);
+  };
+}
+
+// nn.jit(Module): linum has no jit yet, so JitM calls the target eagerly on its own scope; values
+// equal the un-jitted module. Flax's fork_rngs (fresh base keys per stream, spec §3.3) is not
+// reproduced, so a JitM draws the numbers the plain module would.
+template <class M>
+struct Jit : Module<Jit<M>> {
+  M target;
+  explicit Jit(M t) : target(std::move(t)) { target.orphan(); }
+  template <class... A>
+  auto call(const A&... args) {
+    return lift::jit(detail::lifted_call(target))(this->scope(), args...);
+  }
+};
+template <class M>
+Jit<M> jit(M target) {
+  return Jit<M>(std::move(target));
+}
+
+// ---- cond, switch_, while_loop, custom_vjp: direct transforms ----------------------------------
+
+// nn.cond(pred, true_fun, false_fun, module, *operands): the branches take the module first.
+template <class TF, class FF, class M, class... Ops>
+auto cond(const Array& pred, const TF& true_fun, const FF& false_fun, M& module,
+          const Ops&... operands) {
+  auto lifted = [&module](const auto& fn) {
+    return [&module, &fn](lift::Scope& s, const auto&... o) {
+      detail::LiftedSelf<M> m(module, s);
+      return detail::run_as_method(m.inner, fn, o...);
+    };
+  };
+  return lift::cond(pred, lifted(true_fun), lifted(false_fun), module.scope(), operands...);
+}
+
+// nn.switch(index, branches, module, *operands): branches a std::vector of fn(M&, operands...).
+template <class Branches, class M, class... Ops>
+auto switch_(const Array& index, const Branches& branches, M& module, const Ops&... operands) {
+  using Fn = std::decay_t<decltype(*std::begin(branches))>;
+  std::vector<std::function<decltype(std::declval<const Fn&>()(module, operands...))(
+      lift::Scope&, const Ops&...)>>
+      lifted;
+  for (const auto& b : branches) {
+    lifted.push_back([&module, &b](lift::Scope& s, const Ops&... o) {
+      detail::LiftedSelf<M> m(module, s);
+      return detail::run_as_method(m.inner, b, o...);
+    });
+  }
+  return lift::switch_(index, lifted, module.scope(), operands...);
+}
+
+// nn.while_loop(cond_fn, body_fn, module, init, carry_variables=False, broadcast_variables=True,
+// split_rngs={}): cond_fn(M&, carry) -> bool Array, body_fn(M&, carry) -> carry.
+template <class CF, class BF, class M, class C>
+C while_loop(const CF& cond_fn, const BF& body_fn, M& module, const C& init,
+             const lift::WhileOptions& opts = {}) {
+  auto c = [&](lift::Scope& s, const C& x) {
+    detail::LiftedSelf<M> m(module, s);
+    return detail::run_as_method(m.inner, cond_fn, x);
+  };
+  auto b = [&](lift::Scope& s, const C& x) {
+    detail::LiftedSelf<M> m(module, s);
+    return C(detail::run_as_method(m.inner, body_fn, x));
+  };
+  return lift::while_loop(c, b, module.scope(), init, opts);
+}
+
+// nn.custom_vjp(fn, forward_fn, backward_fn, grad_vars='params', nondiff_argnums): returns
+// (module, args...) -> fn(module, args...) whose derivative is forward_fn(module, args...) ->
+// (y, residuals) and backward_fn(nondiff..., residuals, g) -> std::tuple({col: variable grads},
+// input grads...). nondiff_argnums count the module as argument 0, as in Flax. The module copies
+// inside do not pass their auto-name cursor back (fn may run after the call returned).
+template <class F, class Fwd, class Bwd, int... ND>
+auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "params",
+                NondiffArgnums<ND...> nd = {}) {
+  return [=]<class M, class... A>(M& module, const A&... args) {
+    auto lifted = [&module](auto f) {
+      return [proto = module.clone(), f](lift::Scope& s, const auto&... a) {
+        M m = detail::bind_inner(proto, s);
+        return detail::run_as_method(m, f, a...);
+      };
+    };
+    return lift::custom_vjp(lifted(fn), lifted(forward_fn), backward_fn, grad_vars, nd)(
+        module.scope(), args...);
+  };
 }
 
 }  // namespace linum::nn

@@ -7,6 +7,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+#include "../autodiff/check_grads.hpp"
+
 using namespace linum;
 using lift::Filter;
 
@@ -141,4 +143,243 @@ TEST_CASE("nn::value_and_grad over a module: grads of sum(p*x*y) are y and x (L5
   CHECK(allclose(gx, y));
   CHECK(allclose(gy, x));
   CHECK(v["params"]["LearnScale_0"]["scale"].leaf().shape() == Shape{});
+}
+
+// ---- checkpoint, remat_scan, map_variables, jit, cond/switch/while_loop, custom_vjp ------------
+
+namespace {
+struct TanhMLP : nn::Module<TanhMLP> {
+  Array call(const Array& x) {
+    Array h = tanh(nn::Dense(3).named("layers_0")(x));
+    return nn::Dense(2).named("layers_1")(h);
+  }
+};
+struct HoldsCheckpoint : nn::Module<HoldsCheckpoint> {
+  Array call(const Array& x) { return nn::checkpoint(TanhMLP())(x); }
+};
+}  // namespace
+
+TEST_CASE("nn::checkpoint: CheckpointTanhMLP_0 holds the plain params; value and grads equal") {
+  Array x = astype(random::normal(random::key(3), {4, 5}), float64);
+  auto [y, v] = HoldsCheckpoint().init_with_output(random::key(0), x);
+  REQUIRE(v["params"].contains("CheckpointTanhMLP_0"));
+  Tree inner = Tree::dict({{"params", v["params"]["CheckpointTanhMLP_0"]}});
+  CHECK(inner["params"]["layers_0"]["kernel"].leaf().shape() == Shape{5, 3});
+  CHECK(allclose(y, TanhMLP().apply(inner, x)));
+  // The root-level transform keeps the target's own layout.
+  auto remat_mlp = nn::remat(TanhMLP());
+  CHECK(allclose(remat_mlp.apply(inner, x), y));
+  auto loss = [&](const auto& model) {
+    return [&model](const Array& k, const Array& x) {
+      Tree p = Tree::dict(
+          {{"params",
+            Tree::dict({{"layers_0", Tree::dict({{"kernel", k}, {"bias", zeros({3}, float64)}})},
+                        {"layers_1", Tree::dict({{"kernel", ones({3, 2}, float64)},
+                                                 {"bias", zeros({2}, float64)}})}})}});
+      return sum(square(model.apply(p, x)));
+    };
+  };
+  Array k = astype(inner["params"]["layers_0"]["kernel"].leaf(), float64);
+  auto plain = TanhMLP();
+  auto g0 = linum::grad(loss(plain), argnums<0, 1>)(k, x);
+  auto g1 = linum::grad(loss(remat_mlp), argnums<0, 1>)(k, x);
+  CHECK(allclose(std::get<0>(g0), std::get<0>(g1), 1e-10f));
+  CHECK(allclose(std::get<1>(g0), std::get<1>(g1), 1e-10f));
+  testing::check_grads([&](const Arrays& a) { return loss(remat_mlp)(a[0], a[1]); }, {k, x});
+}
+
+namespace {
+struct DenseStack : nn::Module<DenseStack> {
+  Array call(const Array& x) { return nn::remat_scan(nn::Dense(8), {100}).named("dense_stack")(x); }
+};
+}  // namespace
+
+TEST_CASE("nn::remat_scan(nn::Dense(8), {100}): a (100,8,8) kernel; y is the 100-step loop (L36)") {
+  Array x = ones({2, 8});
+  auto [y, v] = DenseStack().init_with_output(random::key(0), x);
+  Array k = v["params"]["dense_stack"]["kernel"].leaf();
+  Array b = v["params"]["dense_stack"]["bias"].leaf();
+  CHECK(k.shape() == Shape{100, 8, 8});
+  CHECK(b.shape() == Shape{100, 8});
+  CHECK(y.shape() == Shape{2, 8});
+  Array c = x;
+  for (int i = 0; i < 100; ++i) c = matmul(c, row(k, i)) + row(b, i);
+  CHECK(allclose(y, c, 1e-4f));
+  CHECK(allclose(DenseStack().apply(v, x), y, 1e-6f));
+}
+
+namespace {
+// L34: encode and decode share one kernel; decode sees it transposed.
+Tree transpose_leaves(const Tree& t) {
+  return linum::detail::tree_apply(t, [](const Array& a) { return transpose(a); });
+}
+struct TiedAutoencoder : nn::Module<TiedAutoencoder> {
+  std::int64_t features = 4, latents = 5;
+  Array call_(const Array& x, bool decode) {
+    return method("_call", [&] {
+      auto f = [&](TiedAutoencoder& mdl, const Array& x) {
+        (void)mdl;
+        return nn::Dense({.features = decode ? features : latents, .use_bias = false})(x);
+      };
+      nn::VariablesMap map_fn =
+          decode ? nn::VariablesMap(transpose_leaves) : nn::VariablesMap(nn::identity_variables);
+      return nn::map_variables(f, "params", map_fn, map_fn, {.mutable_ = true})(*this, x);
+    });
+  }
+  Array encode(const Array& x) { return call_(x, false); }
+  Array decode(const Array& z) { return call_(z, true); }
+  Array call(const Array& x) { return decode(encode(x)); }
+};
+}  // namespace
+
+TEST_CASE("nn::map_variables ties an autoencoder's kernels: one (4,5) kernel (L34)") {
+  Array x = ones({2, 4});
+  auto [y, v] = TiedAutoencoder().init_with_output(random::key(0), x);
+  CHECK(v["params"].as_dict().size() == 1);
+  Array k = v["params"]["Dense_0"]["kernel"].leaf();
+  CHECK(k.shape() == Shape{4, 5});
+  CHECK(allclose(y, matmul(matmul(x, k), transpose(k))));
+}
+
+TEST_CASE("nn::map_variables(nn::Dense(4), sign in, init): init's y equals apply's y (L35)") {
+  auto sign_all = [](const Tree& t) {
+    return linum::detail::tree_apply(t, [](const Array& a) { return sign(a); });
+  };
+  auto bit_dense =
+      nn::map_variables(nn::Dense(4), "params", sign_all, nn::identity_variables, {.init = true});
+  Array x = ones({2, 4});
+  auto [y, v] = bit_dense.init_with_output(random::key(0), x);
+  Array k = v["params"]["kernel"].leaf();
+  // The second (mapped) run's variables are stored, as in Flax: the signs.
+  CHECK(allclose(k, sign(k)));
+  CHECK(allclose(y, matmul(x, k)));
+  CHECK(allclose(bit_dense.apply(v, x), y));
+}
+
+namespace {
+struct HoldsJit : nn::Module<HoldsJit> {
+  Array call(const Array& x) { return nn::jit(TanhMLP())(x); }
+};
+}  // namespace
+
+TEST_CASE("nn::jit runs eagerly: JitTanhMLP_0 holds the plain params, same values") {
+  Array x = random::normal(random::key(3), {4, 5});
+  auto [y, v] = HoldsJit().init_with_output(random::key(0), x);
+  REQUIRE(v["params"].contains("JitTanhMLP_0"));
+  CHECK(allclose(y, TanhMLP().apply(Tree::dict({{"params", v["params"]["JitTanhMLP_0"]}}), x)));
+}
+
+namespace {
+struct WhileFoo : nn::Module<WhileFoo> {
+  Array call() {
+    auto cond_fn = [](WhileFoo&, const Array& c) { return less(c, Array(10.0f)); };
+    auto body_fn = [](WhileFoo& mdl, const Array& c) {
+      mdl.make_rng("random");
+      return Array(c + 1.0f);
+    };
+    return nn::while_loop(cond_fn, body_fn, *this, zeros({}),
+                          {.split_rngs = {{"params", false}, {lift::DenyList("params"), true}}});
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::while_loop with make_rng in the body counts to 10 (L47)") {
+  Array y = WhileFoo().apply(Tree::dict(), lift::Rngs{{"random", random::key(0)}});
+  CHECK(y.item<float>() == 10.0f);
+}
+
+namespace {
+struct SwitchFoo : nn::Module<SwitchFoo> {
+  Array call(const Array& x, const Array& index) {
+    for (const char* c : {"a_count", "b_count", "c_count"})
+      variable("state", c, [] { return Array(0); });
+    auto counted = [](const char* name, float s) {
+      return [name, s](SwitchFoo& mdl, const Array& x) {
+        auto v = mdl.variable("state", name);
+        v.set(Tree(v.value() + 1));
+        return Array(nn::Dense(2).named("dense")(x) * s);
+      };
+    };
+    std::vector<std::function<Array(SwitchFoo&, const Array&)>> branches{
+        counted("a_count", 1.0f), counted("b_count", -1.0f), counted("c_count", 1.0f)};
+    return nn::switch_(index, branches, *this, x);
+  }
+};
+std::vector<int> counts(const Tree& state) {
+  std::vector<int> out;
+  for (const char* c : {"a_count", "b_count", "c_count"})
+    out.push_back(state[c].leaf().item<int>());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("nn::switch_ counts the taken branch; the branches share 'dense' (L48)") {
+  Array x = ones({1, 3});
+  auto [y1, v] = SwitchFoo().init_with_output(random::key(0), x, Array(0));
+  CHECK(counts(v["state"]) == std::vector<int>{1, 0, 0});
+  Tree vars = v;
+  auto [y2, s2] = SwitchFoo().apply(vars, x, Array(1), {.mutable_ = "state"});
+  CHECK(counts(s2["state"]) == std::vector<int>{1, 1, 0});
+  CHECK(allclose(y1, -y2));
+  vars["state"] = s2["state"];
+  auto [y3, s3] = SwitchFoo().apply(vars, x, Array(2), {.mutable_ = "state"});
+  CHECK(counts(s3["state"]) == std::vector<int>{1, 1, 1});
+  CHECK(allclose(y1, y3));
+  Array k = v["params"]["dense"]["kernel"].leaf();
+  CHECK(allclose(y1, matmul(x, k) + v["params"]["dense"]["bias"].leaf()));
+}
+
+namespace {
+struct CondFoo : nn::Module<CondFoo> {
+  Array call(const Array& x, const Array& pred) {
+    return nn::cond(
+        pred, [](CondFoo&, const Array& x) { return nn::Dense(2).named("dense")(x); },
+        [](CondFoo&, const Array& x) { return Array(-nn::Dense(2).named("dense")(x)); }, *this, x);
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::cond runs the chosen branch over shared params") {
+  Array x = random::normal(random::key(1), {2, 3});
+  auto [yt, v] = CondFoo().init_with_output(random::key(0), x, Array(true));
+  Array yf = CondFoo().apply(v, x, Array(false));
+  CHECK(allclose(yt, -yf));
+  CHECK(allclose(yt, nn::Dense(2).apply(Tree::dict({{"params", v["params"]["dense"]}}), x)));
+}
+
+namespace {
+// nn.custom_vjp over a module: the params' cotangents are the signs of the true ones.
+struct SignGradDense : nn::Module<SignGradDense> {
+  Array call(const Array& x) {
+    auto f = [](SignGradDense&, const Array& x) { return nn::Dense(3).named("d")(x); };
+    auto fwd = [](SignGradDense& mdl, const Array& x) {
+      Array y = nn::Dense(3).named("d")(x);
+      return std::make_pair(y, std::make_pair(mdl.variables()["params"]["d"], x));
+    };
+    auto bwd = [](const std::pair<Tree, Array>& res, const Array& g) {
+      const Tree& p = res.first;
+      auto [y, pb] = linum::vjp(
+          [](const Array& k, const Array& b, const Array& x) { return matmul(x, k) + b; },
+          p["kernel"].leaf(), p["bias"].leaf(), res.second);
+      auto [gk, gb, gx] = pb(g);
+      Tree vt = Tree::dict(
+          {{"params",
+            Tree::dict({{"d", Tree::dict({{"kernel", sign(gk)}, {"bias", sign(gb)}})}})}});
+      return std::make_tuple(vt, gx);
+    };
+    return nn::custom_vjp(f, fwd, bwd)(*this, x);
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::custom_vjp: plain value, param grads are the signs of the true grads") {
+  Array x = random::normal(random::key(1), {2, 4});
+  auto [y, v] = SignGradDense().init_with_output(random::key(0), x);
+  Tree p = Tree::dict({{"params", v["params"]}});
+  Tree dp = Tree::dict({{"params", v["params"]["d"]}});
+  CHECK(allclose(y, nn::Dense(3).apply(dp, x)));
+  Tree g = linum::grad([&](const Tree& p) { return sum(square(SignGradDense().apply(p, x))); })(p);
+  Tree gt = linum::grad([&](const Tree& p) { return sum(square(nn::Dense(3).apply(p, x))); })(dp);
+  CHECK(allclose(g["params"]["d"]["kernel"].leaf(), sign(gt["params"]["kernel"].leaf())));
+  CHECK(allclose(g["params"]["d"]["bias"].leaf(), sign(gt["params"]["bias"].leaf())));
 }

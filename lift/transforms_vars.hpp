@@ -1,0 +1,166 @@
+// flax.core.lift's custom_vjp, map_variables / swap_collection and remat_scan (spec §3.2): a
+// custom derivative rule that also covers the scope's variables, a function of the variables
+// applied on the way in and out, and a scan of checkpointed nested scans.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <linum/autodiff/custom.hpp>
+#include <linum/lift/pack.hpp>
+#include <linum/lift/transforms.hpp>
+#include <linum/lift/transforms_ad.hpp>
+
+namespace linum::lift {
+
+// lift.custom_vjp(fn, forward_fn, backward_fn, grad_vars, nondiff_argnums): (Scope&, args...) ->
+// fn(scope, args...), whose derivative under grad/vjp is given by
+//   forward_fn(scope, args...) -> (y, residuals) and
+//   backward_fn(nondiff_args..., residuals, y_cotangent) -> std::tuple(variable cotangents,
+//   cotangent of each differentiable argument...),
+// where the variable cotangents are a dict {col: grads} over the collections grad_vars matches.
+// As in Flax, nondiff_argnums count the scope as argument 0 (the variables take its place), so
+// dense(scope, x, features) marks features with nondiff_argnums<2>. backward_fn gets no scope.
+template <class F, class Fwd, class Bwd, int... ND>
+auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "params",
+                NondiffArgnums<ND...> nd = {}) {
+  static_assert(((ND > 0) && ...), "custom_vjp: nondiff_argnums must not include the scope (0)");
+  return [=](Scope& scope, const auto&... args) {
+    PackSpec spec{{grad_vars, true}, {grad_vars, true}, {true}, "custom_vjp"};
+    Packed packed = pack(scope, spec);
+    // f and fwd may run again in a backward pass after this call returned: they own copies.
+    auto run = [spec, other = packed.variables[1], rngs = packed.rngs, outer = scope](
+                   const auto& body, const Tree& gv, const auto&... a) {
+      Scope inner = inner_scope(outer, spec, {gv, other}, rngs);
+      InnerGuard guard{inner};
+      auto y = body(inner, a...);
+      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
+    };
+    auto f = [run, fn](const Tree& gv, const auto&... a) { return run(fn, gv, a...); };
+    auto fwd = [run, forward_fn](const Tree& gv, const auto&... a) {
+      auto [out, vars] = run(forward_fn, gv, a...);
+      return std::make_pair(std::make_pair(std::move(out.first), std::move(vars)),
+                            std::move(out.second));
+    };
+    // The repacked variables are outputs too; their cotangent is dropped, as in Flax.
+    auto bwd = [backward_fn](const auto&... a) {
+      auto t = std::forward_as_tuple(a...);
+      constexpr std::size_t n = sizeof...(a);
+      return [&]<std::size_t... K>(std::index_sequence<K...>) {
+        return backward_fn(std::get<K>(t)..., std::get<n - 2>(t), std::get<n - 1>(t).first);
+      }
+      (std::make_index_sequence<n - 2>{});
+    };
+    auto [y, out] = linum::custom_vjp(f, fwd, bwd, nd)(packed.variables[0], args...);
+    publish(scope, out.items());
+    return y;
+  };
+}
+
+// lift.map_variables(fn, mapped_collections, map_in_fn, map_out_fn, init, mutable, rngs,
+// variables): fn sees the mapped collections as map_in_fn({col: the scope's part}); when `init`
+// or `mutable`, what fn leaves in them goes back through map_out_fn, otherwise they are
+// read-only inside. With `init` and a mutable scope, fn first runs once on the unmapped
+// variables (creating them; an extra call that advances rng counters, as in Flax).
+struct MapVariablesOptions {
+  bool init = false;
+  bool mutable_ = false;
+  Filter rngs = true;
+  Filter variables = true;
+};
+template <class F, class In, class Out>
+auto map_variables(F fn, Filter mapped_collections, In map_in_fn, Out map_out_fn,
+                   MapVariablesOptions opts = {}) {
+  return [=](Scope& scope, const auto&... args) {
+    const bool write_back = opts.init || opts.mutable_;
+    PackSpec spec{{mapped_collections, opts.variables},
+                  write_back ? std::vector<Filter>{mapped_collections, opts.variables}
+                             : std::vector<Filter>{false, subtract_filters(opts.variables,
+                                                                           mapped_collections)},
+                  {opts.rngs},
+                  "map_variables"};
+    Packed packed = pack(scope, spec);
+    Tree target = packed.variables[0];
+    if (opts.init && !is_filter_empty(scope.mutable_filter())) {
+      Scope inner = inner_scope(scope, spec, {target, packed.variables[1]}, packed.rngs);
+      InnerGuard guard{inner};
+      fn(inner, args...);
+      target = map_out_fn(repack(inner, spec)[0]);
+    }
+    target = map_in_fn(target);
+    Scope inner = inner_scope(scope, spec, {target, packed.variables[1]}, packed.rngs);
+    auto y = [&] {
+      InnerGuard guard{inner};
+      return fn(inner, args...);
+    }();
+    std::vector<Tree> out = repack(inner, spec);
+    if (write_back) out[0] = map_out_fn(out[0]);
+    publish(scope, out);
+    return y;
+  };
+}
+
+// lift.swap_collection(fn, col_a, col_b): fn sees col_a's variables as col_b and vice versa.
+Tree swap_collections(const Tree& vars, const std::string& col_a, const std::string& col_b);
+template <class F>
+auto swap_collection(F fn, std::string col_a, std::string col_b) {
+  auto swap = [col_a, col_b](const Tree& t) { return swap_collections(t, col_a, col_b); };
+  return map_variables(std::move(fn), Filter(std::set<std::string>{col_a, col_b}), swap, swap,
+                       {.mutable_ = true});
+}
+
+// lift.remat_scan(body_fn, lengths, variable_broadcast, variable_carry, variable_axes,
+// split_rngs): body_fn(Scope&, carry) -> carry repeated prod(lengths) times as nested scans, the
+// inner ones checkpointed; every collection is stacked by default, so a dense repeated with
+// lengths {a, b} has a kernel of shape (a, b, in, out).
+struct RematScanOptions {
+  Filter variable_broadcast = false;
+  Filter variable_carry = false;
+  std::vector<std::pair<Filter, int>> variable_axes = {{true, 0}};
+  SplitRngs split_rngs = {{true, true}};
+};
+
+namespace detail {
+template <class F, class Carry>
+Carry remat_scan_call(const F& body_fn, const std::vector<std::int64_t>& lengths,
+                      const RematScanOptions& opts, Scope& scope, const Carry& carry) {
+  ScanOptions so{.variable_axes = opts.variable_axes,
+                 .variable_broadcast = opts.variable_broadcast,
+                 .variable_carry = opts.variable_carry,
+                 .split_rngs = opts.split_rngs,
+                 .length = lengths[0]};
+  if (lengths.size() == 1) {
+    auto step = [&body_fn](Scope& s, const Carry& c) {
+      return std::make_pair(Carry(body_fn(s, c)), std::tuple<>{});
+    };
+    return lift::scan(step, so)(scope, carry).first;
+  }
+  // The recomputation may run after this call returned: it owns its copies.
+  std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
+  auto inner = checkpoint([body_fn, rest, opts](Scope& s, const Carry& c) {
+    return remat_scan_call(body_fn, rest, opts, s, c);
+  });
+  auto step = [&inner](Scope& s, const Carry& c) {
+    return std::make_pair(Carry(inner(s, c)), std::tuple<>{});
+  };
+  return lift::scan(step, so)(scope, carry).first;
+}
+}  // namespace detail
+
+template <class F>
+auto remat_scan(F body_fn, std::vector<std::int64_t> lengths, RematScanOptions opts = {}) {
+  if (lengths.empty()) throw ValueError("remat_scan: lengths must not be empty");
+  for (auto l : lengths)
+    if (l <= 0)
+      throw ValueError("remat_scan: every length must be positive, got " + std::to_string(l));
+  return [=](Scope& scope, const auto& carry) {
+    return detail::remat_scan_call(body_fn, lengths, opts, scope, carry);
+  };
+}
+
+}  // namespace linum::lift
