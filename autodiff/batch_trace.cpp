@@ -30,8 +30,8 @@ BatchTrace* current_batch_trace() { return t_current; }
 Array BatchTrace::wrap(const Array& value, int bdim) {
   if (bdim < 0 || bdim >= value.ndim() || value.shape(bdim) != axis_size_) {
     std::ostringstream os;
-    os << "vmap: internal batch axis " << bdim << " of a value of shape " << shape_str(value.shape())
-       << " does not have the axis size " << axis_size_;
+    os << "vmap: internal batch axis " << bdim << " of a value of shape "
+       << shape_str(value.shape()) << " does not have the axis size " << axis_size_;
     throw Error(os.str());
   }
   Shape s = value.shape();

@@ -73,7 +73,8 @@ void check_tree_avals(const A& in, const B& out, const std::string& header,
       [&](std::size_t i) { return leaf_path(in, i, prefix); },
       [&] {
         return "the " + in_label + " has structure " + pytree::tree_structure(in).to_string() +
-               " but the " + out_label + " has structure " + pytree::tree_structure(out).to_string();
+               " but the " + out_label + " has structure " +
+               pytree::tree_structure(out).to_string();
       });
 }
 
@@ -224,17 +225,21 @@ struct is_tuple_like<std::tuple<T...>> : std::true_type {};
 
 template <class Branches>
 std::size_t branch_count(const Branches& b) {
-  if constexpr (is_tuple_like<Branches>::value) return std::tuple_size_v<Branches>;
-  else return std::size(b);
+  if constexpr (is_tuple_like<Branches>::value)
+    return std::tuple_size_v<Branches>;
+  else
+    return std::size(b);
 }
 
 template <class Branches, class... Ops>
 auto call_branch(const Branches& br, std::size_t k, const Ops&... ops) {
   if constexpr (is_tuple_like<Branches>::value) {
-    using R = std::decay_t<std::invoke_result_t<const std::tuple_element_t<0, Branches>&, const Ops&...>>;
+    using R =
+        std::decay_t<std::invoke_result_t<const std::tuple_element_t<0, Branches>&, const Ops&...>>;
     std::optional<R> out;
     std::size_t i = 0;
-    std::apply([&](const auto&... b) { ((i++ == k ? (void)out.emplace(b(ops...)) : (void)0), ...); }, br);
+    std::apply(
+        [&](const auto&... b) { ((i++ == k ? (void)out.emplace(b(ops...)) : (void)0), ...); }, br);
     return std::move(*out);
   } else {
     using R = std::decay_t<decltype(br[0](ops...))>;
@@ -271,9 +276,10 @@ auto switch_(const Array& index, const Branches& branches, const Ops&... operand
   for (std::size_t k = n - 1; k-- > 0;) {
     auto bk = detail::call_branch(branches, k, operands...);
     detail::check_tree_avals(bk, out, "switch: branch outputs must have identical types",
-                             "output of branch " + std::to_string(k), "output of branch " + std::to_string(n - 1),
-                             "output");
-    leaves = detail::select_leaves(equal(idx, Array(static_cast<int>(k))), detail::tree_arrays(bk), leaves);
+                             "output of branch " + std::to_string(k),
+                             "output of branch " + std::to_string(n - 1), "output");
+    leaves = detail::select_leaves(equal(idx, Array(static_cast<int>(k))), detail::tree_arrays(bk),
+                                   leaves);
   }
   return detail::tree_rebuild(out, leaves);
 }
@@ -298,7 +304,8 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
     T next = body_fn(static_cast<const T&>(val));
     detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
     if (batched)
-      val = detail::tree_rebuild(val, detail::select_leaves(p, detail::tree_arrays(next), detail::tree_arrays(val)));
+      val = detail::tree_rebuild(
+          val, detail::select_leaves(p, detail::tree_arrays(next), detail::tree_arrays(val)));
     else
       val = std::move(next);
   }
@@ -318,7 +325,8 @@ T fori_loop(const Array& lower, const Array& upper, BF&& body, const T& init) {
     T val = init;
     for (std::int64_t i = lo; i < hi; ++i) {
       T next = body(Array(static_cast<int>(i)), static_cast<const T&>(val));
-      detail::check_tree_avals(init, next, "fori_loop: body_fun output and input must have identical types",
+      detail::check_tree_avals(init, next,
+                               "fori_loop: body_fun output and input must have identical types",
                                "input carry", "output carry", "carry");
       val = std::move(next);
     }

@@ -24,8 +24,8 @@ struct TapeTracer final : ArrayImpl {
 struct TapeTrace::Impl {
   struct Node {
     PrimPtr prim;
-    std::uint32_t in_begin;   // inputs' primals at values[in_begin, in_begin + n_in)
-    std::uint32_t out_begin;  // outputs at values[out_begin, out_begin + n_out)
+    std::uint32_t in_begin;     // inputs' primals at values[in_begin, in_begin + n_in)
+    std::uint32_t out_begin;    // outputs at values[out_begin, out_begin + n_out)
     std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
     int out_var0;  // outputs have consecutive variable ids (non-float outputs get none)
   };

@@ -4,6 +4,7 @@
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 
 namespace linum {
@@ -622,11 +623,42 @@ Array dynamic_update_slice(const Array& x, const Array& update,
   return dynamic_update_slice(x, update, std::vector<std::int64_t>(start));
 }
 
-Array take(const Array& x, const Array& indices, std::optional<int> axis) {
+namespace {
+// jnp.take's fill_value default: NaN for floats, the dtype's "most invalid" value otherwise.
+Array fill_scalar(DType d, std::optional<double> fill_value) {
+  if (fill_value) return full({}, *fill_value, d);
+  if (is_floating(d)) return full({}, std::numeric_limits<double>::quiet_NaN(), d);
+  if (d == int32) return full({}, std::numeric_limits<std::int32_t>::min(), d);
+  if (d == uint32) return full({}, std::numeric_limits<std::uint32_t>::max(), d);
+  return full({}, 1, d);
+}
+
+// FILL_OR_DROP: negative indices count from the end (jnp.take wraps them before the gather).
+Array wrap_negative(const Array& idx, std::int64_t n) {
+  if (idx.dtype() == uint32) return idx;
+  return where(less(idx, full({}, 0, idx.dtype())),
+               add(idx, full({}, static_cast<double>(n), idx.dtype())), idx);
+}
+// CLIP: the raw index clamped into [0, n - 1] (negative indices do not wrap).
+Array clamp_index(const Array& idx, std::int64_t n) {
+  return minimum(maximum(idx, full({}, 0, idx.dtype())),
+                 full({}, static_cast<double>(n - 1), idx.dtype()));
+}
+Array mode_index(const Array& idx, std::int64_t n, GatherMode mode) {
+  return mode == GatherMode::fill ? wrap_negative(idx, n) : clamp_index(idx, n);
+}
+Array in_bounds(const Array& idx, std::int64_t n) {
+  return logical_and(greater_equal(idx, full({}, 0, idx.dtype())),
+                     less(idx, full({}, static_cast<double>(n), idx.dtype())));
+}
+}  // namespace
+
+Array take(const Array& x, const Array& indices, std::optional<int> axis, GatherMode mode,
+           std::optional<double> fill_value) {
   check_valid(x, "take");
   check_valid(indices, "take");
   check_index_dtype(indices, "take", "indices");
-  if (!axis) return take(ravel(x), indices, 0);
+  if (!axis) return take(ravel(x), indices, 0, mode, fill_value);
   const int ax = normalize_axis(*axis, x.ndim(), "take");
   if (x.shape()[ax] == 0 && indices.size() > 0)
     throw IndexError("take: cannot take from axis " + std::to_string(ax) +
@@ -636,9 +668,16 @@ Array take(const Array& x, const Array& indices, std::optional<int> axis) {
   d.start_index_map = {ax};
   d.slice_sizes = x.shape();
   d.slice_sizes[ax] = 1;
+  const std::int64_t n = x.shape()[ax];
+  const Array idx = mode_index(indices, n, mode);
   Shape is = indices.shape();
   is.push_back(1);
-  Array g = gather(x, reshape(indices, is), d);  // (indices..., x dims without ax)
+  Array g = gather(x, reshape(idx, is), d);  // (indices..., x dims without ax)
+  if (mode == GatherMode::fill) {
+    Shape ms = indices.shape();
+    ms.resize(ms.size() + static_cast<std::size_t>(x.ndim() - 1), 1);
+    g = where(reshape(in_bounds(idx, n), ms), g, fill_scalar(g.dtype(), fill_value));
+  }
   if (ax == 0) return g;
   const int ni = indices.ndim();
   std::vector<int> perm;  // to (x dims before ax, indices..., x dims after ax)
@@ -648,7 +687,8 @@ Array take(const Array& x, const Array& indices, std::optional<int> axis) {
   return transpose(g, perm);
 }
 
-Array take_along_axis(const Array& x, const Array& indices, int axis) {
+Array take_along_axis(const Array& x, const Array& indices, int axis, GatherMode mode,
+                      std::optional<double> fill_value) {
   check_valid(x, "take_along_axis");
   check_valid(indices, "take_along_axis");
   check_index_dtype(indices, "take_along_axis", "indices");
@@ -685,9 +725,13 @@ Array take_along_axis(const Array& x, const Array& indices, int axis) {
       d.operand_batching.push_back(a);
       d.indices_batching.push_back(a);
     }
+  const std::int64_t n = x.shape()[ax];
+  const Array idx = broadcast_to(mode_index(indices, n, mode), bi);
   Shape ie = bi;
   ie.push_back(1);
-  return gather(xb, reshape(broadcast_to(indices, bi), ie), d);
+  Array g = gather(xb, reshape(idx, ie), d);
+  if (mode != GatherMode::fill) return g;
+  return where(in_bounds(idx, n), g, fill_scalar(g.dtype(), fill_value));
 }
 
 }  // namespace linum

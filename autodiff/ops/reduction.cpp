@@ -179,7 +179,20 @@ struct SumR {
   static T init() { return T(0); }
   static T step(T a, T v) { return wrap_add(a, v); }
   static T combine(T a, T b) { return wrap_add(a, b); }
+  // Pairwise above a block of 256 (16 adds per SIMD lane): the rounding error grows with log n,
+  // not n (the mean of 2^25 copies of 0.1f was off by 1.7% when summed left to right).
   static T row(const T* x, std::int64_t n) {
+    if constexpr (std::is_floating_point_v<T>) {
+      constexpr std::int64_t kBlock = 256;
+      if (n > kBlock) {
+        const std::int64_t h = (n / 2 + kBlock - 1) / kBlock * kBlock;
+        return row(x, h) + row(x + h, n - h);
+      }
+    }
+    return row_block(x, n);
+  }
+  // Not inlined into row()'s recursion, where GCC cannot see the bound on n and warns.
+  [[gnu::noinline]] static T row_block(const T* x, std::int64_t n) {
     std::int64_t i = 0;
     T s = 0;
     if constexpr (std::is_floating_point_v<T>) {  // two SIMD accumulators, float32 stays float32

@@ -46,9 +46,17 @@ Array dynamic_update_slice(const Array& x, const Array& update,
                            const std::vector<std::int64_t>& start);
 Array dynamic_update_slice(const Array& x, const Array& update,
                            std::initializer_list<std::int64_t> start);
-// jnp.take / take_along_axis with integer indices; out-of-range indices are clamped (JAX's
-// default "fill"/"clip" modes are not needed by linum's users; the choice is documented here).
-Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt);
-Array take_along_axis(const Array& x, const Array& indices, int axis);
+// Out-of-bounds indices of take / take_along_axis, as jnp's `mode`: `fill` (the default) counts
+// negative indices from the end and reads fill_value elsewhere outside the axis (NaN for floats,
+// the minimum of signed ints, the maximum of unsigned ones, true for bool); `clip` clamps the raw
+// index into [0, n - 1]; `promise_in_bounds` trusts the caller (linum clamps as well).
+enum class GatherMode { fill, clip, promise_in_bounds };
+
+// jnp.take / take_along_axis with integer indices.
+Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt,
+           GatherMode mode = GatherMode::fill, std::optional<double> fill_value = std::nullopt);
+Array take_along_axis(const Array& x, const Array& indices, int axis,
+                      GatherMode mode = GatherMode::fill,
+                      std::optional<double> fill_value = std::nullopt);
 
 }  // namespace linum

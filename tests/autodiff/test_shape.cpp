@@ -1,5 +1,6 @@
 // Shape and indexing ops: values checked by hand, gradients with check_grads, vmap against a loop
 // over examples, and the error messages of bad input.
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -38,15 +39,16 @@ void check_array(const Array& a, const Shape& shape, const std::vector<double>& 
   REQUIRE(a.shape() == shape);
   const auto v = vals(a);
   REQUIRE(v.size() == expected.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    CHECK(v[i] == doctest::Approx(expected[i]).epsilon(1e-12));
+  for (std::size_t i = 0; i < v.size(); ++i)  // NaN (take's fill) matches NaN
+    CHECK((std::isnan(expected[i]) ? std::isnan(v[i]) : v[i] == doctest::Approx(expected[i]).epsilon(1e-12)));
 }
 
 void check_close(const Array& a, const Array& b) {
   REQUIRE(linum::shape_str(a.shape()) == linum::shape_str(b.shape()));
   CHECK(a.dtype() == b.dtype());
   const auto va = vals(a), vb = vals(b);
-  for (std::size_t i = 0; i < va.size(); ++i) CHECK(va[i] == doctest::Approx(vb[i]).epsilon(1e-10));
+  for (std::size_t i = 0; i < va.size(); ++i)
+    CHECK((std::isnan(vb[i]) ? std::isnan(va[i]) : va[i] == doctest::Approx(vb[i]).epsilon(1e-10)));
 }
 
 Array iota(const Shape& s, linum::DType d = linum::float64) {
@@ -470,9 +472,12 @@ TEST_CASE("dynamic_update_slice: gradients w.r.t. operand and update, and vmap")
 
 // ---- take / take_along_axis ------------------------------------------------------------------
 
-TEST_CASE("take gathers along an axis or the flattened array, clamping out-of-range indices") {
+TEST_CASE("take gathers along an axis or the flattened array; out-of-range indices per mode") {
   Array x = linum::array({10.0, 20.0, 30.0, 40.0});
-  check_array(linum::take(x, ints({3, 0, -1, 7, -9})), {5}, {40, 10, 40, 40, 10});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  check_array(linum::take(x, ints({3, 0, -1, 7, -9})), {5}, {40, 10, 40, nan, nan});
+  check_array(linum::take(x, ints({3, 0, -1, 7, -9}), 0, linum::GatherMode::clip), {5},
+              {40, 10, 10, 40, 10});
   Array m = iota({2, 3});
   check_array(linum::take(m, ints({5, 0})), {2}, {5, 0});  // axis=None: flattened
   check_array(linum::take(m, ints({2, 0, 1, 1}, {2, 2}), 1), {2, 2, 2}, {2, 0, 1, 1, 5, 3, 4, 4});

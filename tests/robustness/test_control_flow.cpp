@@ -20,9 +20,11 @@ const Params kInit{{"a", zeros({2}, float64)}};
 TEST_CASE("scan rejects a carry whose dict keys change, with JAX's message") {
   auto step = [](const Params& c, const Array& x) { return std::make_pair(rekey(c), x); };
   robust::check_error<TypeError>(
-      [&] { scan(step, kInit, zeros({3, 1})); },
-      {"scan body function carry input and carry output must have the same pytree structure",
-       "'a'", "'b'"});
+      [&] {
+        scan(step, kInit, zeros({3, 1}));
+      },
+      {"scan body function carry input and carry output must have the same pytree structure", "'a'",
+       "'b'"});
 }
 
 TEST_CASE("while_loop rejects a carry whose dict keys change") {
@@ -33,13 +35,19 @@ TEST_CASE("while_loop rejects a carry whose dict keys change") {
 
 TEST_CASE("fori_loop rejects a carry whose dict keys, shape or dtype change") {
   robust::check_error<TypeError>(
-      [&] { fori_loop(Array(0), Array(3), [](const Array&, const Params& p) { return rekey(p); }, kInit); },
+      [&] {
+        fori_loop(
+            Array(0), Array(3), [](const Array&, const Params& p) { return rekey(p); }, kInit);
+      },
       {"fori_loop", "must have the same pytree structure"});
   robust::check_error<TypeError>(
       [&] {
-        fori_loop(Array(0), Array(3),
-                  [](const Array&, const Params& p) { return Params{{"a", astype(p.at("a"), float32)}}; },
-                  kInit);
+        fori_loop(
+            Array(0), Array(3),
+            [](const Array&, const Params& p) {
+              return Params{{"a", astype(p.at("a"), float32)}};
+            },
+            kInit);
       },
       {"fori_loop", "carry['a'] has type float64[2]", "float32[2], so the dtypes do not match"});
 }
