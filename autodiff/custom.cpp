@@ -26,9 +26,12 @@ int lowest_level(const Arrays& xs) {
       const ArrayImpl* impl = a.impl().get();
       low = std::min(low, impl->level);
       Trace* t = trace_at(impl->level);
-      if (auto* b = dynamic_cast<BatchTrace*>(t)) a = b->unwrap(a).first;
-      else if (const Array* p = impl->primal_value()) a = *p;
-      else break;
+      if (auto* b = dynamic_cast<BatchTrace*>(t))
+        a = b->unwrap(a).first;
+      else if (const Array* p = impl->primal_value())
+        a = *p;
+      else
+        break;
     }
   }
   return low;
@@ -73,15 +76,19 @@ bool any_valid(std::span<const Array> xs) {
   return false;
 }
 
-// VmapOptions mapping flat leaves along `bdims` (-1: unbatched) inside the current batch axis.
-VmapOptions leaf_axes(std::span<const int> bdims, const BatchTrace& t) {
+// The in_axes entry of one list of leaves batched along `bdims` (-1: None).
+AxisSpec leaf_spec(std::span<const int> bdims) {
   std::vector<AxisSpec> axes;
   for (int b : bdims) axes.emplace_back(b < 0 ? AxisSpec(std::nullopt) : AxisSpec(b));
+  return AxisSpec::seq(std::move(axes));
+}
+// VmapOptions mapping flat leaves along `bdims` (-1: unbatched) inside the current batch axis.
+VmapOptions leaf_axes(std::span<const int> bdims, std::int64_t size, const std::string& name) {
   VmapOptions o;
-  o.in_axes = AxisSpec::seq({AxisSpec::seq(std::move(axes))});
+  o.in_axes = AxisSpec::seq({leaf_spec(bdims)});
   o.out_axes = 0;
-  o.axis_name = t.axis_name();
-  o.axis_size = t.axis_size();
+  o.axis_name = name;
+  o.axis_size = size;
   return o;
 }
 
@@ -118,7 +125,8 @@ struct CustomVjpCall final : Primitive {
     return outs;
   }
 
-  Arrays jvp(std::span<const Array>, std::span<const Array>, std::span<const Array>) const override {
+  Arrays jvp(std::span<const Array>, std::span<const Array>,
+             std::span<const Array>) const override {
     throw TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.");
   }
 
@@ -135,33 +143,32 @@ struct CustomVjpCall final : Primitive {
       for (std::size_t i = 0; i < primals.size(); ++i) {
         const Array& g = result[i];
         if (g.shape() == primals[i].shape() && g.dtype() == primals[i].dtype()) continue;
-        std::ostringstream os;
-        os << "custom_vjp: the bwd rule must produce an output with the same shape/dtypes as the "
-              "args tuple of the primal function, but for input leaf " << i
-           << " it produced shape " << shape_str(g.shape()) << " dtype " << g.dtype()
-           << " corresponding to an input of shape " << shape_str(primals[i].shape()) << " dtype "
-           << primals[i].dtype();
-        throw ValueError(os.str());
+        throw ValueError(
+            "Custom VJP bwd rule must produce an output with the same shape/dtypes as the args "
+            "tuple of the primal function, but at input leaf " +
+            std::to_string(i) + " the bwd rule produced an output of shape/dtype " + aval_str(g) +
+            " corresponding to an input of shape/dtype " + aval_str(primals[i]));
       }
     }
     // Cotangents of the residuals arise only under higher-order differentiation (an outer
     // grad of the inner bwd): they flow through fwd's own ops, recomputed here.
     if (any_valid(cts.subspan(n_out))) {
-      on_float_leaves(primals, [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
-        auto res_of = [&](const Arrays& x) {
-          std::size_t n = 0;
-          Arrays o = st->fwd(merge(x), n);
-          return Arrays(o.begin() + static_cast<std::ptrdiff_t>(n), o.end());
-        };
-        auto [res, pull] = linum::vjp(res_of, fx);
-        Arrays rc(cts.begin() + static_cast<std::ptrdiff_t>(n_out), cts.end());
-        for (std::size_t i = 0; i < rc.size(); ++i)
-          if (!rc[i].valid()) rc[i] = zeros_like(res[i]);
-        Arrays g = std::get<0>(pull(rc));
-        for (std::size_t k = 0; k < fi.size(); ++k)
-          result[fi[k]] = result[fi[k]].valid() ? add(result[fi[k]], g[k]) : g[k];
-        return 0;
-      });
+      on_float_leaves(primals,
+                      [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
+                        auto res_of = [&](const Arrays& x) {
+                          std::size_t n = 0;
+                          Arrays o = st->fwd(merge(x), n);
+                          return Arrays(o.begin() + static_cast<std::ptrdiff_t>(n), o.end());
+                        };
+                        auto [res, pull] = linum::vjp(res_of, fx);
+                        Arrays rc(cts.begin() + static_cast<std::ptrdiff_t>(n_out), cts.end());
+                        for (std::size_t i = 0; i < rc.size(); ++i)
+                          if (!rc[i].valid()) rc[i] = zeros_like(res[i]);
+                        Arrays g = std::get<0>(pull(rc));
+                        for (std::size_t k = 0; k < fi.size(); ++k)
+                          result[fi[k]] = result[fi[k]].valid() ? add(result[fi[k]], g[k]) : g[k];
+                        return 0;
+                      });
     }
     return result;
   }
@@ -169,20 +176,44 @@ struct CustomVjpCall final : Primitive {
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const BatchTrace& t = *current_batch_trace();
     auto sb = std::make_shared<CustomVjpState>();
-    VmapOptions in_opts = leaf_axes(bdims, t);
-    sb->fwd = [st = st, in_opts](const Arrays& leaves, std::size_t& n_out) {
-      Arrays o = linum::vmap([&](const Arrays& l) { return st->fwd(l, st->n_out); }, in_opts)(leaves);
+    // Batch axis of each residual (0 or -1): residuals that do not depend on the mapped inputs
+    // (e.g. weights) stay unbatched, as in JAX, instead of being copied axis_size times.
+    auto res_bd = std::make_shared<std::vector<int>>();
+    std::vector<int> in_bd(bdims.begin(), bdims.end());
+    const std::int64_t size = t.axis_size();
+    sb->fwd = [st = st, in_bd, res_bd, size, name = t.axis_name()](const Arrays& leaves,
+                                                                   std::size_t& n_out) {
+      BatchTrace inner(size, name);
+      TraceScope scope(inner);
+      Arrays l = leaves;
+      for (std::size_t i = 0; i < l.size(); ++i)
+        if (in_bd[i] >= 0) l[i] = inner.wrap(l[i], in_bd[i]);
+      Arrays o = st->fwd(l, st->n_out);
       n_out = st->n_out;
+      res_bd->assign(o.size() - n_out, -1);
+      for (std::size_t i = 0; i < o.size(); ++i) {
+        auto [v, b] = inner.unwrap(o[i]);
+        if (i >= n_out && b < 0) {
+          o[i] = v;
+          continue;
+        }
+        o[i] = move_bdim(v, b, 0, size);
+        if (i >= n_out) (*res_bd)[i - n_out] = 0;
+      }
       return o;
     };
-    VmapOptions all0;
-    all0.axis_name = t.axis_name();
-    all0.axis_size = t.axis_size();
     std::vector<int> bd(bdims.begin(), bdims.end());
-    sb->bwd = [st = st, all0, bd](const Arrays& res, const Arrays& cts) {
-      Arrays g = linum::vmap([&](const Arrays& r, const Arrays& c) { return st->bwd(r, c); }, all0)(res, cts);
+    sb->bwd = [st = st, res_bd, bd, name = t.axis_name(), size](const Arrays& res,
+                                                                const Arrays& cts) {
+      VmapOptions o;
+      o.in_axes = AxisSpec::seq({leaf_spec(*res_bd), AxisSpec(0)});
+      o.axis_name = name;
+      o.axis_size = size;
+      Arrays g =
+          linum::vmap([&](const Arrays& r, const Arrays& c) { return st->bwd(r, c); }, o)(res, cts);
       // Per-example cotangents of an unbatched input add up; batched ones go to their axis.
-      for (std::size_t i = 0; i < g.size(); ++i) g[i] = bd[i] < 0 ? sum(g[i], 0) : moveaxis(g[i], 0, bd[i]);
+      for (std::size_t i = 0; i < g.size(); ++i)
+        g[i] = bd[i] < 0 ? sum(g[i], 0) : moveaxis(g[i], 0, bd[i]);
       return g;
     };
     Arrays values(in.begin(), in.end());
@@ -190,8 +221,9 @@ struct CustomVjpCall final : Primitive {
     Arrays outs = linum::bind(std::make_shared<const CustomVjpCall>(sb), values);
     st->n_out = sb->n_out;
     check_closure(outs, t.level(), "custom_vjp", true, true);
-    std::vector<int> zero(outs.size(), 0);
-    return {std::move(outs), std::move(zero)};
+    std::vector<int> out_bd(outs.size(), 0);
+    for (std::size_t i = 0; i < res_bd->size(); ++i) out_bd[sb->n_out + i] = (*res_bd)[i];
+    return {std::move(outs), std::move(out_bd)};
   }
 };
 
@@ -209,16 +241,17 @@ struct RematCall final : Primitive {
 
   Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
              std::span<const Array> outs) const override {
-    return on_float_leaves(primals, [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
-      Arrays tx;
-      for (std::size_t k = 0; k < fi.size(); ++k)
-        tx.push_back(tangents[fi[k]].valid() ? tangents[fi[k]] : zeros_like(fx[k]));
-      auto [y, ty] = linum::jvp([&](const Arrays& x) { return st->run(merge(x)); }, std::tuple{fx},
-                                std::tuple{tx});
-      for (std::size_t i = 0; i < ty.size(); ++i)
-        if (!is_floating(outs[i].dtype())) ty[i] = Array();
-      return ty;
-    });
+    return on_float_leaves(
+        primals, [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
+          Arrays tx;
+          for (std::size_t k = 0; k < fi.size(); ++k)
+            tx.push_back(tangents[fi[k]].valid() ? tangents[fi[k]] : zeros_like(fx[k]));
+          auto [y, ty] = linum::jvp([&](const Arrays& x) { return st->run(merge(x)); },
+                                    std::tuple{fx}, std::tuple{tx});
+          for (std::size_t i = 0; i < ty.size(); ++i)
+            if (!is_floating(outs[i].dtype())) ty[i] = Array();
+          return ty;
+        });
   }
 
   Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
@@ -230,22 +263,25 @@ struct RematCall final : Primitive {
   Arrays vjp_needed(std::span<const Array> primals, std::span<const Array> cts,
                     std::span<const Array> outs, std::span<const bool> needed) const override {
     Arrays result(primals.size());
-    on_float_leaves(primals, [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
-      auto [y, pull] = linum::vjp([&](const Arrays& x) { return st->run(merge(x)); }, fx);
-      Arrays c(cts.begin(), cts.end());
-      for (std::size_t i = 0; i < c.size(); ++i)
-        if (!c[i].valid()) c[i] = zeros_like(outs[i]);
-      Arrays g = std::get<0>(pull(c));
-      for (std::size_t k = 0; k < fi.size(); ++k) result[fi[k]] = g[k];
-      return 0;
-    }, needed);
+    on_float_leaves(
+        primals,
+        [&](const Arrays& fx, const std::vector<std::size_t>& fi, auto merge) {
+          auto [y, pull] = linum::vjp([&](const Arrays& x) { return st->run(merge(x)); }, fx);
+          Arrays c(cts.begin(), cts.end());
+          for (std::size_t i = 0; i < c.size(); ++i)
+            if (!c[i].valid()) c[i] = zeros_like(outs[i]);
+          Arrays g = std::get<0>(pull(c));
+          for (std::size_t k = 0; k < fi.size(); ++k) result[fi[k]] = g[k];
+          return 0;
+        },
+        needed);
     return result;
   }
 
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const BatchTrace& t = *current_batch_trace();
     auto sb = std::make_shared<RematState>();
-    VmapOptions opts = leaf_axes(bdims, t);
+    VmapOptions opts = leaf_axes(bdims, t.axis_size(), t.axis_name());
     sb->run = [st = st, opts](const Arrays& leaves) {
       return linum::vmap([&](const Arrays& l) { return st->run(l); }, opts)(leaves);
     };
@@ -263,6 +299,43 @@ struct RematCall final : Primitive {
 Arrays custom_vjp_call(const std::shared_ptr<CustomVjpState>& state, const Arrays& inputs) {
   state->min_level = lowest_level(inputs);
   return linum::bind(std::make_shared<const CustomVjpCall>(state), inputs);
+}
+
+void check_fwd_primal(const Arrays& fwd_out, const Arrays& f_out, const std::string& fwd_tree,
+                      const std::string& f_tree) {
+  const std::string head =
+      "Custom VJP fwd rule must produce a pair (list or tuple of length two) where the first "
+      "element represents the primal output (equal to the output of the custom_vjp-decorated "
+      "function) and the second element represents residuals (i.e. values stored from the "
+      "forward pass for use on the backward pass), but instead the fwd rule output's first "
+      "element had ";
+  if (fwd_tree != f_tree || fwd_out.size() != f_out.size())
+    throw TypeError(head + "container/pytree structure:\n    " + fwd_tree +
+                    "\nwhile the custom_vjp-decorated function had output container/pytree "
+                    "structure:\n    " +
+                    f_tree + ".");
+  auto avals = [](const Arrays& xs) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + aval_str(xs[i]);
+    return s + "]";
+  };
+  for (std::size_t i = 0; i < f_out.size(); ++i) {
+    check_valid(fwd_out[i], "custom_vjp fwd rule");
+    if (fwd_out[i].shape() != f_out[i].shape() || fwd_out[i].dtype() != f_out[i].dtype())
+      throw TypeError(head + "shapes/dtypes of:\n    " + avals(fwd_out) +
+                      "\nwhile the custom_vjp-decorated function had output shapes/dtypes "
+                      "of:\n    " +
+                      avals(f_out));
+  }
+}
+
+void throw_bwd_structure(std::size_t arg, const std::string& ct_tree, const std::string& arg_tree) {
+  throw TypeError(
+      "Custom VJP bwd rule must produce an output with the same container (pytree) structure as "
+      "the args tuple of the primal function, and in particular must produce a tuple of length "
+      "equal to the number of arguments to the primal function, but got bwd output structure " +
+      ct_tree + " for primal input structure " + arg_tree + " (differentiable argument " +
+      std::to_string(arg) + ")");
 }
 
 Arrays remat_call(const std::shared_ptr<RematState>& state, const Arrays& inputs) {

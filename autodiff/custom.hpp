@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/eval_shape.hpp>
 #include <linum/autodiff/tree_bridge.hpp>
 
 namespace linum {
@@ -43,6 +44,22 @@ struct CustomVjpState {
   int min_level = 0;  // see lowest_level: closures must not hold tracers at or above it
 };
 Arrays custom_vjp_call(const std::shared_ptr<CustomVjpState>& state, const Arrays& inputs);
+// JAX's TypeError when fwd's primal output differs from f's output in structure (the two
+// structures, printed) or in shapes/dtypes (the two lists of leaves).
+void check_fwd_primal(const Arrays& fwd_out, const Arrays& f_out, const std::string& fwd_tree,
+                      const std::string& f_tree);
+// JAX's TypeError when bwd's cotangent for a differentiable argument has another structure.
+[[noreturn]] void throw_bwd_structure(std::size_t arg, const std::string& ct_tree,
+                                      const std::string& arg_tree);
+
+// PyTreeDef(...) of t ("*" for a bare Array).
+template <class T>
+std::string tree_str(const T& t) {
+  if constexpr (std::is_same_v<T, Array>)
+    return "PyTreeDef(*)";
+  else
+    return pytree::tree_structure(t).to_string();
+}
 
 // One checkpoint call over flat leaves.
 struct RematState {
@@ -90,26 +107,29 @@ auto as_ct_tuple(R&& r) {
   if constexpr (is_tuple_like<D>::value && std::tuple_size_v<D> == NDiff) {
     return D(std::forward<R>(r));
   } else {
-    static_assert(NDiff == 1, "custom_vjp: bwd must return a std::tuple with one cotangent per "
-                              "differentiable argument");
+    static_assert(NDiff == 1,
+                  "custom_vjp: bwd must return a std::tuple with one cotangent per "
+                  "differentiable argument");
     return std::tuple<D>(std::forward<R>(r));
   }
 }
 
-// Leaves of one cotangent entry for an argument with `n` leaves: an empty Array() stands for
-// zeros of the whole argument (JAX's None).
+// Leaves of the cotangent c for differentiable argument k (structure `arg_tree`, n leaves): an
+// empty Array() stands for zeros of the whole argument (JAX's None). Any other structure, even
+// with as many leaves (other dict keys), is an error.
 template <class C>
-Arrays ct_leaves(const C& c, std::size_t n) {
+Arrays ct_leaves(const C& c, std::size_t k, std::size_t n, const std::string& arg_tree) {
   Arrays l = tree_arrays(c);
-  if (l.size() == 1 && !l[0].valid() && n != 1) return Arrays(n);
-  if (l.size() != n)
-    throw ValueError("custom_vjp: the bwd rule returned a cotangent with " + std::to_string(l.size()) +
-                     " leaves for an argument with " + std::to_string(n) + " leaves");
+  if (l.size() == 1 && !l[0].valid()) {
+    if constexpr (std::is_same_v<C, Array>) return Arrays(n);
+  }
+  const std::string ct_tree = tree_str(c);
+  if (l.size() != n || ct_tree != arg_tree) throw_bwd_structure(k, ct_tree, arg_tree);
   return l;
 }
 
-template <int... ND, class Fwd, class Bwd, class Args>
-auto custom_vjp_apply(const Fwd& fwd, const Bwd& bwd, const Args& targs) {
+template <int... ND, class F, class Fwd, class Bwd, class Args>
+auto custom_vjp_apply(const F& f, const Fwd& fwd, const Bwd& bwd, const Args& targs) {
   constexpr std::size_t N = std::tuple_size_v<Args>;
   using DPos = ArgPositions<true, N, ND...>;
   using NPos = ArgPositions<false, N, ND...>;
@@ -120,48 +140,75 @@ auto custom_vjp_apply(const Fwd& fwd, const Bwd& bwd, const Args& targs) {
   using FwdR = std::decay_t<decltype(std::apply(fwd, targs))>;
   using Out = std::decay_t<std::tuple_element_t<0, FwdR>>;
   using Res = std::decay_t<std::tuple_element_t<1, FwdR>>;
+  // std::nullopt residuals (none at all) are kept as an empty tuple.
+  constexpr bool no_res = std::is_same_v<Res, std::nullopt_t>;
+  using ResLike = std::conditional_t<no_res, std::tuple<>, Res>;
 
   DiffArgs diff_args = pick(targs, DSeq{});
   Arrays in = tree_arrays(diff_args);
   struct Protos {
     std::optional<Out> out;
-    std::optional<Res> res;
+    std::optional<ResLike> res;
     std::vector<std::size_t> arg_leaves;  // leaves per differentiable argument
+    std::vector<std::string> arg_trees;   // their structures
     std::vector<std::pair<Shape, DType>> in_avals;
   };
   auto protos = std::make_shared<Protos>();
-  std::apply([&](const auto&... d) { (protos->arg_leaves.push_back(tree_arrays(d).size()), ...); }, diff_args);
+  std::apply(
+      [&](const auto&... d) {
+        (protos->arg_leaves.push_back(tree_arrays(d).size()), ...);
+        (protos->arg_trees.push_back(tree_str(d)), ...);
+      },
+      diff_args);
   for (const auto& l : in) protos->in_avals.emplace_back(l.shape(), l.dtype());
 
   // fwd and bwd may run long after this call returned (in a backward pass), so they own copies
   // of what they need; the differentiable arguments are kept as empty structures only.
   auto blank = [](const auto& t) { return tree_apply(t, [](const Array&) { return Array(); }); };
-  DiffArgs diff_like = std::apply([&](const auto&... d) { return std::make_tuple(blank(d)...); }, diff_args);
-  Args base = targs;
-  [&]<std::size_t... K>(std::index_sequence<K...>) {
-    ((std::get<DPos::value[K]>(base) = std::get<K>(diff_like)), ...);
-  }(std::make_index_sequence<DPos::count>{});
-
-  auto state = std::make_shared<CustomVjpState>();
-  state->fwd = [fwd, base, diff_like, protos, blank](const Arrays& leaves, std::size_t& n_out) {
-    Args a = base;
-    DiffArgs d = tree_rebuild(diff_like, leaves);
+  DiffArgs diff_like =
+      std::apply([&](const auto&... d) { return std::make_tuple(blank(d)...); }, diff_args);
+  // The arguments with the differentiable ones replaced by d.
+  auto with_diff = [](Args a, const DiffArgs& d) {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       ((std::get<DPos::value[K]>(a) = std::get<K>(d)), ...);
-    }(std::make_index_sequence<DPos::count>{});
-    FwdR r = std::apply(fwd, a);
+    }
+    (std::make_index_sequence<DPos::count>{});
+    return a;
+  };
+  const Args base = with_diff(targs, diff_like);
+
+  auto state = std::make_shared<CustomVjpState>();
+  state->fwd = [f, fwd, base, diff_like, protos, blank, with_diff](const Arrays& leaves,
+                                                                   std::size_t& n_out) {
+    FwdR r = std::apply(fwd, with_diff(base, tree_rebuild(diff_like, leaves)));
     Arrays o = tree_arrays(std::get<0>(r));
-    Arrays rs = tree_arrays(std::get<1>(r));
+    Arrays rs;
+    if constexpr (!no_res) rs = tree_arrays(std::get<1>(r));
     if (!protos->out) {
+      // As JAX, fwd's primal output must have the type of f's output (f is traced abstractly).
+      AbstractTrace at;
+      TraceScope scope(at);
+      const Out fo =
+          std::apply(f, with_diff(base, tree_rebuild(diff_like, abstract_leaves(at, leaves))));
+      check_fwd_primal(o, tree_arrays(fo), tree_str(std::get<0>(r)), tree_str(fo));
       protos->out.emplace(blank(std::get<0>(r)));
-      protos->res.emplace(blank(std::get<1>(r)));
+      if constexpr (no_res)
+        protos->res.emplace();
+      else
+        protos->res.emplace(blank(std::get<1>(r)));
     }
     n_out = o.size();
     o.insert(o.end(), rs.begin(), rs.end());
     return o;
   };
-  state->bwd = [bwd, nondiff = pick(targs, NSeq{}), protos](const Arrays& res_leaves, const Arrays& cts) {
-    Res res = tree_rebuild(*protos->res, res_leaves);
+  state->bwd = [bwd, nondiff = pick(targs, NSeq{}), protos](const Arrays& res_leaves,
+                                                            const Arrays& cts) {
+    const Res res = [&]() -> Res {
+      if constexpr (no_res)
+        return std::nullopt;
+      else
+        return tree_rebuild(*protos->res, res_leaves);
+    }();
     Out ct = tree_rebuild(*protos->out, cts);
     auto r = as_ct_tuple<DPos::count>(
         std::apply([&](const auto&... n) { return bwd(n..., res, ct); }, nondiff));
@@ -170,7 +217,8 @@ auto custom_vjp_apply(const Fwd& fwd, const Bwd& bwd, const Args& targs) {
     std::apply(
         [&](const auto&... c) {
           auto one = [&](const auto& e) {
-            Arrays l = ct_leaves(e, protos->arg_leaves[k++]);
+            Arrays l = ct_leaves(e, k, protos->arg_leaves[k], protos->arg_trees[k]);
+            ++k;
             flat.insert(flat.end(), l.begin(), l.end());
           };
           (one(c), ...);
@@ -195,9 +243,8 @@ auto custom_vjp_apply(const Fwd& fwd, const Bwd& bwd, const Args& targs) {
 // grad/vjp f itself runs; jvp of a custom_vjp function is an error, as in JAX.
 template <class F, class Fwd, class Bwd, int... ND>
 auto custom_vjp(F f, Fwd fwd, Bwd bwd, NondiffArgnums<ND...> = {}) {
-  return [f = std::move(f), fwd = std::move(fwd), bwd = std::move(bwd)]<class... A>(const A&... args)
-    requires std::invocable<const F&, const A&...>
-  {
+  return [ f = std::move(f), fwd = std::move(fwd), bwd = std::move(bwd) ]<class... A>(
+      const A&... args) requires std::invocable<const F&, const A&...> {
     using Args = std::tuple<std::decay_t<decltype(args)>...>;
     using Out = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
     Args targs(args...);
@@ -205,7 +252,7 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd, NondiffArgnums<ND...> = {}) {
     using FwdR = std::decay_t<decltype(std::apply(fwd, targs))>;
     static_assert(std::is_same_v<std::decay_t<std::tuple_element_t<0, FwdR>>, Out>,
                   "custom_vjp: fwd must return (output of f, residuals)");
-    return Out(detail::custom_vjp_apply<ND...>(fwd, bwd, targs));
+    return Out(detail::custom_vjp_apply<ND...>(f, fwd, bwd, targs));
   };
 }
 
@@ -215,15 +262,16 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd, NondiffArgnums<ND...> = {}) {
 // of Arrays; arrays that are differentiated must be arguments (not captured by f).
 template <class F>
 auto checkpoint(F f) {
-  return [f = std::move(f)]<class... A>(const A&... args)
-    requires std::invocable<const F&, const A&...>
-  {
+  return [f = std::move(f)]<class... A>(
+      const A&... args) requires std::invocable<const F&, const A&...> {
     using Args = std::tuple<std::decay_t<decltype(args)>...>;
     using Out = std::decay_t<std::invoke_result_t<const F&, const decltype(args)&...>>;
     Args targs(args...);
     if (!detail::differentiating()) return Out(std::apply(f, targs));
     // The recomputation may run after this call returned: it owns f and empty structures only.
-    auto blank = [](const auto& t) { return detail::tree_apply(t, [](const Array&) { return Array(); }); };
+    auto blank = [](const auto& t) {
+      return detail::tree_apply(t, [](const Array&) { return Array(); });
+    };
     auto out_like = std::make_shared<std::optional<Out>>();
     auto state = std::make_shared<detail::RematState>();
     state->run = [f, like = blank(targs), out_like, blank](const Arrays& leaves) {
@@ -254,7 +302,8 @@ Carry remat_scan(F f, const Carry& init, const Xs& xs, std::vector<std::int64_t>
       throw ValueError("remat_scan: the leading axis of xs (shape " + shape_str(x.shape()) +
                        ") must equal the product of lengths, " + std::to_string(total));
   if (lengths.size() == 1)
-    return scan([&](const Carry& c, const Xs& x) { return std::make_pair(Carry(f(c, x)), std::nullopt); },
+    return scan([&](const Carry& c,
+                    const Xs& x) { return std::make_pair(Carry(f(c, x)), std::nullopt); },
                 init, xs)
         .first;
   const std::int64_t outer = lengths.front();
@@ -265,8 +314,10 @@ Carry remat_scan(F f, const Carry& init, const Xs& xs, std::vector<std::int64_t>
     s.insert(s.begin(), outer);
     return reshape(x, s);
   });
-  auto segment = checkpoint([f, rest](const Carry& c, const Xs& seg) { return remat_scan(f, c, seg, rest); });
-  return scan([&](const Carry& c, const Xs& seg) { return std::make_pair(segment(c, seg), std::nullopt); },
+  auto segment =
+      checkpoint([f, rest](const Carry& c, const Xs& seg) { return remat_scan(f, c, seg, rest); });
+  return scan([&](const Carry& c,
+                  const Xs& seg) { return std::make_pair(segment(c, seg), std::nullopt); },
               init, split)
       .first;
 }
