@@ -303,15 +303,15 @@ Array full_like(const Array& a, double value) {
   return full(a.shape(), value, a.dtype());
 }
 
-Array arange(double start, double stop, double step, std::optional<DType> dtype) {
+void detail::throw_item_range(const std::string& value, DType from, const std::string& to) {
+  throw ValueError("Array::item: the " + std::string(dtype_name(from)) + " value " + value +
+                   " does not fit the requested type " + to);
+}
+
+Array detail::arange_impl(double start, double stop, double step, DType dt) {
   if (step == 0) throw ValueError("arange: step must not be zero");
   if (!std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step))
     throw ValueError("arange: start, stop and step must be finite");
-  const DType dt =
-      dtype ? *dtype
-      : (start == std::trunc(start) && stop == std::trunc(stop) && step == std::trunc(step))
-          ? int32
-          : float32;
   const double count = std::ceil((stop - start) / step);
   if (count >= 0x1p63)  // the cast below would be undefined
     throw ValueError("arange: " + std::to_string(count) + " elements do not fit in int64");
@@ -324,10 +324,6 @@ Array arange(double start, double stop, double step, std::optional<DType> dtype)
       o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
   });
   return a;
-}
-
-Array arange(std::int64_t stop, DType dtype) {
-  return arange(0, static_cast<double>(stop), 1, dtype);
 }
 
 Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType dtype) {

@@ -2,6 +2,7 @@
 // tracer of an active transform; user code cannot tell the difference. Light header on purpose.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
@@ -163,10 +164,24 @@ Array full(const Shape& shape, double value, DType dtype = float32);
 Array zeros_like(const Array& a);
 Array ones_like(const Array& a);
 Array full_like(const Array& a, double value);
-// dtype defaults as jnp.arange infers it: int32 when start, stop and step are whole numbers,
-// float32 otherwise (so arange(0, 1, 0.25) is [0, 0.25, 0.5, 0.75], not int32 zeros).
-Array arange(double start, double stop, double step = 1, std::optional<DType> dtype = std::nullopt);
-Array arange(std::int64_t stop, DType dtype = int32);
+namespace detail {
+Array arange_impl(double start, double stop, double step, DType dtype);
+}  // namespace detail
+// jnp.arange: dtype defaults as JAX infers it from the argument types: float32 when any of
+// start, stop, step is a floating-point number (arange(10.0, 20.0) and arange(0, 1, 0.25) are
+// float), int32 when all are integers.
+template <class A, class B, class C = int>
+requires std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C> Array
+arange(A start, B stop, C step = 1, std::optional<DType> dtype = std::nullopt) {
+  constexpr bool fl =
+      std::is_floating_point_v<A> || std::is_floating_point_v<B> || std::is_floating_point_v<C>;
+  return detail::arange_impl(static_cast<double>(start), static_cast<double>(stop),
+                             static_cast<double>(step), dtype.value_or(fl ? float32 : int32));
+}
+template <class A>
+requires std::is_arithmetic_v<A> Array arange(A stop, std::optional<DType> dtype = std::nullopt) {
+  return arange(A(0), stop, A(1), dtype);
+}
 Array linspace(double start, double stop, std::int64_t num, bool endpoint = true,
                DType dtype = float32);
 Array eye(std::int64_t n, std::int64_t m = -1, std::int64_t k = 0, DType dtype = float32);
@@ -267,20 +282,42 @@ Array array(std::initializer_list<std::initializer_list<std::initializer_list<T>
   return array(flat, s);
 }
 
+namespace detail {
+// "int32", "uint64", "float32": how item()'s errors name the requested C++ type.
+template <class V>
+std::string item_type_name() {
+  if constexpr (std::is_floating_point_v<V>)
+    return "float" + std::to_string(8 * sizeof(V));
+  else
+    return (std::is_signed_v<V> ? "int" : "uint") + std::to_string(8 * sizeof(V));
+}
+[[noreturn]] void throw_item_range(const std::string& value, DType from, const std::string& to);
+}  // namespace detail
+
 template <class V>
 V Array::item() const {
   const auto& c = concrete_impl("Array::item");
   if (shape_size(c.shape) != 1)
     throw ValueError("Array::item: only arrays of size 1 convert to a scalar, got shape " +
                      shape_str(c.shape));
-  if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool>) {
-    if (is_floating(c.dtype)) {  // as Python's int(x): no undefined behaviour on NaN/inf/overflow
+  // A value that does not fit V is an error, not a wrapped or undefined conversion.
+  if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, bool>) {
+    if (is_floating(c.dtype)) {
       const double v = c.dtype == DType::float32 ? *static_cast<const float*>(c.data)
                                                  : *static_cast<const double*>(c.data);
-      if (!(v > static_cast<double>(std::numeric_limits<V>::min()) - 1 &&
-            v < static_cast<double>(std::numeric_limits<V>::max()) + 1))
-        throw ValueError("Array::item: cannot convert " + std::to_string(v) +
-                         " to the requested integer type");
+      // Integers as Python's int(x) (truncation); a float V only refuses finite overflow.
+      const bool fits = std::is_floating_point_v<V>
+                            ? !(v == v && std::abs(v) <= std::numeric_limits<double>::max() &&
+                                std::abs(v) > static_cast<double>(std::numeric_limits<V>::max()))
+                            : v > static_cast<double>(std::numeric_limits<V>::min()) - 1 &&
+                                  v < static_cast<double>(std::numeric_limits<V>::max()) + 1;
+      if (!fits) detail::throw_item_range(std::to_string(v), c.dtype, detail::item_type_name<V>());
+    } else if constexpr (std::is_integral_v<V>) {
+      const std::int64_t v = c.dtype == DType::int32    ? *static_cast<const std::int32_t*>(c.data)
+                             : c.dtype == DType::uint32 ? *static_cast<const std::uint32_t*>(c.data)
+                                                        : *static_cast<const std::uint8_t*>(c.data);
+      if (!std::in_range<V>(v))
+        detail::throw_item_range(std::to_string(v), c.dtype, detail::item_type_name<V>());
     }
   }
   switch (c.dtype) {

@@ -383,3 +383,64 @@ TEST_CASE("nn::custom_vjp: plain value, param grads are the signs of the true gr
   CHECK(allclose(g["params"]["d"]["kernel"].leaf(), sign(gt["params"]["kernel"].leaf())));
   CHECK(allclose(g["params"]["d"]["bias"].leaf(), sign(gt["params"]["bias"].leaf())));
 }
+
+namespace {
+// L49: per-branch params, created by running every branch once while params are mutable.
+struct MultiHeadSwitch : nn::Module<MultiHeadSwitch> {
+  nn::Sequential heads_0{{nn::Dense(10), nn::Dense(7), nn::Dense(5)}};
+  nn::Sequential heads_1{{nn::Dense(11), nn::Dense(5)}};
+  nn::Dense heads_2{5};
+  void setup() override {
+    submodule("heads_0", heads_0);
+    submodule("heads_1", heads_1);
+    submodule("heads_2", heads_2);
+  }
+  Array call(const Array& x, const Array& index) {
+    using Branch = std::function<Array(MultiHeadSwitch&, const Array&)>;
+    std::vector<Branch> branches;
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = std::to_string(i) + "_count";
+      variable("state", name, [] { return Array(-1); });
+      branches.push_back([i, name](MultiHeadSwitch& mdl, const Array& x) {
+        auto v = mdl.variable("state", name);
+        v.set(Tree(v.value() + 1));
+        if (i == 0) return mdl.heads_0(x);
+        if (i == 1) return mdl.heads_1(x);
+        return mdl.heads_2(x);
+      });
+    }
+    if (is_mutable_collection("params"))
+      for (auto& branch : branches) branch(*this, x);
+    return nn::switch_(index, branches, *this, x);
+  }
+};
+std::vector<int> head_counts(const Tree& state) {
+  return {state["0_count"].leaf().item<int>(), state["1_count"].leaf().item<int>(),
+          state["2_count"].leaf().item<int>()};
+}
+}  // namespace
+
+TEST_CASE("nn::switch_ over heads of different structure, all run once at init (L49)") {
+  Array x = random::normal(random::key(1), {1, 3});
+  auto [y0, v] = MultiHeadSwitch().init_with_output(random::key(0), x, Array(0));
+  CHECK(head_counts(v["state"]) == std::vector<int>{1, 0, 0});
+  const Tree& p = v["params"];
+  CHECK(p["heads_0"]["layers_0"]["kernel"].leaf().shape() == Shape{3, 10});
+  CHECK(p["heads_0"]["layers_0"]["bias"].leaf().shape() == Shape{10});
+  CHECK(p["heads_0"]["layers_1"]["kernel"].leaf().shape() == Shape{10, 7});
+  CHECK(p["heads_0"]["layers_2"]["kernel"].leaf().shape() == Shape{7, 5});
+  CHECK(p["heads_0"]["layers_2"]["bias"].leaf().shape() == Shape{5});
+  CHECK(p["heads_1"]["layers_0"]["kernel"].leaf().shape() == Shape{3, 11});
+  CHECK(p["heads_1"]["layers_1"]["kernel"].leaf().shape() == Shape{11, 5});
+  CHECK(p["heads_2"]["kernel"].leaf().shape() == Shape{3, 5});
+  CHECK(p["heads_2"]["bias"].leaf().shape() == Shape{5});
+  auto [y1, s1] = MultiHeadSwitch().apply(v, x, Array(1), {.mutable_ = "state"});
+  CHECK(head_counts(s1["state"]) == std::vector<int>{1, 1, 0});
+  Tree vars = v;
+  vars["state"] = s1["state"];
+  auto [y2, s2] = MultiHeadSwitch().apply(vars, x, Array(2), {.mutable_ = "state"});
+  CHECK(head_counts(s2["state"]) == std::vector<int>{1, 1, 1});
+  CHECK(allclose(y2, nn::Dense(5).apply(Tree::dict({{"params", p["heads_2"]}}), x)));
+  Array h = nn::Dense(11).apply(Tree::dict({{"params", p["heads_1"]["layers_0"]}}), x);
+  CHECK(allclose(y1, nn::Dense(5).apply(Tree::dict({{"params", p["heads_1"]["layers_1"]}}), h)));
+}
