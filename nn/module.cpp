@@ -6,9 +6,11 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <sstream>
 #include <string_view>
 
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/trace.hpp>
 #include <linum/pytree/repr.hpp>
 
 namespace linum::nn {
@@ -119,6 +121,28 @@ DetachedConstruction::DetachedConstruction() { ++g_detached; }
 DetachedConstruction::~DetachedConstruction() { --g_detached; }
 PathRecorder::PathRecorder() { g_path_recorders.push_back(this); }
 PathRecorder::~PathRecorder() { g_path_recorders.pop_back(); }
+
+Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
+               const std::vector<ShapeDtype>& avals) {
+  // Under an abstract level only what depends on the inputs stays abstract: params drawn from
+  // the rngs are computed as usual.
+  linum::detail::AbstractTrace trace;
+  linum::detail::TraceScope scope(trace);
+  Arrays xs;
+  for (const auto& a : avals) xs.push_back(trace.wrap(a));
+  Tree v = init_fn(xs);
+  for (const Array& leaf : pytree::tree_leaves<Array>(v)) {
+    if (linum::detail::is_abstract(leaf)) {
+      std::ostringstream shape;
+      shape << ShapeDtype{leaf.shape(), leaf.dtype()};
+      throw lift::LazyInitError(
+          "Lazy init encountered a value that could with the given inputs "
+          "(shape: " +
+          shape.str() + ").");
+    }
+  }
+  return v;
+}
 
 void throw_invalid_apply_method(const std::string& type_name) {
   throw lift::ApplyModuleInvalidMethodError(

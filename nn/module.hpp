@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <linum/autodiff/primitive.hpp>
 #include <linum/lift/scope.hpp>
 
 namespace linum::nn {
@@ -294,6 +295,10 @@ struct PathRecorder {
   PathRecorder& operator=(const PathRecorder&) = delete;
 };
 
+// Runs init_fn on abstract arrays of `avals` (Module::lazy_init).
+Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
+               const std::vector<ShapeDtype>& avals);
+
 // Calls the module's method: __call__, a Method<F> (fn(module, args...)) or a member pointer.
 template <class D, class M, class... A>
 decltype(auto) invoke_method(D& m, M& method, A&&... args) {
@@ -366,6 +371,19 @@ class Module : public ModuleBase {
   //   Array up(Array x) { return compact_name_scope("up", [&] { return Dense(3)(x); }); }
   template <class F>
   decltype(auto) compact_name_scope(const std::string& name, F&& body);
+
+  // lazy_init(rngs, ShapeDtype...): Flax's lazy_init — the variables init would make, computed
+  // from the inputs' shapes alone; a variable whose value depends on an input is a LazyInitError.
+  template <class R, class... A>
+  requires(std::is_same_v<A, ShapeDtype>&&...) Tree lazy_init(const R& rngs, const A&... avals)
+  const {
+    return detail::lazy_init(
+        [&](const Arrays& xs) {
+          return [&]<std::size_t... I>(std::index_sequence<I...>) { return init(rngs, xs[I]...); }
+          (std::index_sequence_for<A...>{});
+        },
+        {avals...});
+  }
 
   // module_paths(rngs, args...): "/"-joined path -> an unbound copy of every module whose method
   // runs during init ("" is the root), as Flax's Module.module_paths.

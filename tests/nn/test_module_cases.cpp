@@ -509,3 +509,14 @@ TEST_CASE("nn::jit(nn::Dense) draws the same kernel as nn::Dense (M52)") {
   CHECK(keys(jv["params"]) == Keys{"kernel"});
   CHECK(same(jv["params"]["kernel"].leaf(), k));
 }
+
+// Cases with no C++ counterpart:
+// - M22 (hash(nn.Dense(10)) over the dataclass fields; TypeError for a module holding a scope):
+//   a C++ module has no generic field reflection to hash, and nothing in linum keys on modules
+//   (Python hashes them for jit's static arguments).
+// - M31 (SetAttributeFrozenModuleError on self.i = 2 outside setup): C++ cannot intercept an
+//   assignment to a data member; configuration is fixed by the constructor.
+// - M51 (_freeze_attr turns lists into tuples so fields hash): C++ fields keep their declared
+//   types; there is no list/tuple distinction to freeze.
+// - M55 (__post_init__ may set fields before super().__post_init__()): constructors do this in
+//   C++ by the language itself; there is no linum code to test.

@@ -308,3 +308,25 @@ TEST_CASE("repr prints attributes and bound children as Flax does (M71)") {
   CHECK(nn::attr_repr(std::nullopt) == "None");
   CHECK(nn::attr_repr(false) == "False");
 }
+
+namespace {
+// ---- M3: lazy_init ----
+struct DataDependent : nn::Module<DataDependent> {
+  Array call(const Array& x) {
+    Array k = param("kernel", [x](const Array&) { return x; });
+    return x * k;
+  }
+};
+struct LazyMLP : nn::Module<LazyMLP> {
+  Array call(const Array& x) { return nn::Dense(2)(nn::relu(nn::Dense(3)(x))); }
+};
+}  // namespace
+
+TEST_CASE("lazy_init makes init's variables from shapes; data-dependent ones fail (M3)") {
+  ShapeDtype x{{8, 4}, float32};
+  CHECK_THROWS_WITH_AS(DataDependent().lazy_init(random::key(0), x),
+                       doctest::Contains("Lazy init encountered a value"), lift::LazyInitError);
+  Tree lazy = LazyMLP().lazy_init(random::key(0), x);
+  Tree eager = LazyMLP().init(random::key(0), ones({8, 4}));
+  CHECK(tree_same(lazy, eager));
+}
