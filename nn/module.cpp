@@ -151,6 +151,14 @@ void throw_invalid_apply_method(const std::string& type_name) {
 }
 
 namespace {
+// Flax's AssignSubModuleError: children are made in setup or in a compact method only.
+void check_may_create_child(const ModuleState& parent, const ModuleState& child) {
+  if (!parent.in_setup && !parent.in_compact()) {
+    throw lift::AssignSubModuleError("Submodule " + child.type_name() +
+                                     " must be defined in `setup()` or in a method wrapped in "
+                                     "`@compact`");
+  }
+}
 void register_child(ModuleState& parent, const std::string& name, const ModuleBase& child,
                     const std::shared_ptr<ChildList>& grandchildren) {
   auto node =
@@ -167,6 +175,7 @@ void register_child(ModuleState& parent, const std::string& name, const ModuleBa
 
 }  // namespace detail
 
+using detail::check_may_create_child;
 using detail::g_capture;
 using detail::g_constructing;
 using detail::g_detached;
@@ -253,11 +262,7 @@ ModuleBase::ModuleBase(const std::type_info& type, std::uintptr_t self, std::siz
     return;
   }
   auto& parent = g_running.back()->state_;
-  if (!parent->in_setup && !parent->in_compact()) {
-    throw lift::AssignSubModuleError("Submodule " + state_->type_name() +
-                                     " must be defined in `setup()` or in a method wrapped in "
-                                     "`@compact`");
-  }
+  check_may_create_child(*parent, *state_);
   g_constructing.emplace_back(p, p + size);
   if (parent->in_setup) return;  // named when setup assigns it (submodule)
   state_->parent = parent;
@@ -307,11 +312,7 @@ void ModuleBase::adopt_current_parent(std::optional<std::string> name) {
   reset_state(false);
   if (!g_running.empty()) {
     auto& parent = g_running.back()->state_;
-    if (!parent->in_setup && !parent->in_compact()) {
-      throw lift::AssignSubModuleError("Submodule " + state_->type_name() +
-                                       " must be defined in `setup()` or in a method wrapped in "
-                                       "`@compact`");
-    }
+    check_may_create_child(*parent, *state_);
     if (!parent->in_setup) {
       state_->parent = parent;
       if (!name) state_->auto_index = parent->autoname_cursor[state_->type_name()]++;

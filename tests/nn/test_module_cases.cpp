@@ -3,48 +3,25 @@
 // functional init/apply, rng fallback. Cases with no C++ meaning say why where they would be.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <optional>
 
 #include <linum/lift/lift.hpp>
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
-// Failed key-list checks print the lists.
-template <>
-struct doctest::StringMaker<std::vector<std::string>> {
-  static doctest::String convert(const std::vector<std::string>& v) {
-    std::string s = "{";
-    for (const auto& x : v) s += (s.size() > 1 ? ", " : "") + x;
-    return (s + "}").c_str();
-  }
-};
+#include "test_module_util.hpp"
 
 using namespace linum;
 using lift::Filter;
+using mcases::Keys;
+using mcases::keys;
+using mcases::same;
+using mcases::tree_same;
 namespace init = linum::nn::initializers;
 
 namespace {
 
-bool same(const Array& a, const Array& b) {
-  return a.shape() == b.shape() && all(equal(a, b)).item<bool>();
-}
 Shape shape_at(const Tree& t) { return t.leaf().shape(); }
-// A dict's keys in sorted order (Flax compares dicts regardless of insertion order).
-std::vector<std::string> keys(const Tree& t) {
-  auto k = t.as_dict().keys();
-  std::sort(k.begin(), k.end());
-  return k;
-}
-using Keys = std::vector<std::string>;
-// Same structure and every leaf equal.
-bool tree_same(const Tree& a, const Tree& b) {
-  auto la = pytree::tree_leaves<Array>(a), lb = pytree::tree_leaves<Array>(b);
-  if (la.size() != lb.size()) return false;
-  for (std::size_t i = 0; i < la.size(); ++i)
-    if (!same(la[i], lb[i])) return false;
-  return true;
-}
 nn::Dense dense_no_bias(std::int64_t f) { return nn::Dense({.features = f, .use_bias = false}); }
 
 // The spec's Dense fixture: a kernel and no bias.

@@ -8,40 +8,19 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
-// Failed key-list checks print the lists.
-template <>
-struct doctest::StringMaker<std::vector<std::string>> {
-  static doctest::String convert(const std::vector<std::string>& v) {
-    std::string s = "{";
-    for (const auto& x : v) s += (s.size() > 1 ? ", " : "") + x;
-    return (s + "}").c_str();
-  }
-};
+#include "test_module_util.hpp"
 
 using namespace linum;
 using lift::Filter;
+using mcases::Keys;
+using mcases::keys;
+using mcases::same;
+using mcases::tree_same;
 namespace init = linum::nn::initializers;
 
 namespace {
 
-bool same(const Array& a, const Array& b) {
-  return a.shape() == b.shape() && all(equal(a, b)).item<bool>();
-}
-// A dict's keys in sorted order (Flax compares dicts regardless of insertion order).
-std::vector<std::string> keys(const Tree& t) {
-  auto k = t.as_dict().keys();
-  std::sort(k.begin(), k.end());
-  return k;
-}
-using Keys = std::vector<std::string>;
 using Path = std::vector<std::string>;
-bool tree_same(const Tree& a, const Tree& b) {
-  auto la = pytree::tree_leaves<Array>(a), lb = pytree::tree_leaves<Array>(b);
-  if (la.size() != lb.size()) return false;
-  for (std::size_t i = 0; i < la.size(); ++i)
-    if (!same(la[i], lb[i])) return false;
-  return true;
-}
 
 // ---- M59: paths seen by setup, also inside nested remat ----
 std::vector<Path> g_module_paths, g_debug_paths;
