@@ -305,7 +305,8 @@ void ModuleBase::orphan() {
 
 void ModuleBase::copy_autoname_cursor_from(const ModuleBase& other) {
   state_->autoname_cursor = other.state_->autoname_cursor;
-  state_->lifted_compact = other.state_->in_compact();
+  // Only a copy not yet running takes the flag (the outer module gets its cursor back after).
+  if (state_->method_depth == 0) state_->lifted_compact = other.state_->in_compact();
 }
 
 void ModuleBase::adopt_current_parent(std::optional<std::string> name) {
