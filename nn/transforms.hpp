@@ -7,6 +7,7 @@
 
 #include <concepts>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,7 +110,14 @@ template <class M>
 struct Scan : Module<Scan<M>> {
   M target;
   lift::ScanOptions opts;
+  // methods={name: options} (L42): call_method(name, &M::method, carry, xs...) scans that
+  // method with its own options, over the same scope.
+  std::map<std::string, lift::ScanOptions> methods;
   Scan(M t, lift::ScanOptions o) : target(std::move(t)), opts(std::move(o)) {
+    detail::take_target(target, "scan");
+  }
+  Scan(M t, std::map<std::string, lift::ScanOptions> m)
+      : target(std::move(t)), methods(std::move(m)) {
     detail::take_target(target, "scan");
   }
   template <class C, class... X>
@@ -118,10 +126,33 @@ struct Scan : Module<Scan<M>> {
     return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
                                detail::lifted_method(target), carry, xs...);
   }
+  template <class Fn, class C, class... X>
+  auto call_method(const std::string& name, Fn method_ptr, const C& carry, const X&... xs) {
+    auto it = methods.find(name);
+    if (it == methods.end()) {
+      throw ValueError("nn::scan: no options for method \"" + name +
+                       "\"; pass them in methods={name: options}");
+    }
+    return this->method(name.c_str(), [&] {
+      auto make = [&](auto fn) { return lift::scan(fn, it->second); };
+      auto body = [t = target, method_ptr](const std::vector<Scope>& outer,
+                                           std::vector<Scope>& inner, const auto&... a) {
+        M m = detail::bind_lifted(t, outer, inner);
+        return (m.*method_ptr)(a...);
+      };
+      return detail::lift_scopes(make, detail::module_scopes(this->scope(), target), body, carry,
+                                 xs...);
+    });
+  }
 };
 template <class M>
 requires std::derived_from<M, ModuleBase> Scan<M> scan(M target, lift::ScanOptions opts) {
   return Scan<M>(std::move(target), std::move(opts));
+}
+template <class M>
+requires std::derived_from<M, ModuleBase> Scan<M> scan(
+    M target, std::map<std::string, lift::ScanOptions> methods) {
+  return Scan<M>(std::move(target), std::move(methods));
 }
 
 // ---- direct transforms: functions whose first argument is a module -----------------------------

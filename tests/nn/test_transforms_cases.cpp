@@ -313,3 +313,270 @@ TEST_CASE("two nn::remat methods share their setup child; setup runs per transfo
   CHECK(allclose(g["params"]["a"]["d"]["bias"].leaf(), ones({2})));
   CHECK(allclose(g["params"]["a"]["d"]["kernel"].leaf(), matmul(reshape(x, {2, 1}), ones({1, 2}))));
 }
+
+namespace {
+// L42: nn.scan(Foo, methods={...}): each method scanned with its own options.
+struct Foo42 : nn::Module<Foo42> {
+  nn::Dense dense0{2}, dense1{2};
+  void setup() override {
+    submodule("dense0", dense0);
+    submodule("dense1", dense1);
+  }
+  std::pair<Array, Array> method_0(const Array& x) {
+    return method("method_0", [&] { return std::make_pair(dense0(x), x); });
+  }
+  std::pair<Array, Tree> method_1(const Array& x, const Array& y) {
+    return method("method_1", [&] { return std::make_pair(Array(dense1(x) + y), Tree()); });
+  }
+};
+struct Bar42 : nn::Module<Bar42> {
+  Array call(const Array& x) {
+    std::map<std::string, lift::ScanOptions> methods{
+        {"method_0",
+         {.variable_axes = {{"params", 0}},
+          .split_rngs = {{"params", true}},
+          .in_axes = {lift::broadcast},
+          .out_axes = 0,
+          .length = 3}},
+        {"method_1",
+         {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}, .length = 3}}};
+    auto sf = nn::scan(Foo42(), methods);
+    auto [y, ys] = sf.call_method("method_0", &Foo42::method_0, x);
+    return sf.call_method("method_1", &Foo42::method_1, y, ys).first;
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::scan with per-method options: two methods over one scope == loops (L42)") {
+  Array x = random::uniform(random::key(1), {2, 2});
+  auto [z, v] = Bar42().init_with_output(random::key(0), x);
+  const Tree& p = v["params"]["ScanFoo42_0"];
+  Array k0 = p["dense0"]["kernel"].leaf(), b0 = p["dense0"]["bias"].leaf();
+  Array k1 = p["dense1"]["kernel"].leaf(), b1 = p["dense1"]["bias"].leaf();
+  CHECK(k0.shape() == Shape{3, 2, 2});
+  CHECK(k1.shape() == Shape{3, 2, 2});
+  Array c = x;
+  std::vector<Array> ys;
+  for (int t = 0; t < 3; ++t) {
+    ys.push_back(c);
+    c = matmul(c, row(k0, t)) + row(b0, t);
+  }
+  for (int t = 0; t < 3; ++t) c = matmul(c, row(k1, t)) + row(b1, t) + ys[t];
+  CHECK(allclose(z, c));
+  CHECK(allclose(Bar42().apply(v, x), c));
+  CHECK_THROWS_AS(nn::scan(Foo42(), std::map<std::string, lift::ScanOptions>{})
+                      .apply(v, x, nn::method([](nn::Scan<Foo42>& s, const Array& x) {
+                               return s.call_method("method_0", &Foo42::method_0, x).first;
+                             })),
+                  ValueError);
+}
+
+namespace {
+struct Inner43 : nn::Module<Inner43> {
+  Array call(const Array& x) {
+    sow("intermediates", "loss", Tree(sum(x)));
+    return x + 1;
+  }
+};
+struct Outer43 : nn::Module<Outer43> {
+  Inner43 inner;
+  void setup() override { submodule("inner", inner); }
+  Array call(const Array& x) {
+    return nn::jit([](Outer43& m, const Array& x) { return m.inner(x); })(*this, x);
+  }
+};
+}  // namespace
+
+TEST_CASE("sow under nn::jit stores a 1-tuple in the calling module's place (L43)") {
+  Array x = ones({2, 2});
+  Tree v = Outer43().init(random::key(0), x);
+  auto [y, s] = Outer43().apply(v, x, {.mutable_ = "intermediates"});
+  const Tree& loss = s["intermediates"]["inner"]["loss"];
+  REQUIRE(loss.is_tuple());
+  CHECK(loss.size() == 1);
+  CHECK(loss[0].leaf().item<float>() == 4.0f);
+  CHECK(allclose(y, full({2, 2}, 2.0f)));
+}
+
+namespace {
+struct Foo44 : nn::Module<Foo44> {
+  bool use_jit = true;
+  Array call() {
+    auto f = [](Foo44& m) { return m.make_rng("params"); };
+    return use_jit ? nn::jit(f)(*this) : nn::fold_rngs(f)(*this);
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::jit and nn::fold_rngs fork the rngs alike: identical keys (L44)") {
+  const lift::Rngs rngs{{"params", random::key(0)}};
+  Foo44 jit_foo, fold_foo;
+  fold_foo.use_jit = false;
+  Array k_jit = jit_foo.apply(Tree::dict(), rngs);
+  Array k_fold = fold_foo.apply(Tree::dict(), rngs);
+  CHECK(same(k_jit, k_fold));
+  // fork_rngs: one make_rng in the module (counter 1) gives the new base key; the call inside
+  // continues the shared counter (2).
+  Array forked = lift::fold_in_static(random::key(0), {std::uint64_t{1}});
+  CHECK(same(k_jit, lift::fold_in_static(forked, {std::uint64_t{2}})));
+  CHECK_FALSE(same(k_jit, lift::fold_in_static(random::key(0), {std::uint64_t{1}})));
+  // The module-type forms agree with each other too (M52).
+  Array x = ones({1, 1});
+  Tree a = nn::fold_rngs(nn::Dense({.features = 1, .use_bias = false})).init(random::key(0), x);
+  Tree b = nn::jit(nn::Dense({.features = 1, .use_bias = false})).init(random::key(0), x);
+  CHECK(same(a["params"]["kernel"].leaf(), b["params"]["kernel"].leaf()));
+}
+
+namespace {
+struct Block45 : nn::Module<Block45> {
+  std::pair<Tree, Array> call(const Tree& c, const Array& in) {
+    auto f = [](Block45& m, const Tree& c, const Array&) {
+      return std::make_pair(c, m.make_rng("params"));
+    };
+    return nn::jit(f)(*this, c, in);
+  }
+};
+struct Transformer45 : nn::Module<Transformer45> {
+  Array call() {
+    return nn::scan(Block45(), {.variable_axes = {{"params", 0}},
+                                .split_rngs = {{"params", true}}})(Tree(), arange(10))
+        .second;
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::scan of a jitted block: every init gives the same keys, one per step (L45)") {
+  std::vector<Array> runs;
+  for (int i = 0; i < 4; ++i)
+    runs.push_back(Transformer45().init_with_output(random::key(1)).first);
+  REQUIRE(runs[0].shape() == Shape{10, 2});
+  for (int i = 1; i < 4; ++i) CHECK(same(runs[0], runs[i]));
+  // Step t: base split(key(1), 10)[t] with suffix ScanBlock45_0; the first trace took counters
+  // 1 (fork) and 2, so every step forks with 3 and draws with 4.
+  Array split = random::split(random::key(1), 10);
+  for (std::int64_t t = 0; t < 10; ++t) {
+    Array fork =
+        lift::fold_in_static(row(split, t), {std::string("ScanBlock45_0"), std::uint64_t{3}});
+    CHECK(same(row(runs[0], t), lift::fold_in_static(fork, {std::uint64_t{4}})));
+  }
+}
+
+namespace {
+struct Foo50 : nn::Module<Foo50> {
+  nn::Dense d{2};
+  void setup() override { submodule("d", d); }
+  Array call(const Array& x) { return nn::checkpoint(d)(x); }
+};
+struct Bar50 : nn::Module<Bar50> {
+  Array call(const Array& x) {
+    nn::Dense used(2);
+    used(x);
+    return nn::remat(used)(x);
+  }
+};
+}  // namespace
+
+TEST_CASE("a transform over a bound module instance is TransformTargetError (L50)") {
+  Array x = zeros({2, 3});
+  CHECK_THROWS_AS(Foo50().init(random::key(0), x), lift::TransformTargetError);
+  CHECK_THROWS_AS(Bar50().init(random::key(0), x), lift::TransformTargetError);
+}
+
+namespace {
+struct Foo51 : nn::Module<Foo51> {
+  Array call(const Array& x) {
+    auto body = [](Foo51&, const Array& x) {
+      return std::make_pair(nn::Dense(x.shape().back())(x), std::tuple<>{});
+    };
+    return nn::scan(body, {.variable_axes = {{"params", 0}},
+                           .split_rngs = {{"params", true}},
+                           .length = 5})(*this, x)
+        .first;
+  }
+};
+}  // namespace
+
+TEST_CASE("modules a scanned function creates are named in the calling module (L51)") {
+  Array x = ones({3});
+  auto [y, v] = Foo51().init_with_output(random::key(0), x);
+  Array k = v["params"]["Dense_0"]["kernel"].leaf(), b = v["params"]["Dense_0"]["bias"].leaf();
+  CHECK(k.shape() == Shape{5, 3, 3});
+  Array c = x;
+  for (int t = 0; t < 5; ++t) c = matmul(c, row(k, t)) + row(b, t);
+  CHECK(allclose(y, c, 1e-5f));
+  CHECK(allclose(Foo51().apply(v, x), c, 1e-5f));
+}
+
+namespace {
+struct A53 : nn::Module<A53> {
+  Array foo;
+  void setup() override { foo = param("foo", nn::initializers::zeros_init(), Shape{2, 2}); }
+  Array call(const Array&) { return foo; }
+};
+struct B53 : nn::Module<B53> {
+  A53 a;
+  explicit B53(A53 a_) : a(std::move(a_)) {}
+  auto module_fields() { return std::tie(a); }
+  Array call(const Array& x) { return a(x); }
+};
+struct C53 : nn::Module<C53> {
+  A53 a;
+  std::optional<nn::Jit<B53>> b;
+  void setup() override {
+    submodule("a", a);
+    b.emplace(nn::jit(B53(a)));
+    submodule("b", *b);
+  }
+  Array call(const Array& x) { return (*b)(x) + a(x); }
+};
+}  // namespace
+
+TEST_CASE("a setup child shared into nn::jit(B) keeps one copy of its params (L53)") {
+  Array x = ones({2, 2});
+  auto [y, v] = C53().init_with_output(random::key(0), x);
+  CHECK(v.as_dict().size() == 1);
+  CHECK(v["params"].as_dict().size() == 1);
+  CHECK(v["params"]["a"]["foo"].leaf().shape() == Shape{2, 2});
+  Tree p = v;
+  p["params"]["a"]["foo"] = Tree(full({2, 2}, 1.5f));
+  CHECK(allclose(C53().apply(p, x), full({2, 2}, 3.0f)));
+}
+
+namespace {
+struct Foo57 : nn::Module<Foo57> {
+  nn::Dense bar;
+  explicit Foo57(nn::Dense b) : bar(std::move(b)) {}
+  auto module_fields() { return std::tie(bar); }
+  std::tuple<Array, Array, Array> call(const Array& x, const Array& y) {
+    auto fn = [](Foo57& m, const Array& x, const Array& y) {
+      nn::Dense qup(y.shape().back());
+      return sum(square(y - m.bar(qup(x))));
+    };
+    auto [z, g] = nn::value_and_grad(fn, *this, x, y);
+    return {z, std::get<0>(g), std::get<1>(g)};
+  }
+};
+struct Baz57 : nn::Module<Baz57> {
+  std::tuple<Array, Array, Array> call(const Array& x, const Array& y) {
+    nn::Dense bar(y.shape().back());
+    return Foo57(bar)(x, y);
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::value_and_grad with a module made inside and one from a field (L57)") {
+  Array x = random::uniform(random::key(1), {4});
+  Array y = random::uniform(random::key(2), {4});
+  Tree v = Baz57().init(random::key(0), x, y);
+  auto [z, gx, gy] = Baz57().apply(v, x, y);
+  const Tree& qup = v["params"]["Foo57_0"]["Dense_0"];
+  const Tree& bar = v["params"]["Dense_0"];
+  auto closed = [&](const Array& x, const Array& y) {
+    Array h = matmul(x, qup["kernel"].leaf()) + qup["bias"].leaf();
+    return sum(square(y - (matmul(h, bar["kernel"].leaf()) + bar["bias"].leaf())));
+  };
+  CHECK(allclose(z, closed(x, y)));
+  auto [wx, wy] = linum::grad(closed, argnums<0, 1>)(x, y);
+  CHECK(allclose(gx, wx));
+  CHECK(allclose(gy, wy));
+}
