@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <linum/lift/pack.hpp>
+#include <linum/pytree/traits.hpp>
 #include <linum/nn/module.hpp>
 
 namespace linum::nn {
@@ -23,23 +24,14 @@ concept HasModuleFields = requires(M& m) {
 
 namespace detail {
 
-template <class T>
-struct is_std_vector : std::false_type {};
-template <class T, class A>
-struct is_std_vector<std::vector<T, A>> : std::true_type {};
-template <class T>
-struct is_std_optional : std::false_type {};
-template <class T>
-struct is_std_optional<std::optional<T>> : std::true_type {};
-
 template <class E, class F>
 void visit_field(E& e, F& f) {
   using T = std::remove_cv_t<E>;
   if constexpr (std::is_base_of_v<ModuleBase, T>) {
     f(e);
-  } else if constexpr (is_std_vector<T>::value) {
+  } else if constexpr (pytree::detail::is_std_vector<T>::value) {
     for (auto& x : e) visit_field(x, f);
-  } else if constexpr (is_std_optional<T>::value) {
+  } else if constexpr (pytree::detail::is_std_optional<T>::value) {
     if (e) visit_field(*e, f);
   } else {
     static_assert(sizeof(T) == 0,
