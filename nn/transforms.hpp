@@ -61,14 +61,13 @@ template <class M, class F, class... A>
 auto run_as_method(M& m, const F& fn, const A&... args) {
   return m.method("<lambda>", [&] { return fn(m, args...); });
 }
-// A copy of the running module `outer` bound to a lifted scope (and its fields to theirs),
-// continuing its auto-names: the direct transforms' module argument.
+// A copy of the running module `outer` bound to a lifted scope, continuing its auto-names: the
+// module argument of the direct transforms (whose fields stay bound where they are, as Flax's
+// multi_scope=False).
 template <class M>
 struct LiftedSelf {
   M& outer;
   M inner;
-  LiftedSelf(M& o, const std::vector<Scope>& outer_scopes, std::vector<Scope>& lifted)
-      : outer(o), inner(bind_lifted(o, outer_scopes, lifted, &o)) {}
   LiftedSelf(M& o, const Scope& s) : outer(o), inner(o.clone()) {
     inner.copy_autoname_cursor_from(outer);
     inner.bind_root(s);

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <linum/lift/pack.hpp>
-#include <linum/pytree/traits.hpp>
 #include <linum/nn/module.hpp>
+#include <linum/pytree/traits.hpp>
 
 namespace linum::nn {
 
