@@ -479,13 +479,7 @@ TEST_CASE("a subclass's call through its base's call continues the auto-names (M
   CHECK(SuperBar().apply(v, ones({4, 7})).shape() == Shape{4, 3});
 }
 
-TEST_CASE("nn::jit(nn::Dense) draws the same kernel as nn::Dense (M52)") {
-  Array x = ones({1, 1});
-  Array k = dense_no_bias(1).init(random::key(0), x)["params"]["kernel"].leaf();
-  Tree jv = nn::jit(dense_no_bias(1)).init(random::key(0), x);
-  CHECK(keys(jv["params"]) == Keys{"kernel"});
-  CHECK(same(jv["params"]["kernel"].leaf(), k));
-}
+// M52 (nn.jit(Dense) and nn.fold_rngs(Dense) draw the same kernel): test_transforms_cases.cpp, L44.
 
 // Cases with no C++ counterpart:
 // - M22 (hash(nn.Dense(10)) over the dataclass fields; TypeError for a module holding a scope):
