@@ -3,6 +3,7 @@
 
 #include <linum/nn/activation.hpp>
 #include <linum/nn/combinators.hpp>
+#include <linum/nn/embedding.hpp>
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/linear.hpp>
 #include <linum/nn/module.hpp>
