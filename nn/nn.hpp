@@ -8,5 +8,6 @@
 #include <linum/nn/linear.hpp>
 #include <linum/nn/module.hpp>
 #include <linum/nn/normalization.hpp>
+#include <linum/nn/recurrent.hpp>
 #include <linum/nn/stochastic.hpp>
 #include <linum/nn/transforms.hpp>
