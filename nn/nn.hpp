@@ -2,7 +2,9 @@
 #pragma once
 
 #include <linum/nn/activation.hpp>
+#include <linum/nn/attention.hpp>
 #include <linum/nn/combinators.hpp>
+#include <linum/nn/dense_general.hpp>
 #include <linum/nn/embedding.hpp>
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/linear.hpp>
