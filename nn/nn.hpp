@@ -12,4 +12,5 @@
 #include <linum/nn/normalization.hpp>
 #include <linum/nn/recurrent.hpp>
 #include <linum/nn/stochastic.hpp>
+#include <linum/nn/tabulate.hpp>
 #include <linum/nn/transforms.hpp>
