@@ -147,6 +147,7 @@ struct RNN : Module<RNN<Cell>>, RNNConfig {
     cell.orphan();
     if (name) this->named(*name);
   }
+  std::string type_name() const override { return "RNN"; }  // Flax's class name
   void setup() override {
     bound_ = std::make_shared<Cell>(cell.clone());
     this->submodule("cell", *bound_);
@@ -220,6 +221,7 @@ struct Bidirectional : Module<Bidirectional<F, B>> {
     forward_rnn.orphan();
     backward_rnn.orphan();
   }
+  std::string type_name() const override { return "Bidirectional"; }
   void setup() override {
     fwd_ = std::make_shared<F>(forward_rnn.clone());
     bwd_ = std::make_shared<B>(backward_rnn.clone());
