@@ -6,19 +6,18 @@
 // Flags: --steps N  --batch N  --len N  --dim N  --heads N  --layers N  --lr X  --threads N
 //        --text FILE  --sample N
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
 #include <linum/linum.hpp>
+
+#include "char_data.hpp"
 
 using linum::Array;
 using linum::Tree;
@@ -58,14 +57,6 @@ struct CharTransformer : nn::Module<CharTransformer> {
     return embed.attend(nn::LayerNorm()(x));  // weight-tied output layer
   }
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw linum::ValueError("char_transformer: cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 void progress(std::int64_t step, std::int64_t total, double loss, double lr, double secs) {
   const int width = 30, done = static_cast<int>(width * step / total);
@@ -121,46 +112,18 @@ int main(int argc, char** argv) {
   linum::set_num_threads(threads);
 
   // Characters -> ids; the last 10% of the text is held out.
-  const std::string text = read_file(path);
-  std::array<int, 256> id{};
-  id.fill(-1);
-  std::string chars;
-  for (unsigned char ch : text)
-    if (id[ch] < 0) id[ch] = 0, chars.push_back(static_cast<char>(ch));
-  std::sort(chars.begin(), chars.end());
-  for (std::size_t i = 0; i < chars.size(); ++i) id[static_cast<unsigned char>(chars[i])] = int(i);
-  cfg.vocab = static_cast<std::int64_t>(chars.size());
-  std::vector<std::int32_t> ids(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) ids[i] = id[static_cast<unsigned char>(text[i])];
-  const std::size_t split = ids.size() * 9 / 10;
-  std::vector<double> counts(chars.size(), 0.0);
-  for (std::size_t i = 0; i < split; ++i) counts[ids[i]] += 1;
-  double unigram = 0;
-  for (double n : counts)
-    if (n > 0) unigram -= n / split * std::log(n / split);
+  linum::examples::CharData data(path);
+  cfg.vocab = data.vocab();
+  const double unigram = data.unigram;
   std::printf("%s: %zu chars, vocab %lld; unigram entropy %.3f nats/char (%.3f bits)\n",
-              path.c_str(), text.size(), static_cast<long long>(cfg.vocab), unigram,
+              path.c_str(), data.ids.size(), static_cast<long long>(cfg.vocab), unigram,
               unigram / std::log(2.0));
 
   const std::int64_t T = cfg.max_len;
-  std::mt19937_64 rng(0);
-  // A batch of windows starting in [lo, hi - T - 1]: inputs and next-character targets.
-  auto windows = [&](std::size_t lo, std::size_t hi, std::int64_t b) {
-    std::uniform_int_distribution<std::size_t> pick(lo, hi - static_cast<std::size_t>(T) - 1);
-    std::vector<std::int32_t> x(static_cast<std::size_t>(b * T)), y(x.size());
-    for (std::int64_t i = 0; i < b; ++i) {
-      const std::size_t s = pick(rng);
-      for (std::int64_t t = 0; t < T; ++t) {
-        x[i * T + t] = ids[s + t];
-        y[i * T + t] = ids[s + t + 1];
-      }
-    }
-    return std::pair{linum::array(x, {b, T}), linum::array(y, {b, T})};
-  };
   Array positions = linum::broadcast_to(linum::arange(T, linum::int32), {batch, T});
 
   CharTransformer model(cfg);
-  auto [tok0, tgt0] = windows(0, split, batch);
+  auto [tok0, tgt0] = data.windows(batch, T);
   Tree params = model.init(linum::random::PRNGKey(0), tok0, positions)["params"];
   std::printf(
       "%s", nn::tabulate(model, linum::random::PRNGKey(0), {.depth = 1})(tok0, positions).c_str());
@@ -177,7 +140,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   double ema = std::log(static_cast<double>(cfg.vocab));
   for (std::int64_t step = 1; step <= steps; ++step) {
-    auto [x, y] = windows(0, split, batch);
+    auto [x, y] = data.windows(batch, T);
     auto [loss, grads] =
         linum::value_and_grad([&](const Tree& p) { return loss_of(p, x, y, positions); })(params);
     auto [updates, new_state] = tx.update(grads, opt_state, params);
@@ -197,7 +160,7 @@ int main(int argc, char** argv) {
   // Held-out loss over 20 batches of the last 10% of the text.
   double held = 0;
   for (int i = 0; i < 20; ++i) {
-    auto [x, y] = windows(split, ids.size(), batch);
+    auto [x, y] = data.windows(batch, T, true);
     held += loss_of(params, x, y, positions).item<double>() / 20;
   }
   std::printf("held-out loss %.3f nats/char (%.3f bits) vs unigram entropy %.3f (%.3f bits)\n",
@@ -211,7 +174,7 @@ int main(int argc, char** argv) {
   const Tree cache0 =
       decoder.init(linum::random::PRNGKey(0), linum::zeros({1, T}, linum::int32), one_pos)["cache"];
   // The cached path equals the full causal pass on a prompt from the held-out text.
-  auto [prompt, unused] = windows(split, ids.size(), 1);
+  auto [prompt, unused] = data.windows(1, T, true);
   Array full = model.apply(Tree{{"params", params}}, prompt, one_pos);
   Tree cache = cache0;
   double max_diff = 0;
@@ -230,7 +193,7 @@ int main(int argc, char** argv) {
   // Sampling (temperature 0.8) from a newline, up to the context length per chunk.
   std::string out;
   Array key = linum::random::PRNGKey(1);
-  std::int32_t tok = id[static_cast<unsigned char>('\n')];
+  std::int32_t tok = data.id[static_cast<unsigned char>('\n')];
   cache = cache0;
   const auto s0 = std::chrono::steady_clock::now();
   for (std::int64_t i = 0; i < sample_len; ++i) {
@@ -243,7 +206,7 @@ int main(int argc, char** argv) {
     cache = mut["cache"];
     key = linum::random::fold_in(key, linum::Array(static_cast<std::int32_t>(i)));
     tok = linum::random::categorical(key, logits / 0.8f).reshape({1}).data<std::int32_t>()[0];
-    out.push_back(chars[static_cast<std::size_t>(tok)]);
+    out.push_back(data.chars[static_cast<std::size_t>(tok)]);
   }
   std::printf("sampled %lld chars in %.2f s:\n---\n%s\n---\n", static_cast<long long>(sample_len),
               std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count(),

@@ -4,19 +4,18 @@
 // sampled one step at a time by carrying the LSTM state (RNN's initial_carry / return carry).
 // Flags: --steps N  --batch N  --len N  --hidden N  --lr X  --threads N  --text FILE  --sample N
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
 #include <linum/linum.hpp>
+
+#include "char_data.hpp"
 
 using linum::Array;
 using linum::Tree;
@@ -35,14 +34,6 @@ struct CharLSTM : nn::Module<CharLSTM> {
     return {c, nn::Dense(vocab).named("head")(h)};
   }
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw linum::ValueError("lstm_sequence: cannot read " + path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 int main(int argc, char** argv) {
   std::int64_t steps = 1000, batch = 16, T = 32, hidden = 128, sample_len = 300;
@@ -83,42 +74,14 @@ int main(int argc, char** argv) {
   }
   linum::set_num_threads(threads);
 
-  const std::string text = read_file(path);
-  std::array<int, 256> id{};
-  id.fill(-1);
-  std::string chars;
-  for (unsigned char ch : text)
-    if (id[ch] < 0) id[ch] = 0, chars.push_back(static_cast<char>(ch));
-  std::sort(chars.begin(), chars.end());
-  for (std::size_t i = 0; i < chars.size(); ++i) id[static_cast<unsigned char>(chars[i])] = int(i);
-  const auto vocab = static_cast<std::int64_t>(chars.size());
-  std::vector<std::int32_t> ids(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) ids[i] = id[static_cast<unsigned char>(text[i])];
-  const std::size_t split = ids.size() * 9 / 10;
-  std::vector<double> counts(chars.size(), 0.0);
-  for (std::size_t i = 0; i < split; ++i) counts[ids[i]] += 1;
-  double unigram = 0;
-  for (double n : counts)
-    if (n > 0) unigram -= n / split * std::log(n / split);
+  linum::examples::CharData data(path);
+  const std::int64_t vocab = data.vocab();
+  const double unigram = data.unigram;
   std::printf("%s: %zu chars, vocab %lld; unigram entropy %.3f nats/char\n", path.c_str(),
-              text.size(), static_cast<long long>(vocab), unigram);
-
-  std::mt19937_64 rng(0);
-  auto windows = [&](std::size_t lo, std::size_t hi, std::int64_t b) {
-    std::uniform_int_distribution<std::size_t> pick(lo, hi - static_cast<std::size_t>(T) - 1);
-    std::vector<std::int32_t> x(static_cast<std::size_t>(b * T)), y(x.size());
-    for (std::int64_t i = 0; i < b; ++i) {
-      const std::size_t s = pick(rng);
-      for (std::int64_t t = 0; t < T; ++t) {
-        x[i * T + t] = ids[s + t];
-        y[i * T + t] = ids[s + t + 1];
-      }
-    }
-    return std::pair{linum::array(x, {b, T}), linum::array(y, {b, T})};
-  };
+              data.ids.size(), static_cast<long long>(vocab), unigram);
 
   CharLSTM model(vocab, hidden);
-  auto [x0, y0] = windows(0, split, batch);
+  auto [x0, y0] = data.windows(batch, T);
   Tree params = model.init(linum::random::PRNGKey(0), x0, std::optional<Carry>{})["params"];
   std::printf("%s",
               nn::tabulate(model, linum::random::PRNGKey(0))(x0, std::optional<Carry>{}).c_str());
@@ -134,7 +97,7 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   double ema = 0;
   for (std::int64_t step = 1; step <= steps; ++step) {
-    auto [x, y] = windows(0, split, batch);
+    auto [x, y] = data.windows(batch, T);
     auto [loss, grads] =
         linum::value_and_grad([&](const Tree& p) { return loss_of(p, x, y); })(params);
     auto [updates, new_state] = tx.update(grads, opt_state, params);
@@ -155,7 +118,7 @@ int main(int argc, char** argv) {
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   double held = 0;
   for (int i = 0; i < 20; ++i) {
-    auto [x, y] = windows(split, ids.size(), batch);
+    auto [x, y] = data.windows(batch, T, true);
     held += loss_of(params, x, y).item<double>() / 20;
   }
   std::printf("held-out loss %.3f nats/char vs unigram entropy %.3f\n", held, unigram);
@@ -163,7 +126,7 @@ int main(int argc, char** argv) {
   // Sampling: one character at a time, the LSTM carry passed from step to step.
   Tree vars{{"params", params}};
   std::optional<Carry> carry;
-  std::int32_t tok = id[static_cast<unsigned char>('\n')];
+  std::int32_t tok = data.id[static_cast<unsigned char>('\n')];
   Array key = linum::random::PRNGKey(1);
   std::string out;
   for (std::int64_t i = 0; i < sample_len; ++i) {
@@ -171,7 +134,7 @@ int main(int argc, char** argv) {
     carry = c;
     key = linum::random::fold_in(key, Array(static_cast<std::int32_t>(i)));
     tok = linum::random::categorical(key, logits / 0.8f).reshape({1}).data<std::int32_t>()[0];
-    out.push_back(chars[static_cast<std::size_t>(tok)]);
+    out.push_back(data.chars[static_cast<std::size_t>(tok)]);
   }
   std::printf("sampled:\n---\n%s\n---\n", out.c_str());
   return 0;

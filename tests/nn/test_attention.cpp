@@ -13,23 +13,18 @@
 #include <linum/nn/nn.hpp>
 
 #include "../autodiff/check_grads.hpp"
+#include "nn_testing.hpp"
 
 using namespace linum;
 using lift::Filter;
+using testing::allclose;
+using testing::shape_of;
+using testing::sorted_keys;
 
 namespace {
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
-Shape shape_of(const Tree& t) { return t.leaf().shape(); }
 std::vector<double> vals(const Array& a) {
   Array c = astype(a, float64);
   return {c.data<double>(), c.data<double>() + c.size()};
-}
-std::vector<std::string> sorted_keys(const Tree& t) {
-  auto k = t.as_dict().keys();
-  std::sort(k.begin(), k.end());
-  return k;
 }
 
 // out[b, i, h, :] = sum_j softmax_j(q[b,i,h]·k[b,j,h] / sqrt(D) + bias[b,h,i,j], masked) v[b,j,h]

@@ -9,13 +9,14 @@
 #include <linum/nn/nn.hpp>
 
 #include "../autodiff/check_grads.hpp"
+#include "nn_testing.hpp"
 
 using namespace linum;
+using testing::allclose;
+using testing::shape_of;
+using testing::sorted_keys;
 
 namespace {
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
 Array ints(std::vector<std::int32_t> v, Shape s) { return array(v, s); }
 }  // namespace
 

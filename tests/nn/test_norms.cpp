@@ -9,15 +9,15 @@
 #include <linum/nn/nn.hpp>
 
 #include "../autodiff/check_grads.hpp"
+#include "nn_testing.hpp"
 
 using namespace linum;
 using lift::Filter;
+using testing::allclose;
+using testing::shape_of;
+using testing::sorted_keys;
 
 namespace {
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
-Shape shape_of(const Tree& t) { return t.leaf().shape(); }
 std::vector<float> values(const Array& a) {
   Array c = astype(a, float32);
   return {c.data<float>(), c.data<float>() + c.size()};

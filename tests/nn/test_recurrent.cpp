@@ -9,20 +9,15 @@
 #include <linum/nn/nn.hpp>
 
 #include "../autodiff/check_grads.hpp"
+#include "nn_testing.hpp"
 
 using namespace linum;
+using testing::allclose;
+using testing::shape_of;
+using testing::sorted_keys;
 
 namespace {
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
-Shape shape_of(const Tree& t) { return t.leaf().shape(); }
 Array P(const Tree& p, const char* mod, const char* name) { return p[mod][name].leaf(); }
-std::vector<std::string> sorted_keys(const Tree& t) {
-  auto k = t.as_dict().keys();
-  std::sort(k.begin(), k.end());
-  return k;
-}
 // x[:, t] of a (B, T, F) array.
 Array at_time(const Array& x, std::int64_t t) { return squeeze(slice(x, {{}, {t, t + 1}}), 1); }
 }  // namespace
