@@ -29,9 +29,11 @@ struct CharLSTM : nn::Module<CharLSTM> {
   // tokens (batch, time) -> (final carry, logits (batch, time, vocab)).
   std::pair<Carry, Array> call(const Array& tokens, const std::optional<Carry>& carry) {
     Array x = nn::Embed(vocab, hidden).named("embed")(tokens);
+    std::optional<Tree> init;
+    if (carry) init = nn::carry_to_tree(*carry);
     auto [c, h] =
-        nn::RNN(nn::LSTMCell(hidden)).named("rnn").call_with_carry(x, {.initial_carry = carry});
-    return {c, nn::Dense(vocab).named("head")(h)};
+        nn::RNN(nn::LSTMCell(hidden)).named("rnn").call_with_carry(x, {.initial_carry = init});
+    return {nn::carry_from_tree<Carry>(c), nn::Dense(vocab).named("head")(h)};
   }
 };
 

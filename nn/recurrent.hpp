@@ -4,12 +4,14 @@
 // the final carry) and Bidirectional.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include <linum/autodiff/random/random.hpp>
@@ -127,42 +129,67 @@ struct RNNConfig {
   std::optional<std::string> name = {};
 };
 
+// A cell's carry as a pytree: a leaf (GRUCell, SimpleCell) or a tuple (c, h) (the LSTM cells).
+template <class C>
+Tree carry_to_tree(const C& c) {
+  if constexpr (std::is_same_v<C, Array>)
+    return Tree(c);
+  else
+    return Tree::tuple({Tree(c.first), Tree(c.second)});
+}
+template <class C>
+C carry_from_tree(const Tree& t) {
+  if constexpr (std::is_same_v<C, Array>) {
+    return t.leaf();
+  } else {
+    if (!t.is_tuple() || t.size() != 2)
+      throw ValueError("RNN: an LSTM carry is a tuple (c, h) of two arrays");
+    return {t.items()[0].leaf(), t.items()[1].leaf()};
+  }
+}
+
 // Per-call arguments of RNN.__call__ (time_major/reverse/keep_order override the fields).
-template <class Carry>
 struct RNNArgs {
-  std::optional<Carry> initial_carry = {};
+  std::optional<Tree> initial_carry = {};  // carry_to_tree(cell carry)
   std::optional<Array> init_key = {};
   std::optional<Array> seq_lengths = {};
   std::optional<bool> time_major = {}, reverse = {}, keep_order = {};
 };
 
-// RNN(cell): call(inputs) -> outputs; return_carry is call_with_carry(inputs) -> (carry,
-// outputs). inputs are (*batch, time, features) or, time_major, (time, *batch, features). The
-// cell is this module's child "cell" (params/cell/...), its params broadcast over time.
-template <class Cell>
-struct RNN : Module<RNN<Cell>>, RNNConfig {
-  using Carry = typename Cell::Carry;
-  Cell cell;
-  RNN(Cell c, RNNConfig cfg = {}) : RNNConfig(std::move(cfg)), cell(std::move(c)) {
-    cell.orphan();
-    if (name) this->named(*name);
+// RNN(cell): call(inputs) -> outputs; return_carry is call_with_carry(inputs) -> (carry as a
+// Tree, outputs). inputs are (*batch, time, features) or, time_major, (time, *batch, features).
+// The cell becomes this module's child "cell" (params/.../cell/...), its params broadcast over
+// time. Not a template, so that it is auto-named RNN_0 as in Flax.
+struct RNN : Module<RNN>, RNNConfig {
+  template <class Cell>
+  requires std::derived_from<Cell, ModuleBase>
+  explicit RNN(Cell c, RNNConfig cfg = {}) : RNNConfig(std::move(cfg)) {
+    c.orphan();
+    cell_ = std::make_shared<Cell>(std::move(c));
+    run_ = [](RNN& self, const Array& x, const RNNArgs& a) { return self.run<Cell>(x, a); };
+    if (name) named(*name);
   }
-  std::string type_name() const override { return "RNN"; }  // Flax's class name
+  // The cell prototype (Flax's rnn.cell).
+  const ModuleBase& cell() const { return *cell_; }
   void setup() override {
-    bound_ = std::make_shared<Cell>(cell.clone());
-    this->submodule("cell", *bound_);
+    bound_ = cell_->clone_base();
+    bound_->attach_as_child(*this, "cell");
   }
-  Array call(const Array& inputs, const RNNArgs<Carry>& args = {}) {
-    return run(inputs, args).second;
+  Array call(const Array& inputs, const RNNArgs& args = {}) {
+    return run_(*this, inputs, args).second;
   }
-  std::pair<Carry, Array> call_with_carry(const Array& inputs, const RNNArgs<Carry>& args = {}) {
-    return this->method("__call__", [&] { return run(inputs, args); });
+  std::pair<Tree, Array> call_with_carry(const Array& inputs, const RNNArgs& args = {}) {
+    return method("__call__", [&] { return run_(*this, inputs, args); });
   }
 
  private:
-  std::shared_ptr<Cell> bound_;
+  std::shared_ptr<ModuleBase> cell_, bound_;
+  std::function<std::pair<Tree, Array>(RNN&, const Array&, const RNNArgs&)> run_;
 
-  std::pair<Carry, Array> run(const Array& x, const RNNArgs<Carry>& a) {
+  template <class Cell>
+  std::pair<Tree, Array> run(const Array& x, const RNNArgs& a) {
+    using Carry = typename Cell::Carry;
+    const Cell& proto = static_cast<const Cell&>(*cell_);
     const bool tm = a.time_major.value_or(time_major);
     const bool rev = a.reverse.value_or(reverse);
     const bool keep = a.keep_order.value_or(keep_order);
@@ -173,11 +200,11 @@ struct RNN : Module<RNN<Cell>>, RNNConfig {
     Array inputs = rev ? flip_sequences(x, a.seq_lengths, num_batch_dims, tm) : x;
     Carry carry;
     if (a.initial_carry) {
-      carry = *a.initial_carry;
+      carry = carry_from_tree<Carry>(*a.initial_carry);
     } else {
       Shape in_shape = x.shape();
       in_shape.erase(in_shape.begin() + time_axis);
-      carry = bound_->initialize_carry(a.init_key.value_or(random::key(0)), in_shape);
+      carry = proto.initialize_carry(a.init_key.value_or(random::key(0)), in_shape);
     }
     const lift::ScanOptions opts{.variable_broadcast = variable_broadcast,
                                  .split_rngs = split_rngs,
@@ -187,14 +214,14 @@ struct RNN : Module<RNN<Cell>>, RNNConfig {
     Array outputs;
     if (!a.seq_lengths) {
       auto body = [&](Scope& s, const Carry& c, const Array& xt) {
-        return nn::detail::bind_inner(cell, s)(c, xt);
+        return nn::detail::bind_inner(proto, s)(c, xt);
       };
       std::tie(last, outputs) = lift::scan(body, opts)(bound_->scope(), carry, inputs);
     } else {
       // Every step's carry is kept to pick each sequence's carry after its last valid step
       // (Flax's _select_last_carry).
       auto body = [&](Scope& s, const Carry& c, const Array& xt) {
-        auto [c2, y] = nn::detail::bind_inner(cell, s)(c, xt);
+        auto [c2, y] = nn::detail::bind_inner(proto, s)(c, xt);
         return std::make_pair(c2, std::make_pair(c2, y));
       };
       auto [unused, stacked] = lift::scan(body, opts)(bound_->scope(), carry, inputs);
@@ -204,46 +231,43 @@ struct RNN : Module<RNN<Cell>>, RNNConfig {
     }
     outputs = moveaxis(outputs, 0, time_axis);
     if (rev && keep) outputs = flip_sequences(outputs, a.seq_lengths, num_batch_dims, tm);
-    return {last, outputs};
+    return {carry_to_tree(last), outputs};
   }
 };
 
 // Bidirectional(forward_rnn, backward_rnn): the forward RNN and the backward one (reverse,
-// keep_order) over the same inputs, outputs merged by merge_fn (concatenation on the last axis).
-template <class F, class B>
-struct Bidirectional : Module<Bidirectional<F, B>> {
-  F forward_rnn;
-  B backward_rnn;
+// keep_order) over the same inputs, outputs merged by merge_fn (concatenation on the last axis);
+// call_with_carry returns the carries as a tuple (forward, backward).
+struct Bidirectional : Module<Bidirectional> {
+  RNN forward_rnn, backward_rnn;
   std::function<Array(const Array&, const Array&)> merge_fn = [](const Array& a, const Array& b) {
     return concatenate({a, b}, -1);
   };
-  Bidirectional(F f, B b) : forward_rnn(std::move(f)), backward_rnn(std::move(b)) {
+  Bidirectional(RNN f, RNN b) : forward_rnn(std::move(f)), backward_rnn(std::move(b)) {
     forward_rnn.orphan();
     backward_rnn.orphan();
   }
-  std::string type_name() const override { return "Bidirectional"; }
   void setup() override {
-    fwd_ = std::make_shared<F>(forward_rnn.clone());
-    bwd_ = std::make_shared<B>(backward_rnn.clone());
-    this->submodule("forward_rnn", *fwd_);
-    this->submodule("backward_rnn", *bwd_);
+    fwd_ = std::make_shared<RNN>(forward_rnn.clone());
+    bwd_ = std::make_shared<RNN>(backward_rnn.clone());
+    submodule("forward_rnn", *fwd_);
+    submodule("backward_rnn", *bwd_);
   }
   Array call(const Array& inputs, const std::optional<Array>& seq_lengths = std::nullopt) {
     return run(inputs, seq_lengths).second;
   }
-  auto call_with_carry(const Array& inputs,
-                       const std::optional<Array>& seq_lengths = std::nullopt) {
-    return this->method("__call__", [&] { return run(inputs, seq_lengths); });
+  std::pair<Tree, Array> call_with_carry(const Array& inputs,
+                                         const std::optional<Array>& seq_lengths = std::nullopt) {
+    return method("__call__", [&] { return run(inputs, seq_lengths); });
   }
 
  private:
-  std::shared_ptr<F> fwd_;
-  std::shared_ptr<B> bwd_;
-  auto run(const Array& inputs, const std::optional<Array>& seq_lengths) {
+  std::shared_ptr<RNN> fwd_, bwd_;
+  std::pair<Tree, Array> run(const Array& inputs, const std::optional<Array>& seq_lengths) {
     auto [cf, of] = fwd_->call_with_carry(inputs, {.seq_lengths = seq_lengths, .reverse = false});
     auto [cb, ob] = bwd_->call_with_carry(
         inputs, {.seq_lengths = seq_lengths, .reverse = true, .keep_order = true});
-    return std::make_pair(std::make_pair(cf, cb), merge_fn(of, ob));
+    return {Tree::tuple({cf, cb}), merge_fn(of, ob)};
   }
 };
 

@@ -133,8 +133,7 @@ TEST_CASE("RNN(LSTMCell): params under 'cell'; outputs and carry equal a loop of
   const Tree& cp = v["params"]["cell"];
   CHECK(shape_of(cp["ii"]["kernel"]) == Shape{Fin, Fout});
   CHECK(shape_of(cp["hi"]["kernel"]) == Shape{Fout, Fout});
-  auto [carry, ys] =
-      rnn.apply(v, xs, nn::RNNArgs<nn::LSTMCell::Carry>{}, &nn::RNN<nn::LSTMCell>::call_with_carry);
+  auto [carry, ys] = rnn.apply(v, xs, nn::RNNArgs{}, &nn::RNN::call_with_carry);
   CHECK(allclose(ys, out));
   nn::LSTMCell cell(Fout);
   auto cc = cell.initialize_carry(random::key(0), {B, Fin});
@@ -143,8 +142,8 @@ TEST_CASE("RNN(LSTMCell): params under 'cell'; outputs and carry equal a loop of
     CHECK(allclose(at_time(ys, t), y));
     cc = c2;
   }
-  CHECK(allclose(carry.first, cc.first));
-  CHECK(allclose(carry.second, cc.second));
+  CHECK(allclose(carry[0].leaf(), cc.first));
+  CHECK(allclose(carry[1].leaf(), cc.second));
   // time_major: the same numbers with time first.
   nn::RNN tm(nn::LSTMCell(Fout), {.time_major = true});
   CHECK(allclose(tm.apply(v, transpose(xs, {1, 0, 2})), transpose(ys, {1, 0, 2})));
@@ -173,14 +172,13 @@ TEST_CASE("RNN reverse / keep_order run the cell from the last step; seq_lengths
   // seq_lengths: the carry of sequence b is the one after step len[b] - 1.
   Array lens = array(std::vector<std::int32_t>{1, 4, 2}, {3});
   auto [carry, ys] = nn::RNN(nn::GRUCell(Fout))
-                         .apply(v, xs, nn::RNNArgs<Array>{.seq_lengths = lens},
-                                &nn::RNN<nn::GRUCell>::call_with_carry);
+                         .apply(v, xs, nn::RNNArgs{.seq_lengths = lens}, &nn::RNN::call_with_carry);
   std::vector<Array> hs;
   Array hh = zeros({B, Fout});
   for (std::int64_t t = 0; t < T; ++t) hs.push_back(hh = cell.apply(cp, hh, at_time(xs, t)).first);
   const int L[] = {1, 4, 2};
   for (int b = 0; b < 3; ++b)
-    CHECK(allclose(slice(carry, {{b, b + 1}}), slice(hs[L[b] - 1], {{b, b + 1}})));
+    CHECK(allclose(slice(carry.leaf(), {{b, b + 1}}), slice(hs[L[b] - 1], {{b, b + 1}})));
 }
 
 TEST_CASE("flip_sequences: Flax's cases (batch-major, time-major, extra feature dims)") {
@@ -244,4 +242,23 @@ TEST_CASE(
         return rnn.apply(p, a[0]);
       },
       {xs, rv["params"]["cell"]["hn"]["kernel"].leaf()});
+}
+
+namespace {
+struct Tagger : nn::Module<Tagger> {
+  Array call(const Array& x) {
+    Array h = nn::RNN(nn::LSTMCell(4))(x);
+    return nn::Dense(2)(h);
+  }
+};
+}  // namespace
+
+TEST_CASE("RNN inside a compact module: params RNN_0/cell/..., tabulate names the class RNN") {
+  Array x = random::normal(random::key(16), {2, 5, 3});
+  auto [y, v] = Tagger().init_with_output(random::key(0), x);
+  CHECK(y.shape() == Shape{2, 5, 2});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "RNN_0"});
+  CHECK(shape_of(v["params"]["RNN_0"]["cell"]["ii"]["kernel"]) == Shape{3, 4});
+  const std::string t = nn::tabulate(Tagger(), random::key(0))(x);
+  CHECK(t.find("│ RNN_0         │ RNN ") != std::string::npos);
 }
