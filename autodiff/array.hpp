@@ -313,9 +313,10 @@ V Array::item() const {
                                   v < static_cast<double>(std::numeric_limits<V>::max()) + 1;
       if (!fits) detail::throw_item_range(std::to_string(v), c.dtype, detail::item_type_name<V>());
     } else if constexpr (std::is_integral_v<V>) {
-      const std::int64_t v = c.dtype == DType::int32    ? *static_cast<const std::int32_t*>(c.data)
-                             : c.dtype == DType::uint32 ? *static_cast<const std::uint32_t*>(c.data)
-                                                        : *static_cast<const std::uint8_t*>(c.data);
+      // Each branch widened on its own: a ?: chain would promote int32 to uint32 first.
+      std::int64_t v = *static_cast<const std::uint8_t*>(c.data);
+      if (c.dtype == DType::int32) v = *static_cast<const std::int32_t*>(c.data);
+      if (c.dtype == DType::uint32) v = *static_cast<const std::uint32_t*>(c.data);
       if (!std::in_range<V>(v))
         detail::throw_item_range(std::to_string(v), c.dtype, detail::item_type_name<V>());
     }

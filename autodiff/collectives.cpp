@@ -48,10 +48,10 @@ struct Collective final : Primitive {
     if (kind == Kind::all_gather || kind == Kind::gather_t) os << " axis=" << axis;
   }
 
-  Array again(const Array& x, Kind k, int ax) const {
+  Array rebind(const Array& x, Kind k, int ax) const {
     return bind1(std::make_shared<const Collective>(*this, k, ax), {x});
   }
-  Array again(const Array& x) const { return again(x, kind, axis); }
+  Array rebind(const Array& x) const { return rebind(x, kind, axis); }
 
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
@@ -72,18 +72,18 @@ struct Collective final : Primitive {
   Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
              std::span<const Array> outs) const override {
     if (kind == Kind::pmax || kind == Kind::pmin)
-      return {again(multiply(extreme_weights(primals[0], outs[0]), tangents[0]), Kind::psum, 0)};
-    return {again(tangents[0])};
+      return {rebind(multiply(extreme_weights(primals[0], outs[0]), tangents[0]), Kind::psum, 0)};
+    return {rebind(tangents[0])};
   }
 
   Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
              std::span<const Array> outs) const override {
     const Array& ct = cts[0];
     switch (kind) {
-      case Kind::psum: return {again(ct)};
+      case Kind::psum: return {rebind(ct)};
       case Kind::pmax:
       case Kind::pmin:
-        return {multiply(extreme_weights(primals[0], outs[0]), again(ct, Kind::psum, 0))};
+        return {multiply(extreme_weights(primals[0], outs[0]), rebind(ct, Kind::psum, 0))};
       case Kind::all_gather: {
         // An example's cotangent must come out batched even when ct is the same for every
         // example: adding a batched zero makes the named vmap process the transpose.
@@ -94,9 +94,9 @@ struct Collective final : Primitive {
           s.insert(s.begin(), size);
           c = add(c, t->wrap(detail::zeros_for(c, s, c.dtype()), 0));
         }
-        return {again(c, Kind::gather_t, axis)};
+        return {rebind(c, Kind::gather_t, axis)};
       }
-      case Kind::gather_t: return {again(ct, Kind::all_gather, axis)};
+      case Kind::gather_t: return {rebind(ct, Kind::all_gather, axis)};
     }
     return {Array()};
   }
@@ -116,14 +116,14 @@ struct Collective final : Primitive {
       }
     }
     // Another vmap: its batch axis goes in front and the op acts on the rest.
-    if (kind == Kind::psum || kind == Kind::pmax || kind == Kind::pmin) return {{again(v)}, {b}};
-    return {{again(moveaxis(v, b, 0), kind, axis + 1)}, {0}};
+    if (kind == Kind::psum || kind == Kind::pmax || kind == Kind::pmin) return {{rebind(v)}, {b}};
+    return {{rebind(moveaxis(v, b, 0), kind, axis + 1)}, {0}};
   }
 
   // Weights that route a pmax/pmin cotangent to the examples holding the extreme (ties share).
   Array extreme_weights(const Array& x, const Array& out) const {
     Array hit = astype(equal(x, out), x.dtype());
-    return divide(hit, again(hit, Kind::psum, 0));
+    return divide(hit, rebind(hit, Kind::psum, 0));
   }
 
   detail::BatchTrace* named_trace() const {

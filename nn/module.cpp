@@ -4,14 +4,38 @@
 
 #include <cxxabi.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <sstream>
 #include <string_view>
 
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/trace.hpp>
+#include <linum/pytree/repr.hpp>
 
 namespace linum::nn {
 
 namespace detail {
+
+// What repr() prints of a bound child: a snapshot of its class name and attributes plus its own
+// (live) child list. It holds no module, so parents and children never own each other.
+struct ReprNode;
+using ChildList = std::vector<std::pair<std::string, std::shared_ptr<const ReprNode>>>;
+struct ReprNode {
+  std::string type;
+  Attributes attributes;
+  std::shared_ptr<ChildList> children;
+};
+
+// Modules adopted through submodule() under one root binding, keyed by the identity (state) of
+// the unbound module passed in: a shared instance is adopted once (Flax's _caches[root]).
+struct AdoptCache {
+  struct Entry {
+    std::shared_ptr<ModuleState> original;  // keeps the key alive
+    std::weak_ptr<ModuleState> adopted;
+  };
+  std::map<const ModuleState*, Entry> entries;
+};
 
 struct ModuleState {
   const std::type_info* type = nullptr;
@@ -23,6 +47,13 @@ struct ModuleState {
   std::map<std::string, int> autoname_cursor;  // per type name, as Flax's autoname_cursor
   bool setup_called = false, in_setup = false;
   int method_depth = 0;
+  int compact_depth = 0;        // running compact methods of this module
+  bool lifted_compact = false;  // a lifted copy of a module that was in a compact method
+  std::shared_ptr<AdoptCache> adopt_cache;
+  std::shared_ptr<ChildList> children = std::make_shared<ChildList>();
+  std::map<std::string, Scope> name_scopes;  // compact_name_scope children, reused per call
+
+  bool in_compact() const { return compact_depth > 0 || lifted_compact; }
 
   std::string type_name() const { return demangled_type_name(*type); }
 };
@@ -34,6 +65,8 @@ thread_local std::vector<ModuleBase*> g_running;
 // not a compact child (C++ default-constructs members that Python would not have).
 thread_local std::vector<std::pair<std::uintptr_t, std::uintptr_t>> g_constructing;
 thread_local std::vector<CaptureFilter> g_capture;
+thread_local int g_detached = 0;
+thread_local std::vector<PathRecorder*> g_path_recorders;
 }  // namespace
 
 namespace {
@@ -84,12 +117,71 @@ std::string demangled_type_name(const std::type_info& t) {
 
 CaptureScope::CaptureScope(CaptureFilter f) { g_capture.push_back(std::move(f)); }
 CaptureScope::~CaptureScope() { g_capture.pop_back(); }
+DetachedConstruction::DetachedConstruction() { ++g_detached; }
+DetachedConstruction::~DetachedConstruction() { --g_detached; }
+PathRecorder::PathRecorder() { g_path_recorders.push_back(this); }
+PathRecorder::~PathRecorder() { g_path_recorders.pop_back(); }
+
+Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
+               const std::vector<ShapeDtype>& avals) {
+  // Under an abstract level only what depends on the inputs stays abstract: params drawn from
+  // the rngs are computed as usual.
+  linum::detail::AbstractTrace trace;
+  linum::detail::TraceScope scope(trace);
+  Arrays xs;
+  for (const auto& a : avals) xs.push_back(trace.wrap(a));
+  Tree v = init_fn(xs);
+  for (const Array& leaf : pytree::tree_leaves<Array>(v)) {
+    if (linum::detail::is_abstract(leaf)) {
+      std::ostringstream shape;
+      shape << ShapeDtype{leaf.shape(), leaf.dtype()};
+      throw lift::LazyInitError(
+          "Lazy init encountered a value that could with the given inputs "
+          "(shape: " +
+          shape.str() + ").");
+    }
+  }
+  return v;
+}
+
+void throw_invalid_apply_method(const std::string& type_name) {
+  throw lift::ApplyModuleInvalidMethodError(
+      "Cannot call apply(): a function that does not take the module (" + type_name +
+      "&) as its first argument is not a valid function for apply().");
+}
+
+namespace {
+// Flax's AssignSubModuleError: children are made in setup or in a compact method only.
+void check_may_create_child(const ModuleState& parent, const ModuleState& child) {
+  if (!parent.in_setup && !parent.in_compact()) {
+    throw lift::AssignSubModuleError("Submodule " + child.type_name() +
+                                     " must be defined in `setup()` or in a method wrapped in "
+                                     "`@compact`");
+  }
+}
+void register_child(ModuleState& parent, const std::string& name, const ModuleBase& child,
+                    const std::shared_ptr<ChildList>& grandchildren) {
+  auto node =
+      std::make_shared<ReprNode>(ReprNode{child.type_name(), child.attributes(), grandchildren});
+  for (auto& [n, c] : *parent.children) {
+    if (n == name) {
+      c = std::move(node);
+      return;
+    }
+  }
+  parent.children->emplace_back(name, std::move(node));
+}
+}  // namespace
 
 }  // namespace detail
 
+using detail::check_may_create_child;
 using detail::g_capture;
 using detail::g_constructing;
+using detail::g_detached;
+using detail::g_path_recorders;
 using detail::g_running;
+using detail::register_child;
 
 Tree sow_append(const Tree& xs, const Tree& x) {
   if (!xs.is_tuple()) {
@@ -103,6 +195,59 @@ Tree sow_append(const Tree& xs, const Tree& x) {
 }
 Tree sow_empty_tuple() { return Tree::tuple(); }
 
+// ---- repr ----
+
+std::string attr_repr(bool v) { return v ? "True" : "False"; }
+std::string attr_repr(std::int64_t v) { return std::to_string(v); }
+std::string attr_repr(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  std::string out(buf, end);
+  // Python prints a float with a fraction or an exponent: 3.0, 1e+16, inf.
+  if (out.find_first_of(".eninf") == std::string::npos) out += ".0";
+  return out;
+}
+std::string attr_repr(const std::string& v) { return pytree::str_repr(v); }
+std::string attr_repr(const std::vector<std::int64_t>& v) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + (v.size() == 1 ? ",)" : ")");
+}
+std::string attr_repr(std::nullopt_t) { return "None"; }
+
+namespace {
+// Flax's _indent: every line (the text ends with a newline) moved right by n spaces.
+std::string indent(const std::string& text, int n) {
+  std::string out, pad(static_cast<std::size_t>(n), ' ');
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    out += pad + text.substr(start, nl - start + 1);
+    start = nl + 1;
+  }
+  return out;
+}
+// Flax's _module_repr over a class name, its attributes and its bound children.
+std::string module_repr(const std::string& type, const Attributes& attrs,
+                        const detail::ChildList& children) {
+  std::string rep;
+  if (!attrs.empty()) {
+    rep += "# attributes\n";
+    for (const auto& [k, v] : attrs) rep += k + " = " + v + "\n";
+  }
+  if (!children.empty()) {
+    rep += "# children\n";
+    for (const auto& [k, c] : children)
+      rep += k + " = " + module_repr(c->type, c->attributes, *c->children) + "\n";
+  }
+  return rep.empty() ? type + "()" : type + "(\n" + indent(rep, 4) + ")";
+}
+}  // namespace
+
+std::string ModuleBase::repr() const {
+  return module_repr(type_name(), attributes(), *state_->children);
+}
+
 ModuleBase::ModuleBase(const std::type_info& type, std::uintptr_t self, std::size_t size)
     : state_(std::make_shared<detail::ModuleState>()) {
   state_->type = &type;
@@ -112,9 +257,13 @@ ModuleBase::ModuleBase(const std::type_info& type, std::uintptr_t self, std::siz
     g_constructing.pop_back();
   }
   const bool is_member = !g_constructing.empty();
-  g_constructing.emplace_back(p, p + size);
-  if (is_member || g_running.empty()) return;
+  if (is_member || g_running.empty() || g_detached > 0) {
+    g_constructing.emplace_back(p, p + size);
+    return;
+  }
   auto& parent = g_running.back()->state_;
+  check_may_create_child(*parent, *state_);
+  g_constructing.emplace_back(p, p + size);
   if (parent->in_setup) return;  // named when setup assigns it (submodule)
   state_->parent = parent;
   state_->auto_index = parent->autoname_cursor[state_->type_name()]++;
@@ -156,6 +305,40 @@ void ModuleBase::orphan() {
 
 void ModuleBase::copy_autoname_cursor_from(const ModuleBase& other) {
   state_->autoname_cursor = other.state_->autoname_cursor;
+  // Only a copy not yet running takes the flag (the outer module gets its cursor back after).
+  if (state_->method_depth == 0) state_->lifted_compact = other.state_->in_compact();
+}
+
+void ModuleBase::adopt_current_parent(std::optional<std::string> name) {
+  reset_state(false);
+  if (!g_running.empty()) {
+    auto& parent = g_running.back()->state_;
+    check_may_create_child(*parent, *state_);
+    if (!parent->in_setup) {
+      state_->parent = parent;
+      if (!name) state_->auto_index = parent->autoname_cursor[state_->type_name()]++;
+    }
+  }
+  state_->name = std::move(name);
+}
+
+void ModuleBase::bind_name_scope(ModuleBase& parent, const std::string& name) {
+  Scope& ps = parent.scope();
+  auto& scopes = parent.state_->name_scopes;
+  auto it = scopes.find(name);
+  if (it == scopes.end()) {
+    if (ps.name_reserved(name)) {
+      throw lift::NameInUseError("Could not create submodule \"" + name + "\" in Module " +
+                                 parent.type_name() + ": Name in use.");
+    }
+    it = scopes.emplace(name, ps.push(name)).first;
+  }
+  reset_state(false);
+  state_->name = name;
+  state_->parent = parent.state_;
+  state_->adopt_cache = parent.state_->adopt_cache;
+  state_->scope = it->second.rewound();
+  state_->setup_called = true;
 }
 
 void ModuleBase::reset_state(bool keep_name) {
@@ -187,6 +370,8 @@ void ModuleBase::ensure_bound() {
   }
   s.scope = s.parent->scope->push(n);
   s.name = n;
+  s.adopt_cache = s.parent->adopt_cache;
+  register_child(*s.parent, n, *this, s.children);
   ensure_setup();
 }
 
@@ -207,32 +392,72 @@ void ModuleBase::ensure_setup() {
 }
 
 void ModuleBase::attach_as_child(ModuleBase& parent, const std::string& name) {
-  reset_state(false);
-  state_->name = name;
   Scope& ps = parent.scope();
-  if (ps.name_reserved(name)) {
-    throw lift::NameInUseError("Could not create submodule \"" + name + "\" in Module " +
+  auto& cache = parent.state_->adopt_cache;
+  if (!cache) cache = std::make_shared<detail::AdoptCache>();
+  // A module already bound in this tree (a sibling passed in as a field) keeps its scope.
+  if (state_->scope && state_->scope->is_valid() && state_->scope->root() == ps.root()) return;
+  if (!state_->scope && state_->parent && state_->parent->scope &&
+      state_->parent->scope->is_valid() && state_->parent->scope->root() == ps.root())
+    return;
+  // The same unbound instance reached again (a copy sharing its state) is the module adopted
+  // the first time.
+  const auto key = state_.get();
+  if (auto it = cache->entries.find(key); it != cache->entries.end()) {
+    if (auto adopted = it->second.adopted.lock()) {
+      state_ = std::move(adopted);
+      return;
+    }
+  }
+  std::shared_ptr<detail::ModuleState> original = state_;
+  // An explicitly named adoptee keeps its name when the parent preserves adopted names.
+  std::string adopted_name = name;
+  if (parent.preserves_adopted_names() && state_->name && !state_->auto_index)
+    adopted_name = *state_->name;
+  reset_state(false);
+  state_->name = adopted_name;
+  if (ps.name_reserved(adopted_name)) {
+    throw lift::NameInUseError("Could not create submodule \"" + adopted_name + "\" in Module " +
                                parent.type_name() + ": Name in use.");
   }
-  state_->scope = ps.push(name);
+  state_->scope = ps.push(adopted_name);
+  state_->adopt_cache = cache;
+  cache->entries[key] = {std::move(original), state_};
+  register_child(*parent.state_, adopted_name, *this, state_->children);
   ensure_setup();
 }
 
 void ModuleBase::bind_root(const Scope& scope) {
   state_->scope = scope;
+  if (!state_->adopt_cache) state_->adopt_cache = std::make_shared<detail::AdoptCache>();
   ensure_setup();
 }
 
-void ModuleBase::enter_method() {
+void ModuleBase::enter_method(bool compact) {
   ensure_bound();
   ensure_setup();
   g_running.push_back(this);
   ++state_->method_depth;
+  if (compact) ++state_->compact_depth;
+  if (!g_path_recorders.empty()) {
+    std::string key;
+    for (const auto& part : state_->scope->path()) key += (key.empty() ? "" : "/") + part;
+    auto& paths = g_path_recorders.back()->paths;
+    if (!paths.count(key)) paths.emplace(key, clone_base());
+  }
 }
 
-void ModuleBase::exit_method() {
+void ModuleBase::check_initialization_allowed(const char* what) const {
+  if (!state_->in_setup && !state_->in_compact()) {
+    throw ValueError(std::string(what) +
+                     " must be initialized in `setup()` or in a method wrapped in `@compact`");
+  }
+}
+
+void ModuleBase::exit_method(bool compact) {
   g_running.pop_back();
   auto& s = *state_;
+  if (compact) --s.compact_depth;
   // After the outermost call the scope is rewound and auto-naming restarts, so calling the
   // module again re-creates the same child names over the same variables.
   if (--s.method_depth == 0 && s.scope && s.scope->is_valid()) {
@@ -262,6 +487,7 @@ Scope& bound_scope(const ModuleBase& m, const std::string& what) {
 }  // namespace
 
 Variable ModuleBase::variable(const std::string& col, const std::string& name) {
+  check_initialization_allowed("Variables");
   claim_name(name, col, "variable");
   return scope().variable(col, name);
 }

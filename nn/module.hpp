@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include <linum/autodiff/primitive.hpp>
 #include <linum/lift/scope.hpp>
 
 namespace linum::nn {
@@ -73,6 +74,25 @@ Method<F> method(F fn) {
 Tree sow_append(const Tree& xs, const Tree& x);
 Tree sow_empty_tuple();
 
+// flax.config: flax_preserve_adopted_names keeps an explicitly named module's own name when a
+// parent adopts it through submodule(field, member) (a class can say so with a static
+// `preserve_adopted_names` member instead).
+namespace config {
+inline bool flax_preserve_adopted_names = false;
+}  // namespace config
+
+// A module's configuration fields for repr(): (name, Python-style value text), in field order.
+using Attributes = std::vector<std::pair<std::string, std::string>>;
+// Python reprs of common field values: True, 3, 3.0, 'ok', (3, 2), None.
+std::string attr_repr(bool v);
+std::string attr_repr(std::int64_t v);
+inline std::string attr_repr(int v) { return attr_repr(static_cast<std::int64_t>(v)); }
+std::string attr_repr(double v);
+std::string attr_repr(const std::string& v);
+inline std::string attr_repr(const char* v) { return attr_repr(std::string(v)); }
+std::string attr_repr(const std::vector<std::int64_t>& v);
+std::string attr_repr(std::nullopt_t);
+
 namespace detail {
 struct ModuleState;
 }  // namespace detail
@@ -90,6 +110,11 @@ class ModuleBase {
   // A fresh, unbound copy (Module.clone()).
   virtual std::shared_ptr<ModuleBase> clone_base() const = 0;
 
+  // Flax's repr: "Cls(\n    # attributes\n    a = 1\n    # children\n    Dense_0 = Dense(...)\n)".
+  // Children are the submodules bound so far; attributes() lists the configuration fields.
+  virtual Attributes attributes() const { return {}; }
+  std::string repr() const;
+
   // The module's name in its parent (nullopt for a root or an unnamed, unattached module).
   std::optional<std::string> module_name() const;
   bool is_bound() const;
@@ -100,11 +125,13 @@ class ModuleBase {
   // ---- variables, as Flax's Module methods ----
   template <class Init, class... A>
   auto param(const std::string& name, Init&& init_fn, A&&... args) {
+    check_initialization_allowed("Parameters");
     claim_name(name, "params", "param");
     return scope().param(name, std::forward<Init>(init_fn), std::forward<A>(args)...);
   }
   template <class Init, class... A>
   Variable variable(const std::string& col, const std::string& name, Init&& init_fn, A&&... args) {
+    check_initialization_allowed("Variables");
     claim_name(name, col, "variable");
     return scope().variable(col, name, std::forward<Init>(init_fn), std::forward<A>(args)...);
   }
@@ -138,11 +165,18 @@ class ModuleBase {
     member.attach_as_child(*this, name);
     return member;
   }
-  // A list of children is named <name>_0, <name>_1, ... (Flax's layers_0 for Sequential).
+  // Containers name their modules <name><suffix> (Flax's _get_suffix_value_pairs): a list
+  // element i adds "_i", a map entry k adds "_k" (sorted keys), nested containers add both
+  // (layers_0, lyrs1_a, blocks_b_c). The same instance reached twice is adopted once.
   template <class M>
   std::vector<M>& submodule(const std::string& name, std::vector<M>& members) {
     for (std::size_t i = 0; i < members.size(); ++i)
       submodule(name + "_" + std::to_string(i), members[i]);
+    return members;
+  }
+  template <class M>
+  std::map<std::string, M>& submodule(const std::string& name, std::map<std::string, M>& members) {
+    for (auto& [k, m] : members) submodule(name + "_" + k, m);
     return members;
   }
 
@@ -155,8 +189,13 @@ class ModuleBase {
   // Gives back a provisional auto-name: a module passed to a transform is a prototype, not a
   // child of the module it was built in (nn::vmap(nn::Dense(2), ...) creates no Dense_0).
   void orphan();
-  // Lifted transforms bind a clone of a module inside and continue its auto-names there.
+  // Lifted transforms bind a clone of a module inside and continue its auto-names there; the
+  // clone is inside a compact method when `other` is (Flax's _state.export/reimport).
   void copy_autoname_cursor_from(const ModuleBase& other);
+  // The parent a module built now would adopt: Flax's copy() default parent.
+  void adopt_current_parent(std::optional<std::string> name);
+  // Binds this internal module as the name scope `name` of `parent` (compact_name_scope).
+  void bind_name_scope(ModuleBase& parent, const std::string& name);
 
  protected:
   ModuleBase(const std::type_info& type, std::uintptr_t self, std::size_t size);
@@ -165,12 +204,15 @@ class ModuleBase {
   // setup, makes this module the parent of modules constructed inside, captures intermediates
   // and rewinds the scope after the outermost call.
   template <class F>
-  decltype(auto) run_method(const char* method_name, F&& body) {
-    enter_method();
+  decltype(auto) run_method(const char* method_name, F&& body, bool compact = true) {
+    // A non-compact method of an unbound module runs as plain code (Flax allows it).
+    if (!compact && !is_bound()) return body();
+    enter_method(compact);
     struct Exit {
       ModuleBase* m;
-      ~Exit() { m->exit_method(); }
-    } exit{this};
+      bool compact;
+      ~Exit() { m->exit_method(compact); }
+    } exit{this, compact};
     if constexpr (std::is_void_v<decltype(body())>) {
       body();
     } else {
@@ -182,8 +224,10 @@ class ModuleBase {
   void set_explicit_name(std::string n);
 
  private:
-  void enter_method();
-  void exit_method();
+  void enter_method(bool compact);
+  void exit_method(bool compact);
+  void check_initialization_allowed(const char* what) const;
+  virtual bool preserves_adopted_names() const { return config::flax_preserve_adopted_names; }
   void ensure_bound();
   void ensure_setup();
   void claim_name(const std::string& name, const std::string& col, const char* kind);
@@ -218,12 +262,56 @@ struct is_method : std::false_type {};
 template <class F>
 struct is_method<Method<F>> : std::true_type {};
 
+// A module's `call` is compact unless the class says `static constexpr bool compact = false`
+// (Flax's setup-style __call__ without @compact).
+template <class D>
+constexpr bool is_compact() {
+  if constexpr (requires { D::compact; })
+    return static_cast<bool>(D::compact);
+  else
+    return true;
+}
+template <class D>
+constexpr std::optional<bool> preserve_adopted_names_attr() {
+  if constexpr (requires { D::preserve_adopted_names; })
+    return static_cast<bool>(D::preserve_adopted_names);
+  else
+    return std::nullopt;
+}
+[[noreturn]] void throw_invalid_apply_method(const std::string& type_name);
+// Modules constructed while this guard lives are not adopted by the running module.
+struct DetachedConstruction {
+  DetachedConstruction();
+  ~DetachedConstruction();
+  DetachedConstruction(const DetachedConstruction&) = delete;
+  DetachedConstruction& operator=(const DetachedConstruction&) = delete;
+};
+// Collects path -> unbound copy of every module whose method runs (Module::module_paths).
+struct PathRecorder {
+  std::map<std::string, std::shared_ptr<ModuleBase>> paths;
+  PathRecorder();
+  ~PathRecorder();
+  PathRecorder(const PathRecorder&) = delete;
+  PathRecorder& operator=(const PathRecorder&) = delete;
+};
+
+// Runs init_fn on abstract arrays of `avals` (Module::lazy_init).
+Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
+               const std::vector<ShapeDtype>& avals);
+
 // Calls the module's method: __call__, a Method<F> (fn(module, args...)) or a member pointer.
 template <class D, class M, class... A>
 decltype(auto) invoke_method(D& m, M& method, A&&... args) {
-  if constexpr (is_method<M>::value)
-    return method.fn(m, std::forward<A>(args)...);
-  else if constexpr (std::is_member_function_pointer_v<M>)
+  if constexpr (is_method<M>::value) {
+    if constexpr (!std::is_invocable_v<decltype(method.fn), D&, A...> &&
+                  std::is_invocable_v<decltype(method.fn), A...>) {
+      // Flax: the method must take the module as its first argument.
+      throw_invalid_apply_method(m.type_name());
+      return method.fn(std::forward<A>(args)...);  // unreachable; gives the return type
+    } else {
+      return method.fn(m, std::forward<A>(args)...);
+    }
+  } else if constexpr (std::is_member_function_pointer_v<M>)
     return (m.*method)(std::forward<A>(args)...);
   else
     return m(std::forward<A>(args)...);
@@ -259,16 +347,52 @@ class Module : public ModuleBase {
     return std::move(self());
   }
 
+  // Module.copy(name=...): an unbound-config copy adopted by the running module (auto-named
+  // Child_<i> unless `name` is given); outside any module it is a plain clone.
+  D copy(std::optional<std::string> name = std::nullopt) const {
+    D c = clone();
+    c.adopt_current_parent(std::move(name));
+    return c;
+  }
+
   template <class... A>
   decltype(auto) operator()(A&&... args) {
-    return run_method("__call__",
-                      [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); });
+    return run_method(
+        "__call__", [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); },
+        detail::is_compact<D>());
   }
   // A named method through the wrapper (capture_intermediates sees `name`):
   //   Array encode(Array x) { return method("encode", [&] { ... }); }
   template <class F>
   decltype(auto) method(const char* name, F&& body) {
-    return run_method(name, std::forward<F>(body));
+    return run_method(name, std::forward<F>(body), detail::is_compact<D>());
+  }
+  // @nn.compact_name_scope: modules made in `body` live under the child scope `name`
+  //   Array up(Array x) { return compact_name_scope("up", [&] { return Dense(3)(x); }); }
+  template <class F>
+  decltype(auto) compact_name_scope(const std::string& name, F&& body);
+
+  // lazy_init(rngs, ShapeDtype...): Flax's lazy_init — the variables init would make, computed
+  // from the inputs' shapes alone; a variable whose value depends on an input is a LazyInitError.
+  template <class R, class... A>
+  requires(std::is_same_v<A, ShapeDtype>&&...) Tree lazy_init(const R& rngs, const A&... avals)
+  const {
+    return detail::lazy_init(
+        [&](const Arrays& xs) {
+          return [&]<std::size_t... I>(std::index_sequence<I...>) { return init(rngs, xs[I]...); }
+          (std::index_sequence_for<A...>{});
+        },
+        {avals...});
+  }
+
+  // module_paths(rngs, args...): "/"-joined path -> an unbound copy of every module whose method
+  // runs during init ("" is the root), as Flax's Module.module_paths.
+  template <class R, class... A>
+  std::map<std::string, std::shared_ptr<ModuleBase>> module_paths(const R& rngs,
+                                                                  A&&... args) const {
+    detail::PathRecorder rec;
+    init(rngs, std::forward<A>(args)...);
+    return std::move(rec.paths);
   }
 
   // ---- init / apply / bind ----
@@ -331,6 +455,10 @@ class Module : public ModuleBase {
     m.bind_root(lift::bind(variables, rngs, mutable_));
     return m;
   }
+  bool preserves_adopted_names() const override {
+    return detail::preserve_adopted_names_attr<D>().value_or(config::flax_preserve_adopted_names);
+  }
+
   // unbind(): (an unbound clone, this module's variables).
   std::pair<D, Tree> unbind() const {
     Tree vars = variables();
@@ -415,6 +543,52 @@ class Module : public ModuleBase {
     }
   }
 };
+
+namespace detail {
+// The child module a compact_name_scope method runs in (Flax's CompactNameScope).
+struct NameScope : Module<NameScope> {
+  template <class F>
+  decltype(auto) call(F& body) {
+    return body();
+  }
+};
+}  // namespace detail
+
+template <class D>
+template <class F>
+decltype(auto) Module<D>::compact_name_scope(const std::string& name, F&& body) {
+  return run_method(name.c_str(), [&]() -> decltype(auto) {
+    std::optional<detail::NameScope> ns;
+    {
+      detail::DetachedConstruction detached;
+      ns.emplace();
+    }
+    ns->bind_name_scope(*this, name);
+    return (*ns)(body);
+  });
+}
+
+// nn.init_with_output / nn.init / nn.apply of a function fn(module, args...) (M46):
+//   auto [y, v] = nn::init_with_output(f, foo)(key, x);  Array y2 = nn::apply(f, foo)(v, x);
+template <class F, class D>
+auto init_with_output(F fn, const Module<D>& module) {
+  return [fn, proto = static_cast<const D&>(module).clone()](const auto& rngs, auto&&... args) {
+    return proto.init_with_output(rngs, std::forward<decltype(args)>(args)..., method(fn));
+  };
+}
+template <class F, class D>
+auto init(F fn, const Module<D>& module) {
+  return [fn, proto = static_cast<const D&>(module).clone()](const auto& rngs, auto&&... args) {
+    return proto.init(rngs, std::forward<decltype(args)>(args)..., method(fn));
+  };
+}
+template <class F, class D>
+auto apply(F fn, const Module<D>& module) {
+  return
+      [fn, proto = static_cast<const D&>(module).clone()](const Tree& variables, auto&&... args) {
+        return proto.apply(variables, std::forward<decltype(args)>(args)..., method(fn));
+      };
+}
 
 // isinstance(module, T), for capture_intermediates filters.
 template <class T>

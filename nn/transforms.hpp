@@ -7,6 +7,8 @@
 
 #include <concepts>
 #include <functional>
+#include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,10 +17,25 @@
 #include <linum/lift/transforms_cf.hpp>
 #include <linum/lift/transforms_vars.hpp>
 #include <linum/nn/module.hpp>
+#include <linum/nn/transforms_scopes.hpp>
 
 namespace linum::nn {
 
 namespace detail {
+// The module a transformed type wraps is a prototype (Flax's Module class): a module already
+// bound to a scope would silently lose its variables there, so it is Flax's
+// TransformTargetError. A prototype built inside a compact method gives its auto-name back.
+template <class M>
+void take_target(M& target, const char* transform) {
+  target.orphan();
+  if (target.is_bound()) {
+    throw lift::TransformTargetError(
+        std::string("nn::") + transform + " expects an unbound module prototype (as Flax's " +
+        "transforms expect a Module class), but the " + target.type_name() +
+        " passed is already bound at \"" + target.scope().path_text() + "\"; pass a fresh " +
+        target.type_name() + "(...)");
+  }
+}
 // A copy of `proto` bound as the root of a lifted scope.
 template <class M>
 M bind_inner(const M& proto, const Scope& inner) {
@@ -26,8 +43,27 @@ M bind_inner(const M& proto, const Scope& inner) {
   m.bind_root(inner);
   return m;
 }
-// A copy of the running module `outer` bound to a lifted scope, continuing its auto-names (the
-// direct transforms' module argument, Flax's _state.export/reimport).
+// The body of a transformed module type: a copy of the target bound to the lifted scopes,
+// called with the transform's arguments. It owns its copy (checkpoint calls it again later).
+template <class M>
+auto lifted_method(const M& target) {
+  return [target](const std::vector<Scope>& outer, std::vector<Scope>& inner, const auto&... a) {
+    M m = bind_lifted(target, outer, inner);
+    return m(a...);
+  };
+}
+// fn(module, args...) run as a method of `m`, as Flax wraps a direct transform's function: modules
+// built inside are m's children, in the lifted scope. The method name is Flax's for a lambda, so
+// the default capture_intermediates filter ('__call__') does not capture it. m continues the
+// caller's auto-names; they do not flow back, because linum resets a module's names only when its
+// outermost method returns, where Flax resets them after each compact method (L34 needs that).
+template <class M, class F, class... A>
+auto run_as_method(M& m, const F& fn, const A&... args) {
+  return m.method("<lambda>", [&] { return fn(m, args...); });
+}
+// A copy of the running module `outer` bound to a lifted scope, continuing its auto-names: the
+// module argument of the direct transforms (whose fields stay bound where they are, as Flax's
+// multi_scope=False).
 template <class M>
 struct LiftedSelf {
   M& outer;
@@ -36,7 +72,10 @@ struct LiftedSelf {
     inner.copy_autoname_cursor_from(outer);
     inner.bind_root(s);
   }
-  ~LiftedSelf() { outer.copy_autoname_cursor_from(inner); }
+  template <class F, class... A>
+  auto run(const F& fn, const A&... args) {
+    return run_as_method(inner, fn, args...);
+  }
   LiftedSelf(const LiftedSelf&) = delete;
   LiftedSelf& operator=(const LiftedSelf&) = delete;
 };
@@ -49,18 +88,18 @@ template <class M>
 struct Vmap : Module<Vmap<M>> {
   M target;
   lift::VmapOptions opts;
-  Vmap(M t, lift::VmapOptions o) : target(std::move(t)), opts(std::move(o)) { target.orphan(); }
+  Vmap(M t, lift::VmapOptions o) : target(std::move(t)), opts(std::move(o)) {
+    detail::take_target(target, "vmap");
+  }
   template <class... A>
   auto call(const A&... args) {
-    auto fn = [this](Scope& s, const auto&... a) {
-      M m = detail::bind_inner(target, s);
-      return m(a...);
-    };
-    return lift::vmap(fn, opts)(this->scope(), args...);
+    auto make = [this](auto fn) { return lift::vmap(fn, opts); };
+    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
+                               detail::lifted_method(target), args...);
   }
 };
 template <class M>
-Vmap<M> vmap(M target, lift::VmapOptions opts) {
+requires std::derived_from<M, ModuleBase> Vmap<M> vmap(M target, lift::VmapOptions opts) {
   return Vmap<M>(std::move(target), std::move(opts));
 }
 
@@ -70,19 +109,49 @@ template <class M>
 struct Scan : Module<Scan<M>> {
   M target;
   lift::ScanOptions opts;
-  Scan(M t, lift::ScanOptions o) : target(std::move(t)), opts(std::move(o)) { target.orphan(); }
+  // methods={name: options} (L42): call_method(name, &M::method, carry, xs...) scans that
+  // method with its own options, over the same scope.
+  std::map<std::string, lift::ScanOptions> methods;
+  Scan(M t, lift::ScanOptions o) : target(std::move(t)), opts(std::move(o)) {
+    detail::take_target(target, "scan");
+  }
+  Scan(M t, std::map<std::string, lift::ScanOptions> m)
+      : target(std::move(t)), methods(std::move(m)) {
+    detail::take_target(target, "scan");
+  }
   template <class C, class... X>
   auto call(const C& carry, const X&... xs) {
-    auto fn = [this](Scope& s, const auto& c, const auto&... x) {
-      M m = detail::bind_inner(target, s);
-      return m(c, x...);
-    };
-    return lift::scan(fn, opts)(this->scope(), carry, xs...);
+    auto make = [this](auto fn) { return lift::scan(fn, opts); };
+    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
+                               detail::lifted_method(target), carry, xs...);
+  }
+  template <class Fn, class C, class... X>
+  auto call_method(const std::string& name, Fn method_ptr, const C& carry, const X&... xs) {
+    auto it = methods.find(name);
+    if (it == methods.end()) {
+      throw ValueError("nn::scan: no options for method \"" + name +
+                       "\"; pass them in methods={name: options}");
+    }
+    return this->method(name.c_str(), [&] {
+      auto make = [&](auto fn) { return lift::scan(fn, it->second); };
+      auto body = [t = target, method_ptr](const std::vector<Scope>& outer,
+                                           std::vector<Scope>& inner, const auto&... a) {
+        M m = detail::bind_lifted(t, outer, inner);
+        return (m.*method_ptr)(a...);
+      };
+      return detail::lift_scopes(make, detail::module_scopes(this->scope(), target), body, carry,
+                                 xs...);
+    });
   }
 };
 template <class M>
-Scan<M> scan(M target, lift::ScanOptions opts) {
+requires std::derived_from<M, ModuleBase> Scan<M> scan(M target, lift::ScanOptions opts) {
   return Scan<M>(std::move(target), std::move(opts));
+}
+template <class M>
+requires std::derived_from<M, ModuleBase> Scan<M> scan(
+    M target, std::map<std::string, lift::ScanOptions> methods) {
+  return Scan<M>(std::move(target), std::move(methods));
 }
 
 // ---- direct transforms: functions whose first argument is a module -----------------------------
@@ -92,7 +161,7 @@ template <class F, class M, class... P>
 auto vjp(F fn, M& module, const P&... primals) {
   auto body = [&](Scope& s, const auto&... p) {
     detail::LiftedSelf<M> m(module, s);
-    return fn(m.inner, p...);
+    return m.run(fn, p...);
   };
   return lift::vjp(body, module.scope(), primals...);
 }
@@ -102,7 +171,7 @@ template <class F, class M, class... P>
 auto value_and_grad(F fn, M& module, const P&... primals) {
   auto body = [&](Scope& s, const auto&... p) {
     detail::LiftedSelf<M> m(module, s);
-    Array y = fn(m.inner, p...);
+    Array y = m.run(fn, p...);
     if (y.ndim() != 0) {
       throw ValueError("grad can only work on functions with scalar-valued outputs. out shape=" +
                        linum::detail::aval_str(y));
@@ -123,7 +192,7 @@ auto jvp(F fn, M& module, const std::tuple<P...>& primals, const std::tuple<T...
          const Tree& variable_tangents = Tree::dict()) {
   auto body = [&](Scope& s, const auto&... p) {
     detail::LiftedSelf<M> m(module, s);
-    return fn(m.inner, p...);
+    return m.run(fn, p...);
   };
   return lift::jvp(body, module.scope(), primals, tangents, variable_tangents);
 }
@@ -131,12 +200,6 @@ auto jvp(F fn, M& module, const std::tuple<P...>& primals, const std::tuple<T...
 // ---- checkpoint, remat_scan, map_variables, jit: transformed module types ----------------------
 
 namespace detail {
-// fn(module, args...) run as a method of the lifted copy, as Flax wraps a direct transform's
-// function: modules built inside are its children, in the lifted scope.
-template <class M, class F, class... A>
-decltype(auto) run_as_method(M& m, const F& fn, const A&... args) {
-  return m.method("__call__", [&]() -> decltype(auto) { return fn(m, args...); });
-}
 // The target's call as a lifted function. It owns a copy of the target: a checkpointed call runs
 // again in the backward pass, after the module that made it may be gone.
 template <class M>
@@ -156,11 +219,13 @@ struct Checkpoint : Module<Checkpoint<M>> {
   Filter variables = true, rngs = true;
   Checkpoint(M t, Filter v, Filter r)
       : target(std::move(t)), variables(std::move(v)), rngs(std::move(r)) {
-    target.orphan();
+    detail::take_target(target, "checkpoint");
   }
   template <class... A>
   auto call(const A&... args) {
-    return lift::checkpoint(detail::lifted_call(target), variables, rngs)(this->scope(), args...);
+    auto make = [this](auto fn) { return lift::checkpoint(fn, variables, rngs); };
+    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
+                               detail::lifted_method(target), args...);
   }
 };
 template <class M>
@@ -186,7 +251,7 @@ struct RematScan : Module<RematScan<M>> {
   lift::RematScanOptions opts;
   RematScan(M t, std::vector<std::int64_t> l, lift::RematScanOptions o)
       : target(std::move(t)), lengths(std::move(l)), opts(std::move(o)) {
-    target.orphan();
+    detail::take_target(target, "remat_scan");
   }
   template <class C>
   C call(const C& carry) {
@@ -219,7 +284,7 @@ struct MapVariables : Module<MapVariables<M>> {
         trans_in_fn(std::move(in)),
         trans_out_fn(std::move(out)),
         opts(std::move(o)) {
-    target.orphan();
+    detail::take_target(target, "map_variables");
   }
   template <class... A>
   auto call(const A&... args) {
@@ -245,28 +310,59 @@ requires(!std::derived_from<F, ModuleBase>) auto map_variables(
   return [=]<class M, class... A>(M& module, const A&... args) {
     auto body = [&](lift::Scope& s, const auto&... a) {
       detail::LiftedSelf<M> m(module, s);
-      return detail::run_as_method(m.inner, fn, a...);
+      return m.run(fn, a...);
     };
     return lift::map_variables(body, mapped_collections, trans_in_fn, trans_out_fn, opts)(
         module.scope(), args...);
   };
 }
 
-// nn.jit(Module): linum has no jit yet, so JitM calls the target eagerly on its own scope; values
-// equal the un-jitted module. Flax's fork_rngs (fresh base keys per stream, spec §3.3) is not
-// reproduced, so a JitM draws the numbers the plain module would.
+namespace detail {
+// Flax's fork_rngs (spec §3.3): every rng stream of `scope` is replaced by the fresh key
+// make_rng(stream) draws there (advancing its counter) while body(inner, args...) runs, so
+// nn.jit and nn.fold_rngs draw the same keys (L44, M52), unlike the untransformed module.
+template <class Body, class... A>
+auto forked(Scope& scope, const char* name, const Body& body, const A&... args) {
+  lift::PackSpec spec{{true}, {true}, {true}, name};
+  lift::Packed p = lift::pack(scope, spec);
+  for (auto& group : p.rngs)
+    for (auto& [stream, r] : group) r = lift::LazyRng::create(scope.make_rng(stream));
+  Scope inner = lift::inner_scope(scope, spec, p.variables, p.rngs);
+  auto y = [&] {
+    lift::InnerGuard guard{inner};
+    return body(inner, args...);
+  }();
+  lift::publish(scope, lift::repack(inner, spec));
+  return y;
+}
+}  // namespace detail
+
+// nn.jit(Module) and nn.fold_rngs(Module): linum has no jit yet, so JitM calls the target
+// eagerly (values equal the un-jitted module's) after Flax's fork_rngs. Modules it holds as
+// fields stay bound where they are: an eager call reaches them there.
 template <class M>
 struct Jit : Module<Jit<M>> {
   M target;
-  explicit Jit(M t) : target(std::move(t)) { target.orphan(); }
+  explicit Jit(M t) : target(std::move(t)) { detail::take_target(target, "jit"); }
   template <class... A>
   auto call(const A&... args) {
-    return lift::jit(detail::lifted_call(target))(this->scope(), args...);
+    return detail::forked(this->scope(), "jit", detail::lifted_call(target), args...);
   }
 };
 template <class M>
-Jit<M> jit(M target) {
-  return Jit<M>(std::move(target));
+requires std::derived_from<M, ModuleBase> Jit<M> jit(M target) { return Jit<M>(std::move(target)); }
+template <class M>
+struct FoldRngs : Module<FoldRngs<M>> {
+  M target;
+  explicit FoldRngs(M t) : target(std::move(t)) { detail::take_target(target, "fold_rngs"); }
+  template <class... A>
+  auto call(const A&... args) {
+    return detail::forked(this->scope(), "fold_rngs", detail::lifted_call(target), args...);
+  }
+};
+template <class M>
+requires std::derived_from<M, ModuleBase> FoldRngs<M> fold_rngs(M target) {
+  return FoldRngs<M>(std::move(target));
 }
 
 // ---- cond, switch_, while_loop, custom_vjp: direct transforms ----------------------------------
@@ -278,7 +374,7 @@ auto cond(const Array& pred, const TF& true_fun, const FF& false_fun, M& module,
   auto lifted = [&module](const auto& fn) {
     return [&module, &fn](lift::Scope& s, const auto&... o) {
       detail::LiftedSelf<M> m(module, s);
-      return detail::run_as_method(m.inner, fn, o...);
+      return m.run(fn, o...);
     };
   };
   return lift::cond(pred, lifted(true_fun), lifted(false_fun), module.scope(), operands...);
@@ -294,7 +390,7 @@ auto switch_(const Array& index, const Branches& branches, M& module, const Ops&
   for (const auto& b : branches) {
     lifted.push_back([&module, &b](lift::Scope& s, const Ops&... o) {
       detail::LiftedSelf<M> m(module, s);
-      return detail::run_as_method(m.inner, b, o...);
+      return m.run(b, o...);
     });
   }
   return lift::switch_(index, lifted, module.scope(), operands...);
@@ -307,11 +403,11 @@ C while_loop(const CF& cond_fn, const BF& body_fn, M& module, const C& init,
              const lift::WhileOptions& opts = {}) {
   auto c = [&](lift::Scope& s, const C& x) {
     detail::LiftedSelf<M> m(module, s);
-    return detail::run_as_method(m.inner, cond_fn, x);
+    return m.run(cond_fn, x);
   };
   auto b = [&](lift::Scope& s, const C& x) {
     detail::LiftedSelf<M> m(module, s);
-    return C(detail::run_as_method(m.inner, body_fn, x));
+    return C(m.run(body_fn, x));
   };
   return lift::while_loop(c, b, module.scope(), init, opts);
 }
@@ -337,3 +433,6 @@ auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "param
 }
 
 }  // namespace linum::nn
+
+// The function forms: nn::vmap(fn, ...)(module, ...), nn::scan, nn::checkpoint, nn::jit, ...
+#include <linum/nn/transforms_fn.hpp>

@@ -51,7 +51,7 @@ struct ScaleByFactoredRms : Transformation<ScaleByFactoredRms> {
 
   template <class P>
   FactoredState<P> init(const P& params) const {
-    Arrays ps = detail::leaves(params), row, col, v;
+    Arrays ps = linum::detail::tree_arrays(params), row, col, v;
     for (const Array& p : ps) {
       detail::FactoredLeaf l =
           p.valid() ? detail::factored_init(p, options) : detail::FactoredLeaf{};
@@ -65,9 +65,9 @@ struct ScaleByFactoredRms : Transformation<ScaleByFactoredRms> {
   std::pair<U, FactoredState<P>> update_impl(const U& updates, const FactoredState<P>& state,
                                              const Q* params) const {
     if (!params) throw_no_params("scale_by_factored_rms");
-    Arrays g = detail::leaves(updates), r = detail::leaves(state.v_row),
-           c = detail::leaves(state.v_col), v = detail::leaves(state.v),
-           p = detail::leaves(*params);
+    Arrays g = linum::detail::tree_arrays(updates), r = linum::detail::tree_arrays(state.v_row),
+           c = linum::detail::tree_arrays(state.v_col), v = linum::detail::tree_arrays(state.v),
+           p = linum::detail::tree_arrays(*params);
     Arrays out(g.size()), row(g.size()), col(g.size()), full(g.size());
     for (std::size_t i = 0; i < g.size(); ++i) {
       if (!g[i].valid()) continue;  // MaskedNode

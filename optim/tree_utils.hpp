@@ -30,15 +30,6 @@ T leafwise(F&& f, const T& t, const R&... rest) {
   }
 }
 
-// The Array leaves of t in flattening order, MaskedNode leaves included.
-template <class T>
-Arrays leaves(const T& t) {
-  if constexpr (std::is_same_v<T, Array>)
-    return Arrays{t};
-  else
-    return pytree::tree_leaves<Array>(t);
-}
-
 // Leaf math shared by the transformations (numerics.cpp).
 Array update_moment(const Array& g, const Array& m, double decay, int order);
 Array update_moment_per_elem_norm(const Array& g, const Array& m, double decay, int order);
@@ -115,7 +106,7 @@ T tree_add_scale(const T& a, double scalar, const T& b) {
 template <class T>
 Array tree_sum(const T& t) {
   Array acc;
-  for (const Array& x : detail::leaves(t)) {
+  for (const Array& x : linum::detail::tree_arrays(t)) {
     if (!x.valid()) continue;
     Array s = sum(x);
     acc = acc.valid() ? acc + s : s;
@@ -134,7 +125,7 @@ Array tree_vdot(const T& a, const T& b) {
 template <class T>
 Array tree_l2_norm(const T& t, bool squared = false) {
   Array acc;
-  for (const Array& x : detail::leaves(t)) {
+  for (const Array& x : linum::detail::tree_arrays(t)) {
     if (!x.valid()) continue;
     Array s = detail::sum_of_squares(x);
     acc = acc.valid() ? acc + s : s;

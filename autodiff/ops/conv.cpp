@@ -1,99 +1,17 @@
-// Convolution and windowed reductions. conv_general_dilated (NHWC x HWIO -> NHWC, any number of
-// spatial dims) runs as im2col + GEMM; its two transposes are primitives of their own (col2im of
-// a GEMM, and a GEMM against the patches), each the other's VJP partner, so grad of grad closes.
-// reduce_window sum/max likewise come with their transposes (window spread, select-and-scatter);
-// avg_pool / max_pool follow flax.linen.
+// Convolution: conv_general_dilated (NHWC x HWIO -> NHWC, any number of spatial dims) runs as
+// im2col + GEMM; its two transposes are primitives of their own (col2im of a GEMM, and a GEMM
+// against the patches), each the other's VJP partner, so grad of grad closes.
 #include <algorithm>
 #include <array>
-#include <limits>
 #include <memory>
-#include <numeric>
 
-#include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/window_util.hpp>
 
 namespace linum {
 namespace detail {
 namespace {
 
-using i64 = std::int64_t;
-using Vec = std::vector<i64>;
-using Pads = std::vector<std::pair<i64, i64>>;
-
-std::string vec_str(const Vec& v) { return shape_str(v); }
-
-std::string pads_str(const Pads& p) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < p.size(); ++i)
-    s += (i ? ", (" : "(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
-  return s + (p.size() == 1 ? ",)" : ")");
-}
-
-i64 dilate(i64 d, i64 dil) { return d == 0 ? 0 : (d - 1) * dil + 1; }
-
-// dilate() and the padded length, checked for overflow before any unchecked arithmetic runs.
-i64 checked_dilate(const char* op, i64 d, i64 dil) {
-  return d == 0 ? 0 : checked_add(op, checked_mul(op, d - 1, dil), 1);
-}
-i64 checked_padded(const char* op, i64 in, i64 dil, std::pair<i64, i64> pad) {
-  return checked_add(op, checked_add(op, checked_dilate(op, in, dil), pad.first), pad.second);
-}
-
-// Output length of a window sweep over a (base-dilated, padded) axis, as XLA computes it.
-i64 sweep_size(i64 in, i64 k, i64 stride, std::pair<i64, i64> pad, i64 ldil, i64 rdil) {
-  const i64 padded = dilate(in, ldil) + pad.first + pad.second, dk = dilate(k, rdil);
-  return padded < dk ? 0 : (padded - dk) / stride + 1;
-}
-
-// lax.padtype_to_pads: SAME pads so that out = ceil(in / stride), the odd pixel at the end
-// (SAME_LOWER: at the start); VALID pads nothing; explicit pads are checked for their count.
-Pads resolve_padding(const Padding& p, const Vec& in, const Vec& window, const Vec& strides,
-                     const char* op) {
-  const std::size_t n = in.size();
-  Pads r;
-  if (p.mode.empty()) {
-    if (p.pads.size() != n)
-      throw ValueError(std::string(op) + ": explicit padding must have one (low, high) pair per " +
-                       "window dimension (" + std::to_string(n) + "), got " + pads_str(p.pads));
-    return p.pads;
-  }
-  if (p.mode == "VALID") return Pads(n, {0, 0});
-  if (p.mode != "SAME" && p.mode != "SAME_LOWER")
-    throw ValueError(std::string(op) + ": unknown padding '" + p.mode +
-                     "' (expected 'SAME', 'SAME_LOWER', 'VALID' or (low, high) pairs)");
-  for (std::size_t i = 0; i < n; ++i) {
-    const i64 out = (in[i] + strides[i] - 1) / strides[i];
-    const i64 pad = std::max<i64>(0, (out - 1) * strides[i] + window[i] - in[i]);
-    const i64 small = pad / 2, big = pad - small;
-    r.emplace_back(p.mode == "SAME" ? small : big, p.mode == "SAME" ? big : small);
-  }
-  return r;
-}
-
-// A per-spatial-dim option: empty means all 1; otherwise one positive entry per spatial dim.
-Vec per_dim(const Vec& v, std::size_t n, const char* what, const char* op) {
-  if (v.empty()) return Vec(n, 1);
-  if (v.size() != n)
-    throw ValueError(std::string(op) + ": " + what + " " + vec_str(v) + " must have " +
-                     std::to_string(n) + " entries, one per window dimension");
-  for (i64 s : v)
-    if (s < 1)
-      throw ValueError(std::string(op) + ": " + what + " must be positive, got " + vec_str(v));
-  return v;
-}
-
-// For each axis: idx[o * k + j] = input index read by output o at window offset j, -1 where it
-// falls on padding or a hole of the base dilation.
-std::vector<i64> axis_table(i64 in, i64 out, i64 k, i64 stride, i64 pad_lo, i64 ldil, i64 rdil) {
-  std::vector<i64> t(static_cast<std::size_t>(out * k));
-  for (i64 o = 0; o < out; ++o)
-    for (i64 j = 0; j < k; ++j) {
-      const i64 pos = o * stride + j * rdil - pad_lo;
-      t[o * k + j] = (pos >= 0 && pos % ldil == 0 && pos / ldil < in) ? pos / ldil : -1;
-    }
-  return t;
-}
-
-// ---- convolution ------------------------------------------------------------------------------
+using namespace window_util;
 
 struct ConvParams {
   Vec strides, lhs_dil, rhs_dil;
@@ -358,8 +276,10 @@ void dispatch_conv(DType d, F&& f) {
 }
 
 Array conv_bind(const Array& x, const Array& w, const ConvParams& p);
-Array conv_tlhs_bind(const Array& ct, const Array& w, const ConvParams& p, const Shape& lhs);
-Array conv_trhs_bind(const Array& x, const Array& ct, const ConvParams& p, const Shape& rhs);
+Array conv_transpose_lhs_bind(const Array& ct, const Array& w, const ConvParams& p,
+                              const Shape& lhs);
+Array conv_transpose_rhs_bind(const Array& x, const Array& ct, const ConvParams& p,
+                              const Shape& rhs);
 
 // JAX's _reshape_axis_into: moves axis src next to (before) axis dst of the array without src,
 // and merges the two, src major.
@@ -386,16 +306,16 @@ Array split_axis(const Array& x, int src, i64 size1) {
 
 // Batching by feature groups: both operands (the unbatched one broadcast) get the batch folded
 // into their feature dim `fdim[i]`, each example becoming its own block of groups.
-struct GroupFold {
+struct BatchInGroups {
   Arrays ops;
   ConvParams p;
 };
-GroupFold fold_into_groups(std::span<const Array> in, std::span<const int> bdims,
-                           const ConvParams& p, std::array<int, 2> fdim) {
+BatchInGroups fold_into_groups(std::span<const Array> in, std::span<const int> bdims,
+                               const ConvParams& p, std::array<int, 2> fdim) {
   i64 B = 0;
   for (std::size_t i = 0; i < 2; ++i)
     if (bdims[i] >= 0) B = in[i].shape(bdims[i]);
-  GroupFold r{{}, p};
+  BatchInGroups r{{}, p};
   for (std::size_t i = 0; i < 2; ++i) {
     Array a = bdims[i] >= 0 ? in[i] : move_bdim(in[i], -1, 0, B);
     r.ops.push_back(merge_axis_into(a, std::max(bdims[i], 0), fdim[i]));
@@ -453,8 +373,8 @@ struct Conv final : ConvBase {
   Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
                     std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {need[0] ? conv_tlhs_bind(ct[0], pr[1], p, pr[0].shape()) : Array(),
-            need[1] ? conv_trhs_bind(pr[0], ct[0], p, pr[1].shape()) : Array()};
+    return {need[0] ? conv_transpose_lhs_bind(ct[0], pr[1], p, pr[0].shape()) : Array(),
+            need[1] ? conv_transpose_rhs_bind(pr[0], ct[0], p, pr[1].shape()) : Array()};
   }
   // lhs only: the batch joins N (one conv). rhs only, one group: the batch joins the output
   // features. Otherwise: feature groups, one block per example (JAX's rule).
@@ -469,7 +389,7 @@ struct Conv final : ConvBase {
       Array w = merge_axis_into(in[1], bd[1], ns + 1);
       return {{split_axis(conv_bind(in[0], w, p), ns + 1, B)}, {ns + 1}};
     }
-    GroupFold f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
+    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
     return {{split_axis(conv_bind(f.ops[0], f.ops[1], f.p), ns + 1, B)}, {ns + 1}};
   }
 };
@@ -493,9 +413,9 @@ struct ConvTransposeLhs final : ConvBase {
   Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
              std::span<const Array>) const override {
     Array r;
-    if (t[0].valid()) r = conv_tlhs_bind(t[0], pr[1], p, lhs);
+    if (t[0].valid()) r = conv_transpose_lhs_bind(t[0], pr[1], p, lhs);
     if (t[1].valid()) {
-      Array s = conv_tlhs_bind(pr[0], t[1], p, lhs);
+      Array s = conv_transpose_lhs_bind(pr[0], t[1], p, lhs);
       r = r.valid() ? add(r, s) : s;
     }
     return {r};
@@ -505,7 +425,7 @@ struct ConvTransposeLhs final : ConvBase {
                     std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
     return {need[0] ? conv_bind(ct[0], pr[1], p) : Array(),
-            need[1] ? conv_trhs_bind(ct[0], pr[0], p, pr[1].shape()) : Array()};
+            need[1] ? conv_transpose_rhs_bind(ct[0], pr[0], p, pr[1].shape()) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
     const int ns = static_cast<int>(p.strides.size());
@@ -513,12 +433,13 @@ struct ConvTransposeLhs final : ConvBase {
       const i64 B = in[0].shape(bd[0]);
       Shape l = lhs;
       l[0] *= B;
-      return {{split_axis(conv_tlhs_bind(merge_axis_into(in[0], bd[0], 0), in[1], p, l), 0, B)},
+      return {{split_axis(conv_transpose_lhs_bind(merge_axis_into(in[0], bd[0], 0), in[1], p, l), 0,
+                          B)},
               {0}};
     }
     const i64 B = in[1].shape(bd[1]);
-    GroupFold f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
-    Array r = conv_tlhs_bind(f.ops[0], f.ops[1], f.p, with_feature(lhs, lhs.back() * B));
+    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
+    Array r = conv_transpose_lhs_bind(f.ops[0], f.ops[1], f.p, with_feature(lhs, lhs.back() * B));
     return {{split_axis(r, ns + 1, B)}, {ns + 1}};
   }
 };
@@ -542,9 +463,9 @@ struct ConvTransposeRhs final : ConvBase {
   Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
              std::span<const Array>) const override {
     Array r;
-    if (t[0].valid()) r = conv_trhs_bind(t[0], pr[1], p, rhs);
+    if (t[0].valid()) r = conv_transpose_rhs_bind(t[0], pr[1], p, rhs);
     if (t[1].valid()) {
-      Array s = conv_trhs_bind(pr[0], t[1], p, rhs);
+      Array s = conv_transpose_rhs_bind(pr[0], t[1], p, rhs);
       r = r.valid() ? add(r, s) : s;
     }
     return {r};
@@ -553,14 +474,14 @@ struct ConvTransposeRhs final : ConvBase {
   Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
                     std::span<const bool> need) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {need[0] ? conv_tlhs_bind(pr[1], ct[0], p, pr[0].shape()) : Array(),
+    return {need[0] ? conv_transpose_lhs_bind(pr[1], ct[0], p, pr[0].shape()) : Array(),
             need[1] ? conv_bind(pr[0], ct[0], p) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
     const int ns = static_cast<int>(p.strides.size());
     const i64 B = in[bd[0] >= 0 ? 0 : 1].shape(bd[0] >= 0 ? bd[0] : bd[1]);
-    GroupFold f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
-    Array r = conv_trhs_bind(f.ops[0], f.ops[1], f.p, with_feature(rhs, rhs.back() * B));
+    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
+    Array r = conv_transpose_rhs_bind(f.ops[0], f.ops[1], f.p, with_feature(rhs, rhs.back() * B));
     return {{split_axis(r, ns + 1, B)}, {ns + 1}};
   }
 };
@@ -568,326 +489,13 @@ struct ConvTransposeRhs final : ConvBase {
 Array conv_bind(const Array& x, const Array& w, const ConvParams& p) {
   return bind1(std::make_shared<const Conv>(p), {x, w});
 }
-Array conv_tlhs_bind(const Array& ct, const Array& w, const ConvParams& p, const Shape& lhs) {
+Array conv_transpose_lhs_bind(const Array& ct, const Array& w, const ConvParams& p,
+                              const Shape& lhs) {
   return bind1(std::make_shared<const ConvTransposeLhs>(p, lhs), {ct, w});
 }
-Array conv_trhs_bind(const Array& x, const Array& ct, const ConvParams& p, const Shape& rhs) {
+Array conv_transpose_rhs_bind(const Array& x, const Array& ct, const ConvParams& p,
+                              const Shape& rhs) {
   return bind1(std::make_shared<const ConvTransposeRhs>(p, rhs), {x, ct});
-}
-
-// ---- windowed reductions ---------------------------------------------------------------------
-
-struct WindowParams {
-  Vec window, strides;
-  Pads pads;  // resolved, one per dim of the operand
-};
-
-// The output shape of a window sweep: the abstract rule, without WindowGeom's tables.
-Shape window_out_shape(const Shape& s, const WindowParams& p) {
-  Shape out;
-  for (std::size_t d = 0; d < s.size(); ++d)
-    out.push_back(sweep_size(s[d], p.window[d], p.strides[d], p.pads[d], 1, 1));
-  return out;
-}
-
-// A window sweep over every dim of an operand. Trailing dims that the window passes through
-// untouched (window 1, stride 1, no padding) form a contiguous `inner` block handled by one loop.
-struct WindowGeom {
-  Shape in, out;
-  Vec k;       // window per dim
-  int nd = 0;  // leading dims with a real window
-  i64 inner = 1, win = 1;
-  std::vector<std::vector<i64>> tab;
-  std::vector<Vec> wpos;
-
-  WindowGeom(const Shape& s, const WindowParams& p) : in(s), k(p.window) {
-    const int rank = static_cast<int>(s.size());
-    for (int d = 0; d < rank; ++d)
-      out.push_back(sweep_size(s[d], p.window[d], p.strides[d], p.pads[d], 1, 1));
-    nd = rank;
-    while (nd > 0 && p.window[nd - 1] == 1 && p.strides[nd - 1] == 1 &&
-           p.pads[nd - 1] == std::pair<i64, i64>{0, 0})
-      inner *= s[--nd];
-    for (int d = 0; d < nd; ++d) {
-      tab.push_back(axis_table(s[d], out[d], p.window[d], p.strides[d], p.pads[d].first, 1, 1));
-      win *= p.window[d];
-    }
-    for (i64 w = 0; w < win; ++w) {
-      Vec j(nd);
-      for (int d = nd - 1, r = static_cast<int>(w); d >= 0; --d)
-        j[d] = r % p.window[d], r /= p.window[d];
-      wpos.push_back(j);
-    }
-  }
-
-  // f(output offset, offsets of the window's valid input elements, count): all in elements,
-  // each the start of an `inner` block.
-  template <class F>
-  void visit(F f) const {
-    i64 n_out = 1;
-    for (int d = 0; d < nd; ++d) n_out *= out[d];
-    if (n_out == 0 || inner == 0) return;
-    Vec o(nd, 0), offs(static_cast<std::size_t>(win));
-    for (i64 q = 0; q < n_out; ++q) {
-      int cnt = 0;
-      for (i64 w = 0; w < win; ++w) {
-        i64 off = 0;
-        for (int d = 0; d < nd; ++d) {
-          const i64 idx = tab[d][o[d] * k[d] + wpos[w][d]];
-          if (idx < 0) {
-            off = -1;
-            break;
-          }
-          off = off * in[d] + idx;
-        }
-        if (off >= 0) offs[cnt++] = off * inner;
-      }
-      f(q * inner, offs.data(), cnt);
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++o[d] < out[d]) break;
-        o[d] = 0;
-      }
-    }
-  }
-};
-
-template <class T>
-T lowest() {
-  if constexpr (std::is_floating_point_v<T>)
-    return -std::numeric_limits<T>::infinity();
-  else
-    return std::numeric_limits<T>::lowest();
-}
-
-// Offset (within the window's valid elements) of the first maximum at inner position c.
-template <class T>
-i64 argmax_at(const T* x, const i64* offs, int cnt, i64 c) {
-  i64 best = offs[0];
-  for (int i = 1; i < cnt; ++i)
-    if (x[offs[i] + c] > x[best + c]) best = offs[i];
-  return best;
-}
-
-Array rw_sum_bind(const Array& x, const WindowParams& p);
-Array rw_spread_bind(const Array& ct, const WindowParams& p, const Shape& in);
-Array rw_max_bind(const Array& x, const WindowParams& p);
-Array sel_gather_bind(const Array& t, const Array& x, const WindowParams& p);
-Array sel_scatter_bind(const Array& ct, const Array& x, const WindowParams& p);
-
-// A batching rule adds a pass-through window dim for the batch axis.
-WindowParams with_batch_dim(const WindowParams& p, int b) {
-  WindowParams q = p;
-  q.window.insert(q.window.begin() + b, 1);
-  q.strides.insert(q.strides.begin() + b, 1);
-  q.pads.insert(q.pads.begin() + b, {0, 0});
-  return q;
-}
-
-struct WindowBase : Primitive {
-  WindowParams p;
-  explicit WindowBase(WindowParams q) : p(std::move(q)) {}
-  void print_params(std::ostream& os) const override {
-    os << "window_dimensions=" << vec_str(p.window) << " window_strides=" << vec_str(p.strides)
-       << " padding=" << pads_str(p.pads);
-  }
-};
-
-struct ReduceWindowSum final : WindowBase {
-  using WindowBase::WindowBase;
-  const char* name() const override { return "reduce_window_sum"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{window_out_shape(in[0].shape, p), in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in[0].shape(), p);
-    Array out = empty(g.out, in[0].dtype());
-    dispatch(in[0].dtype(), [&]<class T>() {
-      const T* x = in_ptr<T>(in[0]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        std::fill(o + oo, o + oo + g.inner, T(0));
-        for (int i = 0; i < cnt; ++i)
-          for (i64 c = 0; c < g.inner; ++c) o[oo + c] += x[offs[i] + c];
-      });
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {rw_sum_bind(t[0], p)};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? rw_spread_bind(ct[0], p, pr[0].shape()) : Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    return {{rw_sum_bind(in[0], with_batch_dim(p, bd[0]))}, {bd[0]}};
-  }
-};
-
-// The transpose of reduce_window_sum: each output's cotangent is added to its whole window.
-struct WindowSpread final : WindowBase {
-  Shape in_shape;
-  WindowSpread(WindowParams q, Shape s) : WindowBase(std::move(q)), in_shape(std::move(s)) {}
-  const char* name() const override { return "reduce_window_sum_transpose"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{in_shape, in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in_shape, p);
-    Array out = zeros(in_shape, in[0].dtype());
-    dispatch(in[0].dtype(), [&]<class T>() {
-      const T* c = in_ptr<T>(in[0]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        for (int i = 0; i < cnt; ++i)
-          for (i64 k = 0; k < g.inner; ++k) o[offs[i] + k] += c[oo + k];
-      });
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array>, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {rw_spread_bind(t[0], p, in_shape)};
-  }
-  Arrays vjp(std::span<const Array>, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? rw_sum_bind(ct[0], p) : Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    Shape s = in_shape;
-    s.insert(s.begin() + bd[0], in[0].shape(bd[0]));
-    return {{rw_spread_bind(in[0], with_batch_dim(p, bd[0]), s)}, {bd[0]}};
-  }
-};
-
-struct ReduceWindowMax final : WindowBase {
-  using WindowBase::WindowBase;
-  const char* name() const override { return "reduce_window_max"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{window_out_shape(in[0].shape, p), in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in[0].shape(), p);
-    Array out = empty(g.out, in[0].dtype());
-    dispatch(in[0].dtype(), [&]<class T>() {
-      const T* x = in_ptr<T>(in[0]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        std::fill(o + oo, o + oo + g.inner, lowest<T>());
-        for (int i = 0; i < cnt; ++i)
-          for (i64 c = 0; c < g.inner; ++c) {
-            const T v = x[offs[i] + c];
-            if (v > o[oo + c] || v != v) o[oo + c] = v;  // NaN propagates, as XLA's max
-          }
-      });
-    });
-    return {out};
-  }
-  // The tangent (cotangent) at the first maximum of each window (XLA's select with >=).
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {sel_gather_bind(t[0], pr[0], p)};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? sel_scatter_bind(ct[0], pr[0], p) : Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    return {{rw_max_bind(in[0], with_batch_dim(p, bd[0]))}, {bd[0]}};
-  }
-};
-
-// Both operands at batch axis 0 (the unbatched one broadcast), for the select primitives.
-std::pair<Arrays, WindowParams> batch_both(std::span<const Array> in, std::span<const int> bd,
-                                           const WindowParams& p) {
-  const i64 B = in[bd[0] >= 0 ? 0 : 1].shape(bd[0] >= 0 ? bd[0] : bd[1]);
-  return {{move_bdim(in[0], bd[0], 0, B), move_bdim(in[1], bd[1], 0, B)}, with_batch_dim(p, 0)};
-}
-
-// select_and_gather_add: out[window] = t at the window's first maximum of x. Linear in t; x only
-// routes, so it gets no derivative.
-struct SelectAndGather final : WindowBase {
-  using WindowBase::WindowBase;
-  const char* name() const override { return "select_and_gather_add"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{window_out_shape(in[1].shape, p), in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in[1].shape(), p);
-    Array out = empty(g.out, in[0].dtype());
-    dispatch_float(in[0].dtype(), "select_and_gather_add", [&]<class T>() {
-      const T *t = in_ptr<T>(in[0]), *x = in_ptr<T>(in[1]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        for (i64 c = 0; c < g.inner; ++c)
-          o[oo + c] = cnt ? t[argmax_at(x, offs, cnt, c) + c] : T(0);
-      });
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {t[0].valid() ? sel_gather_bind(t[0], pr[1], p) : Array()};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? sel_scatter_bind(ct[0], pr[1], p) : Array(), Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    auto [a, q] = batch_both(in, bd, p);
-    return {{sel_gather_bind(a[0], a[1], q)}, {0}};
-  }
-};
-
-// select_and_scatter_add: each window's cotangent goes to the window's first maximum of x.
-struct SelectAndScatter final : WindowBase {
-  using WindowBase::WindowBase;
-  const char* name() const override { return "select_and_scatter_add"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{in[1].shape, in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in[1].shape(), p);
-    Array out = zeros(in[1].shape(), in[0].dtype());
-    dispatch_float(in[0].dtype(), "select_and_scatter_add", [&]<class T>() {
-      const T *ct = in_ptr<T>(in[0]), *x = in_ptr<T>(in[1]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        if (cnt == 0) return;
-        for (i64 c = 0; c < g.inner; ++c) o[argmax_at(x, offs, cnt, c) + c] += ct[oo + c];
-      });
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {t[0].valid() ? sel_scatter_bind(t[0], pr[1], p) : Array()};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? sel_gather_bind(ct[0], pr[1], p) : Array(), Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    auto [a, q] = batch_both(in, bd, p);
-    return {{sel_scatter_bind(a[0], a[1], q)}, {0}};
-  }
-};
-
-Array rw_sum_bind(const Array& x, const WindowParams& p) {
-  return bind1(std::make_shared<const ReduceWindowSum>(p), {x});
-}
-Array rw_spread_bind(const Array& ct, const WindowParams& p, const Shape& in) {
-  return bind1(std::make_shared<const WindowSpread>(p, in), {ct});
-}
-Array rw_max_bind(const Array& x, const WindowParams& p) {
-  return bind1(std::make_shared<const ReduceWindowMax>(p), {x});
-}
-Array sel_gather_bind(const Array& t, const Array& x, const WindowParams& p) {
-  return bind1(std::make_shared<const SelectAndGather>(p), {t, x});
-}
-Array sel_scatter_bind(const Array& ct, const Array& x, const WindowParams& p) {
-  return bind1(std::make_shared<const SelectAndScatter>(p), {ct, x});
 }
 
 }  // namespace
@@ -944,82 +552,6 @@ Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions
       throw ValueError(std::string(op) + ": negative padding " + pads_str(p.pads) +
                        " removes more than the whole input; " + shapes);
   return conv_bind(astype(lhs, dt), astype(rhs, dt), p);
-}
-
-Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int64_t>& window,
-                    const std::vector<std::int64_t>& strides, const Padding& padding) {
-  const char* name = "reduce_window";
-  check_valid(x, name);
-  const auto nd = static_cast<std::size_t>(x.ndim());
-  if (window.size() != nd)
-    throw ValueError(std::string(name) + ": window_dimensions " + vec_str(window) +
-                     " must have one entry per dimension of the operand of shape " +
-                     shape_str(x.shape()));
-  WindowParams p;
-  p.window = window;
-  for (i64 w : window)
-    if (w < 1)
-      throw ValueError(std::string(name) + ": window_dimensions must be positive, got " +
-                       vec_str(window));
-  p.strides = per_dim(strides, nd, "window_strides", name);
-  p.pads = resolve_padding(padding, x.shape(), window, p.strides, name);
-  for (std::size_t d = 0; d < nd; ++d)
-    if (p.pads[d].first < 0 || p.pads[d].second < 0 ||
-        checked_padded(name, x.shape()[d], 1, p.pads[d]) < 0)
-      throw ValueError(std::string(name) + ": padding must be non-negative, got " +
-                       pads_str(p.pads));
-  if (x.dtype() == bool_)
-    throw TypeError(std::string(name) + ": bool operands are not supported (use astype(int32))");
-  return op == WindowReduce::sum ? rw_sum_bind(x, p) : rw_max_bind(x, p);
-}
-
-namespace {
-
-// flax.linen.pooling.pool: the window covers the dims between the batch dims and the features.
-Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window, Vec strides,
-           const Padding& padding) {
-  check_valid(x, name);
-  const int k = static_cast<int>(window.size());
-  if (x.ndim() < k + 1)
-    throw ValueError(std::string(name) + ": window_shape " + vec_str(window) +
-                     " needs an input of rank at least " + std::to_string(k + 1) +
-                     " (batch..., window dims..., features), got shape " + shape_str(x.shape()));
-  if (strides.empty()) strides = Vec(window.size(), 1);
-  if (strides.size() != window.size())
-    throw ValueError(std::string(name) + ": strides " + vec_str(strides) +
-                     " must have as many entries as window_shape " + vec_str(window));
-  const int nb = x.ndim() - k - 1;
-  Vec dims(nb, 1), st(nb, 1);
-  dims.insert(dims.end(), window.begin(), window.end());
-  st.insert(st.end(), strides.begin(), strides.end());
-  dims.push_back(1);
-  st.push_back(1);
-  Padding pad = padding;
-  if (padding.mode.empty()) {
-    if (padding.pads.size() != window.size())
-      throw ValueError(std::string(name) + ": padding " + pads_str(padding.pads) +
-                       " must have one (low, high) pair per window dimension (" +
-                       std::to_string(k) + ")");
-    pad.pads.assign(static_cast<std::size_t>(nb), {0, 0});
-    pad.pads.insert(pad.pads.end(), padding.pads.begin(), padding.pads.end());
-    pad.pads.emplace_back(0, 0);
-  }
-  return reduce_window(x, op, dims, st, pad);
-}
-
-}  // namespace
-
-Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
-               std::vector<std::int64_t> strides, const Padding& padding) {
-  Array s = pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding);
-  // count_include_pad=True (Flax's default): every window divides by its full size.
-  const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
-  return s / static_cast<double>(n);
-}
-
-Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
-               std::vector<std::int64_t> strides, const Padding& padding) {
-  return pool("max_pool", x, WindowReduce::max, window, std::move(strides), padding);
 }
 
 }  // namespace linum

@@ -7,14 +7,11 @@
 #include <utility>
 
 #include "check_grads.hpp"
+#include "support/testing.hpp"
 
 namespace linum::optest {
 
-inline std::vector<double> vals(const Array& a) {
-  Array c = astype(a, float64);
-  const double* p = c.data<double>();
-  return {p, p + c.size()};
-}
+using linum::testing::values;
 
 // Expects `expr` to throw E with a message containing `part`.
 #define LINUM_CHECK_ERROR(expr, E, part)              \
@@ -35,7 +32,7 @@ inline void check_array(const Array& a, const Shape& shape, DType dtype,
   INFO("got " << a);
   REQUIRE(shape_str(a.shape()) == shape_str(shape));
   CHECK(a.dtype() == dtype);
-  const auto v = vals(a);
+  const auto v = values(a);
   REQUIRE(v.size() == expected.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
     INFO("element " << i);
@@ -52,7 +49,7 @@ inline void check_close(const Array& a, const Array& b, double eps = 1e-10) {
   INFO("a = " << a << "\nb = " << b);
   REQUIRE(shape_str(a.shape()) == shape_str(b.shape()));
   CHECK(a.dtype() == b.dtype());
-  const auto va = vals(a), vb = vals(b);
+  const auto va = values(a), vb = values(b);
   for (std::size_t i = 0; i < va.size(); ++i) {
     if (std::isnan(vb[i]))
       CHECK(std::isnan(va[i]));

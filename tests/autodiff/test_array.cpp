@@ -11,6 +11,7 @@
 #include <xtensor/xmath.hpp>
 
 #include <linum/autodiff/xtensor.hpp>
+#include "support/testing.hpp"
 #include <linum/linum.hpp>
 
 using linum::Array;
@@ -18,17 +19,11 @@ using linum::Shape;
 
 namespace {
 
-std::vector<double> vals(const Array& a) {
-  Array c = linum::astype(a, linum::float64);
-  const double* p = c.data<double>();
-  return {p, p + c.size()};
-}
-
 void check_array(const Array& a, const Shape& shape, linum::DType dtype,
                  const std::vector<double>& expected) {
   CHECK(a.dtype() == dtype);
   REQUIRE(a.shape() == shape);
-  const auto v = vals(a);
+  const auto v = linum::testing::values(a);
   REQUIRE(v.size() == expected.size());
   for (std::size_t i = 0; i < v.size(); ++i)
     CHECK(v[i] == doctest::Approx(expected[i]).epsilon(1e-7));
@@ -144,8 +139,10 @@ TEST_CASE("item converts the single element; data checks the dtype; both reject 
               "Array::item: only arrays of size 1 convert to a scalar, got shape (2,)");
   CHECK_ERROR(linum::zeros({0}).item<float>(), linum::ValueError, "got shape (0,)");
   CHECK(Array(-2.9).item<int>() == -2);  // truncation, as Python's int()
-  CHECK_ERROR(Array(NAN).item<int>(), linum::ValueError, "Array::item: cannot convert nan");
-  CHECK_ERROR(Array(1e10f).item<std::int32_t>(), linum::ValueError, "cannot convert");
+  CHECK_ERROR(Array(NAN).item<int>(), linum::ValueError,
+              "value nan does not fit the requested type int32");
+  CHECK_ERROR(Array(1e10f).item<std::int32_t>(), linum::ValueError,
+              "does not fit the requested type int32");
   CHECK(Array(1e10f).item<std::int64_t>() == 10000000000);
   CHECK_ERROR(linum::array({1.f}).data<double>(), linum::TypeError,
               "Array::data: the array has dtype float32, not float64");
@@ -287,7 +284,7 @@ TEST_CASE("xtensor: to_xarray copies, as_xtensor views without copying, array() 
   CHECK(b.data<double>()[3] == 4.0);
   Array e = linum::array(xt::arange<int>(4) * 2);
   CHECK(e.dtype() == linum::int32);
-  CHECK(vals(e) == std::vector<double>{0, 2, 4, 6});
+  CHECK(linum::testing::values(e) == std::vector<double>{0, 2, 4, 6});
   Array bl = linum::array(xt::xarray<bool>{true, false});
   CHECK(linum::repr(bl) == "Array([ True, False], dtype=bool)");
   CHECK(linum::array(linum::to_xarray<float>(a)).shape() == Shape{2, 3});

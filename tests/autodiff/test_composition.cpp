@@ -11,15 +11,15 @@
 #include <string>
 
 #include "check_grads.hpp"
-#include "tf_testing.hpp"
+#include "transform_testing.hpp"
 
 using linum::Array;
 using linum::Arrays;
-using tf_testing::check_close;
-using tf_testing::data;
-using tf_testing::row;
-using tf_testing::stack_rows;
-using tf_testing::vals;
+using transform_testing::check_close;
+using transform_testing::data;
+using transform_testing::row;
+using transform_testing::stack_rows;
+using linum::testing::values;
 
 namespace {
 
@@ -112,7 +112,7 @@ TEST_CASE("composition matrix: {grad, vjp, jvp, vmap, grad∘grad, jvp∘grad, v
       Array cts = linum::array({1.0, -1.0, 2.0, 0.5});
       Array vj = linum::vmap([&](const Array& r, const Array& c) { return std::get<0>(linum::vjp(F, r).second(c)); })(X, cts);
       Arrays vjw;
-      for (int i = 0; i < 4; ++i) vjw.push_back(dg_ref(row(X, i)) * vals(cts)[i]);
+      for (int i = 0; i < 4; ++i) vjw.push_back(dg_ref(row(X, i)) * values(cts)[i]);
       check_close(vj, stack_rows(vjw));
       if (form.forward_mode) {
         auto [y2, t] = linum::jvp(F, std::tuple{x}, std::tuple{v});
@@ -148,8 +148,8 @@ TEST_CASE("constructs whose bodies apply transforms: scan∘grad, cond∘jvp, wh
              }, linum::zeros({}, A.dtype()), A).first;
     };
     double want = 0;
-    for (int i = 0; i < 4; ++i) want += vals(linum::sum(dg_ref(row(X, i)) * row(X, i)))[0];
-    CHECK(vals(F(X))[0] == doctest::Approx(want));
+    for (int i = 0; i < 4; ++i) want += values(linum::sum(dg_ref(row(X, i)) * row(X, i)))[0];
+    CHECK(values(F(X))[0] == doctest::Approx(want));
     linum::testing::check_grads(F, X);
   }
   SUBCASE("cond whose branches take jvps") {
@@ -161,7 +161,7 @@ TEST_CASE("constructs whose bodies apply transforms: scan∘grad, cond∘jvp, wh
     };
     for (int i = 0; i < 4; ++i) {
       Array r = row(X, i);
-      Array want = vals(linum::sum(r))[0] > 0 ? linum::sum(dg_ref(r) * v) : linum::sum(dg_ref(r * 2.0) * v);
+      Array want = values(linum::sum(r))[0] > 0 ? linum::sum(dg_ref(r) * v) : linum::sum(dg_ref(r * 2.0) * v);
       check_close(F(r), want);
     }
     Array batched = linum::vmap(F)(X);
@@ -224,14 +224,14 @@ TEST_CASE("constructs nested in constructs match explicit loops and finite diffe
     Array c = linum::zeros({3}, linum::float64);
     for (int i = 0; i < 5; ++i) {
       Array r = row(X, i);
-      c = vals(linum::sum(r))[0] > 0 ? c + linum::sin(r) : c * 0.5 + r;
+      c = values(linum::sum(r))[0] > 0 ? c + linum::sin(r) : c * 0.5 + r;
     }
     check_close(F(X), c);
     linum::testing::check_grads(F, X);
     auto G = [&](const Array& A) {
       return linum::cond(linum::sum(A) > 0.0, F, [](const Array& B) { return linum::sum(B, 0); }, A);
     };
-    check_close(G(X), vals(linum::sum(X))[0] > 0 ? c : linum::sum(X, 0));
+    check_close(G(X), values(linum::sum(X))[0] > 0 ? c : linum::sum(X, 0));
     // Batched outer predicate: both branches scan, selection per example.
     Array XS = linum::stack({X, X * -1.0}, 0);
     Array gb = linum::vmap(G)(XS);
@@ -251,7 +251,7 @@ TEST_CASE("constructs nested in constructs match explicit loops and finite diffe
     Array want = linum::zeros({3}, linum::float64);
     for (int i = 0; i < 5; ++i) {
       Array z = row(X, i) * 4.0;
-      while (vals(linum::sum(linum::abs(z)))[0] > 1.0) z = z * 0.5;
+      while (values(linum::sum(linum::abs(z)))[0] > 1.0) z = z * 0.5;
       want = want + z;
     }
     check_close(F(X), want);
@@ -328,7 +328,7 @@ TEST_CASE("constructs nested in constructs match explicit loops and finite diffe
     };
     for (int i = 0; i < 5; ++i) {
       Array r = row(X, i);
-      Array want = vals(linum::sum(r))[0] > 0 ? dg_ref(r) : r * 2.0;
+      Array want = values(linum::sum(r))[0] > 0 ? dg_ref(r) : r * 2.0;
       check_close(linum::grad(c1)(r), want);
       check_close(linum::grad(c2)(r), want);
     }

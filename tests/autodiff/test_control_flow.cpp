@@ -5,16 +5,16 @@
 #include <map>
 
 #include "check_grads.hpp"
-#include "tf_testing.hpp"
+#include "transform_testing.hpp"
 
 using linum::Array;
 using linum::Arrays;
 using linum::VmapOptions;
-using tf_testing::check_close;
-using tf_testing::data;
-using tf_testing::row;
-using tf_testing::stack_rows;
-using tf_testing::vals;
+using transform_testing::check_close;
+using transform_testing::data;
+using transform_testing::row;
+using transform_testing::stack_rows;
+using linum::testing::values;
 
 namespace {
 constexpr int kNone = VmapOptions::kNone;
@@ -58,7 +58,7 @@ TEST_CASE("scan: pytree carry, pytree xs and ys; length without xs; zero length"
     return std::make_pair(next, Params{{"y", linum::sum(next.first)}});
   };
   auto [c, ys] = linum::scan(step, init, xs);
-  CHECK(vals(c.second["n"])[0] == 4.0);
+  CHECK(values(c.second["n"])[0] == 4.0);
   Array acc = linum::zeros({2}, linum::float64);
   Arrays want;
   for (int t = 0; t < 4; ++t) {
@@ -70,7 +70,7 @@ TEST_CASE("scan: pytree carry, pytree xs and ys; length without xs; zero length"
 
   auto [p, pows] = linum::scan([](const Array& c, std::nullopt_t) { return std::make_pair(c * 2.0, c); },
                                linum::array(1.0), std::nullopt, {.length = 4});
-  CHECK(vals(p)[0] == 16.0);
+  CHECK(values(p)[0] == 16.0);
   check_close(pows, linum::array({1.0, 2.0, 4.0, 8.0}));
 
   auto [c0, y0] = linum::scan([](const Array& c, const Array& x) { return std::make_pair(c + x, x * 2.0); },
@@ -84,7 +84,7 @@ TEST_CASE("scan errors: carry changing shape or dtype, lengths") {
     return std::make_pair(std::make_pair(c.first + x, linum::concatenate({c.second, x}, 0)), x);
   };
   std::pair<Array, Array> init{linum::zeros({1}, linum::float64), linum::zeros({3}, linum::float64)};
-  const std::string e = tf_testing::error_of([&] { linum::scan(grow, init, data({2, 1})); });
+  const std::string e = linum::testing::message_of([&] { linum::scan(grow, init, data({2, 1})); });
   CHECK(e.find("scan body function carry input and carry output must have equal types") != std::string::npos);
   CHECK(e.find("the input carry component carry[1] has type float64[3] but the corresponding output "
                "carry component has type float64[4], so the shapes do not match") != std::string::npos);
@@ -194,7 +194,7 @@ TEST_CASE("cond errors: predicate type and shape, branches of different types") 
     return linum::cond(linum::sum(x) > 0.0, [](const Array& a) { return a; },
                        [](const Array& a) { return linum::sum(a); }, x);
   };
-  const std::string e = tf_testing::error_of([&] { linum::vmap(bad)(data({3, 2})); });
+  const std::string e = linum::testing::message_of([&] { linum::vmap(bad)(data({3, 2})); });
   CHECK(e.find("cond: true_fun and false_fun output must have identical types") != std::string::npos);
   CHECK(e.find("the true_fun output component output has type float64[2] but the corresponding "
                "false_fun output component has type float64[]") != std::string::npos);
@@ -238,8 +238,8 @@ TEST_CASE("while_loop: concrete loop with a pytree carry; errors") {
   C out = linum::while_loop([](const C& c) { return c.first < 10; },
                             [](const C& c) { return C(c.first + 1, c.second * 2.0); },
                             C(linum::array(0), linum::array(1.0)));
-  CHECK(vals(out.first)[0] == 10);
-  CHECK(vals(out.second)[0] == 1024.0);
+  CHECK(values(out.first)[0] == 10);
+  CHECK(values(out.second)[0] == 1024.0);
   CHECK_ERROR_CONTAINS(linum::while_loop([](const Array& v) { return v; }, [](const Array& v) { return v; },
                                          linum::array(1.0)),
                        "while_loop: cond_fun must return a boolean scalar, but got float64");
@@ -285,7 +285,7 @@ TEST_CASE("while_loop and fori_loop are reverse-differentiable") {
   Array s = linum::fori_loop(0, 10, [](const Array& i, const Array& acc) {
     return acc + linum::astype(i, linum::float64) * 2.0;
   }, linum::array(0.0));
-  CHECK(vals(s)[0] == 90.0);
+  CHECK(values(s)[0] == 90.0);
 }
 
 TEST_CASE("fori_loop with batched bounds under vmap runs as a masked while_loop") {

@@ -40,7 +40,7 @@ Array conv2d_ref(const Array& x, const Array& w, const Conv2d& c) {
       ((H - 1) * c.ldh + 1 + c.pad[0].first + c.pad[0].second - ((KH - 1) * c.rdh + 1)) / c.sh + 1;
   const i64 OW =
       ((W - 1) * c.ldw + 1 + c.pad[1].first + c.pad[1].second - ((KW - 1) * c.rdw + 1)) / c.sw + 1;
-  const auto xv = vals(x), wv = vals(w);
+  const auto xv = values(x), wv = values(w);
   std::vector<double> out;
   for (i64 n = 0; n < N; ++n)
     for (i64 oh = 0; oh < OH; ++oh)
@@ -70,7 +70,7 @@ Array pool_ref(const Array& x, bool is_max, i64 kh, i64 kw, i64 sh, i64 sw, Pair
   const i64 N = x.shape(0), H = x.shape(1), W = x.shape(2), C = x.shape(3);
   const i64 OH = (H + pad[0].first + pad[0].second - kh) / sh + 1,
             OW = (W + pad[1].first + pad[1].second - kw) / sw + 1;
-  const auto xv = vals(x);
+  const auto xv = values(x);
   std::vector<double> out;
   for (i64 n = 0; n < N; ++n)
     for (i64 oh = 0; oh < OH; ++oh)

@@ -6,15 +6,15 @@
 #include <map>
 
 #include "check_grads.hpp"
-#include "tf_testing.hpp"
+#include "transform_testing.hpp"
 
 using linum::Array;
 using linum::Arrays;
-using tf_testing::check_close;
-using tf_testing::data;
-using tf_testing::row;
-using tf_testing::stack_rows;
-using tf_testing::vals;
+using transform_testing::check_close;
+using transform_testing::data;
+using transform_testing::row;
+using transform_testing::stack_rows;
+using linum::testing::values;
 
 namespace {
 using Params = std::map<std::string, Array>;
@@ -116,9 +116,9 @@ TEST_CASE("custom_vjp under nested grad: a differentiable bwd gives second deriv
                                 [](const Array& x, const Array& g) { return std::make_tuple(g * 3.0 * x * x); });
   Array x = linum::array(0.7);
   Array d2 = linum::grad(linum::grad(cube))(x);
-  CHECK(vals(d2)[0] == doctest::Approx(6 * 0.7));
+  CHECK(values(d2)[0] == doctest::Approx(6 * 0.7));
   Array d3 = linum::grad(linum::grad(linum::grad(cube)))(x);
-  CHECK(vals(d3)[0] == doctest::Approx(6.0));
+  CHECK(values(d3)[0] == doctest::Approx(6.0));
   Array per = linum::vmap(linum::grad(linum::grad(cube)))(linum::array({1.0, -2.0}));
   check_close(per, linum::array({6.0, -12.0}));
 }
@@ -174,7 +174,7 @@ TEST_CASE("checkpoint: same values and gradients; f runs exactly twice per grad"
   // jvp, vjp against finite differences; second derivatives.
   linum::testing::check_grads([&](const Arrays& a) { return cf(a[0], a[1]); }, {w, x});
   auto s = linum::checkpoint([](const Array& v) { return linum::sin(v) * v; });
-  CHECK(vals(linum::grad(linum::grad(s))(linum::array(0.3)))[0] ==
+  CHECK(values(linum::grad(linum::grad(s))(linum::array(0.3)))[0] ==
         doctest::Approx(2 * std::cos(0.3) - 0.3 * std::sin(0.3)));
 }
 

@@ -12,7 +12,7 @@ using optest::check_close;
 using optest::check_vmap;
 using optest::data;
 using optest::kNone;
-using optest::vals;
+using optest::values;
 using testing::check_grads;
 
 namespace {
@@ -202,7 +202,7 @@ TEST_CASE("where broadcasts three operands and promotes x with y") {
   Array xx = reshape(arange(0, 4, 1, float64), {4, 1});                   // (4, 1)
   Array r = where(cc, xx, -1.0);
   REQUIRE(r.shape() == Shape{2, 4, 3});
-  auto v = vals(r);
+  auto v = values(r);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 4; ++j)
       for (int k = 0; k < 3; ++k) CHECK(v[(i * 4 + j) * 3 + k] == (i * 3 + k > 2 ? j : -1.0));
@@ -374,7 +374,7 @@ TEST_CASE("abs'(0) = 1 as lax.abs; sign, floor, ceil, round have zero derivative
        {+[](const Array& a) { return sign(a); }, +[](const Array& a) { return floor(a); },
         +[](const Array& a) { return ceil(a); }, +[](const Array& a) { return round(a); }}) {
     check_array(grad([f](const Array& a) { return sum(f(a) * a); })(array({-1.3, 0.6})), {2},
-                float64, vals(f(array({-1.3, 0.6}))));
+                float64, values(f(array({-1.3, 0.6}))));
     auto [y, t] = jvp(f, std::tuple{array({0.4, 2.7})}, std::tuple{array({1.0, 1.0})});
     check_array(t, {2}, float64, {0, 0});
   }

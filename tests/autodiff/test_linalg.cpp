@@ -70,7 +70,7 @@ TEST_CASE("batched matmul broadcasts batch dims like numpy") {
   Array a = data({2, 1, 2, 3}, 1), b = data({3, 3, 4}, 2);
   Array c = matmul(a, b);
   // Reference: out[i, j] = a[i, 0] @ b[j], by the naive loop over the pairs.
-  auto av = vals(a), bv = vals(b);
+  auto av = values(a), bv = values(b);
   std::vector<double> xa, yb;
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 3; ++j) {
@@ -101,7 +101,7 @@ TEST_CASE("dot_general with batch dims in any position matches the loop referenc
     check_close(index_axis(out, 0, b), matmul(index_axis(x, 1, b), index_axis(y, 2, b)));
   // Two contracting dims listed in an order that differs from the memory order.
   Array p = data({2, 3, 4}, 8), q = data({4, 5, 3}, 9);
-  auto pv = vals(p), qv = vals(q);
+  auto pv = values(p), qv = values(q);
   std::vector<double> ref(10, 0.0);
   for (int i = 0; i < 2; ++i)
     for (int j = 0; j < 5; ++j)

@@ -13,7 +13,7 @@ using optest::check_close;
 using optest::check_vmap;
 using optest::data;
 using optest::kNone;
-using optest::vals;
+using optest::values;
 using testing::check_grads;
 
 namespace {
@@ -35,7 +35,7 @@ TEST_CASE("sum and mean over one axis, several axes, negative axes, keepdims") {
   check_array(sum(x, {2, -3}, true), {1, 3, 1}, float32, {60, 92, 124});
   check_array(sum(x), {}, float32, {276});
   check_array(sum(x, {}, true), {1, 1, 1}, float32, {276});
-  check_array(sum(x, std::vector<int>{}), {2, 3, 4}, float32, vals(x));  // no axes: identity
+  check_array(sum(x, std::vector<int>{}), {2, 3, 4}, float32, values(x));  // no axes: identity
   check_array(mean(x, 1), {2, 4}, float32, {4, 5, 6, 7, 16, 17, 18, 19});
   check_array(mean(x, {0, 1}, true), {1, 1, 4}, float32, {10, 11, 12, 13});
 }
@@ -82,7 +82,7 @@ TEST_CASE("column reductions: narrow rows read as windows, wide rows four at a t
     check_array(sum(x, 0), {k}, float64, s);
     check_array(sum(astype(x, int32), 0), {k}, int32, s);
     check_array(max(x, 0), {k}, float64, m);
-    const auto vx = vals(x);
+    const auto vx = values(x);
     check_array(min(x, 0), {k}, float64, std::vector<double>(vx.begin(), vx.begin() + k));
   }
   // An outer kept axis around the panel: (2, 50, 3) summed over axis 1.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "check_grads.hpp"
+#include "support/testing.hpp"
 
 using linum::Array;
 using linum::Arrays;
@@ -15,12 +16,6 @@ using linum::testing::check_grads;
 using std::nullopt;
 
 namespace {
-
-std::vector<double> vals(const Array& a) {
-  Array c = linum::astype(a, linum::float64);
-  const double* p = c.data<double>();
-  return {p, p + c.size()};
-}
 
 // Expects `expr` to throw E with a message containing `part`.
 #define CHECK_ERROR(expr, E, part)                    \
@@ -37,7 +32,7 @@ std::vector<double> vals(const Array& a) {
 
 void check_array(const Array& a, const Shape& shape, const std::vector<double>& expected) {
   REQUIRE(a.shape() == shape);
-  const auto v = vals(a);
+  const auto v = linum::testing::values(a);
   REQUIRE(v.size() == expected.size());
   for (std::size_t i = 0; i < v.size(); ++i)  // NaN (take's fill) matches NaN
     CHECK((std::isnan(expected[i]) ? std::isnan(v[i]) : v[i] == doctest::Approx(expected[i]).epsilon(1e-12)));
@@ -46,7 +41,7 @@ void check_array(const Array& a, const Shape& shape, const std::vector<double>& 
 void check_close(const Array& a, const Array& b) {
   REQUIRE(linum::shape_str(a.shape()) == linum::shape_str(b.shape()));
   CHECK(a.dtype() == b.dtype());
-  const auto va = vals(a), vb = vals(b);
+  const auto va = linum::testing::values(a), vb = linum::testing::values(b);
   for (std::size_t i = 0; i < va.size(); ++i)
     CHECK((std::isnan(vb[i]) ? std::isnan(va[i]) : va[i] == doctest::Approx(vb[i]).epsilon(1e-10)));
 }

@@ -580,7 +580,7 @@ TEST_SUITE("grad with allow_int") {
     CHECK(g["step"].leaf().dtype() == linum::int32);
     CHECK(g["step"].leaf().item<int>() == 0);
     CHECK(g["mask"].leaf().dtype() == linum::bool_);
-    CHECK(linum::optest::vals(g["mask"].leaf()) == std::vector<double>{0, 0});
+    CHECK(linum::testing::values(g["mask"].leaf()) == std::vector<double>{0, 0});
     auto [v, g2] = linum::value_and_grad(f, linum::argnums<0>, linum::allow_int)(p);
     check_close(v, linum::array(35.0));
     check_close(g2["w"].leaf(), g["w"].leaf());
@@ -592,7 +592,7 @@ TEST_SUITE("grad with allow_int") {
     auto [gx, gn] = pull(linum::array({1.0, 1.0}));
     check_close(gx, linum::array({3.0, 4.0}));
     CHECK(gn.dtype() == linum::int32);
-    CHECK(linum::optest::vals(gn) == std::vector<double>{0, 0});
+    CHECK(linum::testing::values(gn) == std::vector<double>{0, 0});
   }
 }
 

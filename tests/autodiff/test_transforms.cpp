@@ -8,20 +8,12 @@
 
 #include <linum/linum.hpp>
 
+#include "support/testing.hpp"
+
 using linum::Array;
 using linum::Arrays;
 
 namespace {
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const linum::Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 double at(const Array& a, int i) { return a.astype(linum::float64).data<double>()[i]; }
 
@@ -152,20 +144,20 @@ TEST_CASE("jacfwd, jacrev and hessian match closed forms") {
 
 TEST_CASE("errors are JAX's") {
   Array x = linum::array({1.0f, 2.0f, 3.0f});
-  CHECK(error_of([&] { linum::grad([](const Array& v) { return linum::sin(v); })(x); }).find(
+  CHECK(linum::testing::message_of([&] { linum::grad([](const Array& v) { return linum::sin(v); })(x); }).find(
             "grad requires a scalar output, got shape (3,)") != std::string::npos);
-  CHECK(error_of([&] {
+  CHECK(linum::testing::message_of([&] {
           linum::grad([](const Array& v) { return linum::sum(v); })(linum::array({1, 2}));
         }).find("grad requires real-valued inputs") != std::string::npos);
-  CHECK(error_of([&] {
+  CHECK(linum::testing::message_of([&] {
           linum::grad([](const Array& v) { return linum::sum(v); })(linum::array({1, 2}));
         }).find("but got int32") != std::string::npos);
   auto [y, fn] = linum::vjp([](const Array& a) { return linum::tanh(a); }, x);
-  const std::string e = error_of([&, &fn = fn] { fn(linum::array({1.0f, 2.0f})); });
+  const std::string e = linum::testing::message_of([&, &fn = fn] { fn(linum::array({1.0f, 2.0f})); });
   CHECK(e.find("cotangent of shape (2,)") != std::string::npos);
   CHECK(e.find("shape (3,)") != std::string::npos);
   CHECK_THROWS_AS(fn(linum::array({1.0f, 2.0f})), linum::ValueError);
-  CHECK(error_of([&] {
+  CHECK(linum::testing::message_of([&] {
           linum::jvp([](const Array& a) { return a; }, std::tuple{x}, std::tuple{linum::array({1.0f})});
         }).find("primal and tangent arguments do not match") != std::string::npos);
 }

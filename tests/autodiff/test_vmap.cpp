@@ -5,17 +5,17 @@
 #include <map>
 
 #include "check_grads.hpp"
-#include "tf_testing.hpp"
+#include "transform_testing.hpp"
 
 using linum::Array;
 using linum::Arrays;
 using linum::AxisSpec;
 using linum::VmapOptions;
-using tf_testing::check_close;
-using tf_testing::data;
-using tf_testing::row;
-using tf_testing::stack_rows;
-using tf_testing::vals;
+using transform_testing::check_close;
+using transform_testing::data;
+using transform_testing::row;
+using transform_testing::stack_rows;
+using linum::testing::values;
 
 namespace {
 constexpr int kNone = VmapOptions::kNone;
@@ -124,14 +124,14 @@ TEST_CASE("vmap: nested vmaps build an outer product; inner and outer axes stay 
   auto inner = linum::vmap([](const Array& a, const Array& b) { return a * b + b; }, {{0, kNone}});
   Array z = linum::vmap(inner, {{kNone, 0}})(x, y);  // z[j, i] = x[i] * y[j] + y[j]
   REQUIRE(z.shape() == linum::Shape{2, 3});
-  auto v = vals(z);
+  auto v = values(z);
   for (int j = 0; j < 2; ++j)
-    for (int i = 0; i < 3; ++i) CHECK(v[j * 3 + i] == vals(x)[i] * vals(y)[j] + vals(y)[j]);
+    for (int i = 0; i < 3; ++i) CHECK(v[j * 3 + i] == values(x)[i] * values(y)[j] + values(y)[j]);
 }
 
 TEST_CASE("vmap errors: inconsistent sizes, axes out of range, prefixes, None outputs") {
   auto add = [](const Array& a, const Array& b) { return a + linum::sum(b); };
-  const std::string e = tf_testing::error_of([&] { linum::vmap(add)(data({3}), data({4, 2})); });
+  const std::string e = linum::testing::message_of([&] { linum::vmap(add)(data({3}), data({4, 2})); });
   CHECK(e.find("vmap got inconsistent sizes for the mapped axis:") != std::string::npos);
   CHECK(e.find("one axis had size 3: axis 0 of args[0] of type float64[3]") != std::string::npos);
   CHECK(e.find("one axis had size 4: axis 0 of args[1] of type float64[4,2]") != std::string::npos);
@@ -186,7 +186,7 @@ TEST_CASE("collectives: psum, pmean, pmax, pmin, all_gather, axis_index match ma
   auto col = [&](int j, bool want_max) {
     double m = want_max ? -1e300 : 1e300;
     for (int i = 0; i < 5; ++i) {
-      const double v = vals(x)[i * 3 + j];
+      const double v = values(x)[i * 3 + j];
       m = want_max ? std::max(m, v) : std::min(m, v);
     }
     return m;
@@ -195,8 +195,8 @@ TEST_CASE("collectives: psum, pmean, pmax, pmin, all_gather, axis_index match ma
   Array mn = linum::vmap([](const Array& r) { return linum::pmin(r, "i"); }, o)(x);
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 3; ++j) {
-      CHECK(vals(mx)[i * 3 + j] == col(j, true));
-      CHECK(vals(mn)[i * 3 + j] == col(j, false));
+      CHECK(values(mx)[i * 3 + j] == col(j, true));
+      CHECK(values(mn)[i * 3 + j] == col(j, false));
     }
 
   Array g = linum::vmap([](const Array& r) { return linum::all_gather(r, "i"); }, o)(x);
@@ -235,7 +235,7 @@ TEST_CASE("collectives resolve the named axis among nested vmaps") {
   check_close(ij, linum::array({{0, 1, 2}, {10, 11, 12}}));
   Array gi = linum::vmap(linum::vmap([](const Array& v) { return linum::all_gather(v, "i"); }, oj), oi)(x);
   REQUIRE(gi.shape() == linum::Shape{2, 3, 2});  // [i, j] holds x[:, j]
-  check_close(row(row(gi, 1), 2), linum::array({vals(x)[2], vals(x)[5]}));
+  check_close(row(row(gi, 1), 2), linum::array({values(x)[2], values(x)[5]}));
   // Shadowing: the innermost vmap with the name wins.
   Array inner = linum::vmap(linum::vmap([](const Array& v) { return linum::psum(v, "i"); }, oi), oi)(x);
   check_close(inner, linum::broadcast_to(linum::sum(x, 1, true), {2, 3}));

@@ -400,9 +400,8 @@ struct MultiHeadSwitch : nn::Module<MultiHeadSwitch> {
     std::vector<Branch> branches;
     for (int i = 0; i < 3; ++i) {
       const std::string name = std::to_string(i) + "_count";
-      variable("state", name, [] { return Array(-1); });
       branches.push_back([i, name](MultiHeadSwitch& mdl, const Array& x) {
-        auto v = mdl.variable("state", name);
+        auto v = mdl.variable("state", name, [] { return Array(-1); });
         v.set(Tree(v.value() + 1));
         if (i == 0) return mdl.heads_0(x);
         if (i == 1) return mdl.heads_1(x);

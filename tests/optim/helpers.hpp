@@ -10,16 +10,14 @@
 
 #include <linum/linum.hpp>
 
+#include "support/testing.hpp"
+
 namespace optim_test {
 
 using linum::Array;
 using Vec = std::vector<double>;
 
-inline Vec vec(const Array& a) {
-  Array c = linum::astype(a, linum::float64);
-  const double* p = c.data<double>();
-  return Vec(p, p + c.size());
-}
+using linum::testing::values;
 
 inline Array f64(const Vec& v) { return linum::array(v); }
 inline Array f32(const Vec& v) { return linum::astype(linum::array(v), linum::float32); }
@@ -33,21 +31,12 @@ inline void check_close(const Vec& a, const Vec& b, double rtol = 1e-12, double 
   }
 }
 inline void check_close(const Array& a, const Vec& b, double rtol = 1e-12, double atol = 1e-12) {
-  check_close(vec(a), b, rtol, atol);
+  check_close(values(a), b, rtol, atol);
 }
 
 // The float32 nearest to x (to state float32 known answers exactly).
 inline double f32v(double x) { return static_cast<double>(static_cast<float>(x)); }
 
-// Runs f and returns the what() of the exception of type E it throws ("" when none).
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
-}
+using linum::testing::message_of;
 
 }  // namespace optim_test

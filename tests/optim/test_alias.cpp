@@ -135,11 +135,11 @@ TEST_SUITE("optim optimizers: known answers") {
     auto [u, next] = tx.update(linum::grad(sum_sq)(x), state);
     const auto& s = std::get<0>(next);
     CHECK(s.count.item<int>() == 1);
-    CHECK(vec(s.mu) == Vec{f32v(0.2), f32v(0.40000001), f32v(0.60000002)});
-    CHECK(vec(s.nu) == Vec{f32v(0.0040000002), f32v(0.016000001), f32v(0.036000002)});
+    CHECK(values(s.mu) == Vec{f32v(0.2), f32v(0.40000001), f32v(0.60000002)});
+    CHECK(values(s.nu) == Vec{f32v(0.0040000002), f32v(0.016000001), f32v(0.036000002)});
     Array p = optim::apply_updates(x, u);
     CHECK(p.dtype() == linum::float32);
-    CHECK(vec(p) == Vec{f32v(0.90000069), f32v(1.9000007), f32v(2.9000006)});
+    CHECK(values(p) == Vec{f32v(0.90000069), f32v(1.9000007), f32v(2.9000006)});
   }
 
   TEST_CASE("O1 / O5: adam(0.003) for 5 steps on sum(x**2): float32 iterates and printed losses") {
@@ -339,7 +339,7 @@ TEST_SUITE("optim optimizers: 3-step trajectories computed by hand") {
     CHECK(fs.v.at("b").shape() == linum::Shape{3});
     static_assert(std::tuple_size_v<decltype(state)> == 5);
 
-    Vec k = vec(p.at("k")), b = vec(p.at("b"));
+    Vec k = values(p.at("k")), b = values(p.at("b"));
     Vec vr(2, 0.0), vc(3, 0.0), vb(3, 0.0);
     auto rms = [](const Vec& v) {
       double s = 0;
@@ -449,8 +449,8 @@ TEST_SUITE("optim optimizers: params containers") {
         state = n;
         params = optim::apply_updates(params, u);
       }
-      check_close(get_k(params), vec(std::get<0>(ref)));
-      check_close(get_b(params), vec(std::get<1>(ref)));
+      check_close(get_k(params), values(std::get<0>(ref)));
+      check_close(get_b(params), values(std::get<1>(ref)));
     };
     check(
         Params{{"kernel", k0}, {"bias", b0}}, [](auto& p) -> Array& { return p.at("kernel"); },
@@ -480,8 +480,8 @@ TEST_SUITE("optim optimizers: params containers") {
       fstate = n;
       fparams = optim::apply_updates(fparams, u);
     }
-    check_close(fparams["kernel"].leaf(), vec(std::get<0>(ref)));
-    check_close(fparams["bias"].leaf(), vec(std::get<1>(ref)));
+    check_close(fparams["kernel"].leaf(), values(std::get<0>(ref)));
+    check_close(fparams["bias"].leaf(), values(std::get<1>(ref)));
     // The state mirrors the params: mu is a FrozenDict with the same keys (rebuilt in sorted
     // order, as JAX's tree_map rebuilds it).
     CHECK(std::get<0>(fstate).mu.keys() == std::vector<std::string>{"bias", "kernel"});

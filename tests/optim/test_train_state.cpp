@@ -53,8 +53,8 @@ TEST_SUITE("optim GradientTransformation (run-time choice)") {
         state = n;
         p = optim::apply_updates(p, u);
       }
-      check_close(p.at("w"), vec(q.at("w")));
-      check_close(p.at("b"), vec(q.at("b")));
+      check_close(p.at("w"), values(q.at("w")));
+      check_close(p.at("b"), values(q.at("b")));
       CHECK(state.is_tuple());
       CHECK(state.size() == 2);
       if (use_adam) {
@@ -105,10 +105,10 @@ TEST_SUITE("optim TrainState") {
     }
     CHECK(state.step.item<int>() == 3);
     CHECK(std::get<0>(state.opt_state).count.item<int>() == 3);
-    check_close(state.params.at("w"), vec(q.at("w")));
+    check_close(state.params.at("w"), values(q.at("w")));
     check_close(
         state.apply_fn(state.params, f64({2.0, 2.0})),
-        {2 * vec(q.at("w"))[0] + vec(q.at("b"))[0], 2 * vec(q.at("w"))[1] + vec(q.at("b"))[0]});
+        {2 * values(q.at("w"))[0] + values(q.at("b"))[0], 2 * values(q.at("w"))[1] + values(q.at("b"))[0]});
 
     // A TrainState is a pytree of step, params and opt_state.
     CHECK(linum::tree_leaves<Array>(state).size() == 1 + 2 + 5);
@@ -213,7 +213,7 @@ TEST_SUITE("optim seed 002: surgery with optimizers") {
     auto new_state = std::tuple{adam_state, std::get<1>(opt_state)};
     CHECK(linum::pytree::repr(linum::tree_map(shape_of, new_state)) ==
           linum::pytree::repr(linum::tree_map(shape_of, opt_state)));
-    CHECK(vec(std::get<0>(new_state).mu["Dense_1"]["kernel"].leaf()) == Vec(2560, 0.0));
+    CHECK(values(std::get<0>(new_state).mu["Dense_1"]["kernel"].leaf()) == Vec(2560, 0.0));
     check_close(std::get<0>(new_state).mu["Dense_0"]["bias"].leaf(),
                 Vec(256, f32v(0.1)));  // untouched
 

@@ -53,9 +53,9 @@ TEST_SUITE("optim base") {
     Params p2{{"x", f64({2.0})}};
     for (int j = 0; j < 3; ++j) {
       for (int i = 1; i <= 4; ++i) {
-        CHECK(vec(optim::periodic_update(p2, p1, Array(j * 5 + i), 5).at("x")) == Vec{1.0});
+        CHECK(values(optim::periodic_update(p2, p1, Array(j * 5 + i), 5).at("x")) == Vec{1.0});
       }
-      CHECK(vec(optim::periodic_update(p2, p1, Array((j + 1) * 5), 5).at("x")) == Vec{2.0});
+      CHECK(values(optim::periodic_update(p2, p1, Array((j + 1) * 5), 5).at("x")) == Vec{2.0});
     }
     CHECK_THROWS_AS(optim::periodic_update(p2, p1, Array(1), 0), linum::ValueError);
   }
@@ -138,7 +138,7 @@ TEST_SUITE("optim transformations") {
     auto [u2, s2] = tx.update(g2, s1);
     Vec want1, want2;
     for (int i = 0; i < 2; ++i) {
-      const double a = vec(g1.at("w"))[i], b = vec(g2.at("w"))[i];
+      const double a = values(g1.at("w"))[i], b = values(g2.at("w"))[i];
       double m = (1 - b1) * a, v = (1 - b2) * a * a;
       want1.push_back(m / (1 - b1) / (std::sqrt(v / (1 - b2) + eps_root) + eps));
       m = (1 - b1) * b + b1 * m, v = (1 - b2) * b * b + b2 * v;
@@ -166,7 +166,7 @@ TEST_SUITE("optim transformations") {
       auto [ua, na] = adam.update(grad(y), sa);
       x = optim::apply_updates(x, ur), sr = nr;
       y = optim::apply_updates(y, ua), sa = na;
-      check_close(x, vec(y), 1e-14, 1e-15);
+      check_close(x, values(y), 1e-14, 1e-15);
     }
   }
 
@@ -271,8 +271,8 @@ TEST_SUITE("optim transformations") {
       sa = sa1, st = st1;
       manual = optim::apply_updates(manual, u3);
     }
-    check_close(std::get<0>(params), vec(std::get<0>(manual)), 1e-4);
-    check_close(std::get<1>(params), vec(std::get<1>(manual)), 1e-4);
+    check_close(std::get<0>(params), values(std::get<0>(manual)), 1e-4);
+    check_close(std::get<1>(params), values(std::get<1>(manual)), 1e-4);
   }
 
   TEST_CASE("O17: apply_every(4) + trace(0) + scale equals sgd every 4th step, zeros between") {
@@ -292,11 +292,11 @@ TEST_SUITE("optim transformations") {
       a = optim::apply_updates(a, ua);
       b = optim::apply_updates(b, ub);
       if (i % 4 == 3) {
-        check_close(std::get<0>(b), vec(std::get<0>(a)), 1e-5, 1e-6);
-        check_close(std::get<1>(b), vec(std::get<1>(a)), 1e-5, 1e-6);
+        check_close(std::get<0>(b), values(std::get<0>(a)), 1e-5, 1e-6);
+        check_close(std::get<1>(b), values(std::get<1>(a)), 1e-5, 1e-6);
       } else {
-        CHECK(vec(std::get<0>(ub)) == Vec{0.0, 0.0});
-        CHECK(vec(std::get<1>(ub)) == Vec{0.0, 0.0});
+        CHECK(values(std::get<0>(ub)) == Vec{0.0, 0.0});
+        CHECK(values(std::get<1>(ub)) == Vec{0.0, 0.0});
       }
     }
     CHECK(std::get<0>(sb).count.item<int>() == 50 % 4);
@@ -344,7 +344,7 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
     auto sa = adam.init(params.at("kernel"));
     Params p = params;
     Array k = params.at("kernel");
-    Vec bias = vec(params.at("bias"));
+    Vec bias = values(params.at("bias"));
     for (int i = 0; i < 3; ++i) {
       auto [u, next] = tx.update(grads, state, p);
       state = next;
@@ -354,7 +354,7 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
       k = optim::apply_updates(k, uk);
       bias[0] -= 0.5 * 0.5, bias[1] -= 0.5 * 0.25;
     }
-    check_close(p.at("kernel"), vec(k));
+    check_close(p.at("kernel"), values(k));
     check_close(p.at("bias"), bias);
 
     auto bad = optim::multi_transform<Params>({{"adam", optim::adam(0.1)}}, label);
@@ -424,9 +424,9 @@ TEST_SUITE("optim updates under transforms") {
     Array gs = linum::array({{0.3, -0.7, 1.1}, {-2.0, 0.1, 0.5}});
     Array batched = linum::vmap(update)(gs);
     CHECK(batched.shape() == linum::Shape{2, 3});
-    Vec b = vec(batched);
+    Vec b = values(batched);
     for (int i = 0; i < 2; ++i) {
-      Vec one = vec(update(linum::reshape(linum::slice(gs, {{i, i + 1}}), {3})));
+      Vec one = values(update(linum::reshape(linum::slice(gs, {{i, i + 1}}), {3})));
       check_close(Vec(b.begin() + 3 * i, b.begin() + 3 * i + 3), one);
     }
   }

@@ -1,5 +1,5 @@
 // Helpers shared by the transform suites (vmap, control flow, custom rules, composition):
-// values read straight from buffers, closeness checks, error-message capture.
+// closeness checks, deterministic data, rows and stacks read straight from buffers.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -10,41 +10,28 @@
 
 #include <linum/linum.hpp>
 
-namespace tf_testing {
+#include "support/testing.hpp"
+
+namespace transform_testing {
 
 using linum::Array;
 using linum::Arrays;
 
-inline std::vector<double> vals(const Array& a) {
-  Array c = linum::astype(a, linum::float64);
-  const double* p = c.data<double>();
-  return std::vector<double>(p, p + c.size());
-}
+using linum::testing::values;
 
 inline void check_close(const Array& got, const Array& want, double tol = 1e-9) {
   REQUIRE(got.valid());
   REQUIRE(want.valid());
   INFO("got " << got << "\nwant " << want);
   REQUIRE(got.shape() == want.shape());
-  auto g = vals(got), w = vals(want);
+  auto g = values(got), w = values(want);
   for (std::size_t i = 0; i < g.size(); ++i)
     CHECK(g[i] == doctest::Approx(w[i]).epsilon(tol).scale(1.0));
 }
 
-// The message of the linum::Error f throws ("<no error>" if none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const linum::Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
 #define CHECK_ERROR_CONTAINS(expr, text)                              \
   do {                                                                \
-    const std::string msg_ = tf_testing::error_of([&] { (void)(expr); }); \
+    const std::string msg_ = linum::testing::message_of([&] { (void)(expr); }); \
     INFO("message: " << msg_);                                        \
     CHECK(msg_.find(text) != std::string::npos);                      \
   } while (0)
@@ -70,7 +57,7 @@ inline Array row(const Array& x, std::int64_t i) {
 inline Array stack_rows(const Arrays& xs) {
   std::vector<double> v;
   for (const auto& x : xs) {
-    auto e = vals(x);
+    auto e = values(x);
     v.insert(v.end(), e.begin(), e.end());
   }
   linum::Shape s = xs.at(0).shape();
@@ -78,4 +65,4 @@ inline Array stack_rows(const Arrays& xs) {
   return linum::astype(linum::array(v, s), xs[0].dtype());
 }
 
-}  // namespace tf_testing
+}  // namespace transform_testing
