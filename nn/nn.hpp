@@ -2,10 +2,15 @@
 #pragma once
 
 #include <linum/nn/activation.hpp>
+#include <linum/nn/attention.hpp>
 #include <linum/nn/combinators.hpp>
+#include <linum/nn/dense_general.hpp>
+#include <linum/nn/embedding.hpp>
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/linear.hpp>
 #include <linum/nn/module.hpp>
 #include <linum/nn/normalization.hpp>
+#include <linum/nn/recurrent.hpp>
 #include <linum/nn/stochastic.hpp>
+#include <linum/nn/tabulate.hpp>
 #include <linum/nn/transforms.hpp>

@@ -1,9 +1,11 @@
-// flax.linen.BatchNorm: batch statistics in the "batch_stats" collection (mean, var), learned
-// scale and bias in "params"; axis_name averages the statistics over a named vmap axis.
+// flax.linen normalization layers: BatchNorm (statistics in "batch_stats"), LayerNorm, RMSNorm
+// and GroupNorm, with Flax's fields, defaults and parameter names ('scale', 'bias'). axis_name
+// averages the statistics over a named vmap axis (pmean), as Flax's _compute_stats does.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/module.hpp>
@@ -21,6 +23,7 @@ struct BatchNormConfig {
   initializers::Initializer bias_init = initializers::zeros_init();
   initializers::Initializer scale_init = initializers::ones_init();
   std::string axis_name = {};  // empty: no cross-example averaging
+  bool use_fast_variance = true;
   std::optional<std::string> name = {};
 };
 
@@ -31,6 +34,76 @@ struct BatchNorm : Module<BatchNorm>, BatchNormConfig {
   }
   // use_running_average given here overrides (and must agree with) the field, as merge_param.
   Array call(const Array& x, std::optional<bool> use_running_average = std::nullopt);
+};
+
+// LayerNorm: statistics over reduction_axes of each example, learned scale/bias of the
+// feature_axes' shape.
+struct LayerNormConfig {
+  double epsilon = 1e-6;
+  DType param_dtype = float32;
+  bool use_bias = true;
+  bool use_scale = true;
+  initializers::Initializer bias_init = initializers::zeros_init();
+  initializers::Initializer scale_init = initializers::ones_init();
+  std::vector<int> reduction_axes = {-1};
+  std::vector<int> feature_axes = {-1};
+  std::string axis_name = {};
+  bool use_fast_variance = true;
+  std::optional<std::string> name = {};
+};
+
+struct LayerNorm : Module<LayerNorm>, LayerNormConfig {
+  LayerNorm() = default;
+  explicit LayerNorm(LayerNormConfig c) : LayerNormConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  // mask: optional boolean array broadcastable to x; masked-out entries do not enter the stats.
+  Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
+};
+
+// RMSNorm: x / sqrt(mean(x^2) + epsilon) * scale (no mean subtraction, no bias).
+struct RMSNormConfig {
+  double epsilon = 1e-6;
+  DType param_dtype = float32;
+  bool use_scale = true;
+  initializers::Initializer scale_init = initializers::ones_init();
+  std::vector<int> reduction_axes = {-1};
+  std::vector<int> feature_axes = {-1};
+  std::string axis_name = {};
+  std::optional<std::string> name = {};
+};
+
+struct RMSNorm : Module<RMSNorm>, RMSNormConfig {
+  RMSNorm() = default;
+  explicit RMSNorm(RMSNormConfig c) : RMSNormConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
+};
+
+// GroupNorm: the last (feature) axis split into num_groups groups (or groups of group_size),
+// statistics per example and group over reduction_axes (default: every axis but the first).
+struct GroupNormConfig {
+  std::optional<std::int64_t> num_groups = 32;
+  std::optional<std::int64_t> group_size = {};
+  double epsilon = 1e-6;
+  DType param_dtype = float32;
+  bool use_bias = true;
+  bool use_scale = true;
+  initializers::Initializer bias_init = initializers::zeros_init();
+  initializers::Initializer scale_init = initializers::ones_init();
+  std::optional<std::vector<int>> reduction_axes = {};
+  std::string axis_name = {};
+  bool use_fast_variance = true;
+  std::optional<std::string> name = {};
+};
+
+struct GroupNorm : Module<GroupNorm>, GroupNormConfig {
+  GroupNorm() = default;
+  explicit GroupNorm(GroupNormConfig c) : GroupNormConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
 };
 
 }  // namespace linum::nn

@@ -1,0 +1,274 @@
+// flax.linen.recurrent: the cells LSTMCell, OptimizedLSTMCell, GRUCell and SimpleCell (Flax's
+// parameter names ii/if/ig/io + hi/hf/hg/ho, ir/iz/in + hr/hz/hn, i + h; initialize_carry),
+// RNN (a cell scanned over time with lift::scan: time_major, reverse, keep_order, seq_lengths,
+// the final carry) and Bidirectional.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <linum/autodiff/random/random.hpp>
+#include <linum/lift/transforms.hpp>
+#include <linum/nn/initializers.hpp>
+#include <linum/nn/linear.hpp>
+#include <linum/nn/module.hpp>
+#include <linum/nn/transforms.hpp>
+
+namespace linum::nn {
+
+using Activation = std::function<Array(const Array&)>;
+
+// Fields every cell has (flax RNNCellBase subclasses).
+struct RNNCellConfig {
+  std::int64_t features = 0;
+  Activation gate_fn = [](const Array& x) { return linum::sigmoid(x); };
+  Activation activation_fn = [](const Array& x) { return linum::tanh(x); };
+  initializers::Initializer kernel_init = default_kernel_init();
+  initializers::Initializer recurrent_kernel_init = initializers::orthogonal();
+  initializers::Initializer bias_init = initializers::zeros_init();
+  initializers::Initializer carry_init = initializers::zeros_init();
+  DType param_dtype = float32;
+  bool residual = false;  // SimpleCell only
+  std::optional<std::string> name = {};
+};
+
+// LSTM: carry (c, h); i, f, o = gate(W_i x + W_h h + b), g = act(...); c' = f c + i g,
+// h' = o act(c'). Input kernels have no bias, hidden ones do.
+struct LSTMCell : Module<LSTMCell>, RNNCellConfig {
+  using Carry = std::pair<Array, Array>;  // (c, h)
+  static constexpr int num_feature_axes = 1;
+  explicit LSTMCell(std::int64_t features) { this->features = features; }
+  explicit LSTMCell(RNNCellConfig c) : RNNCellConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  std::pair<Carry, Array> call(const Carry& carry, const Array& inputs);
+  // Zero (carry_init) c and h of shape batch_dims + (features,), input_shape = batch + (in,).
+  Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
+};
+
+// The kernel and bias of a Dense without applying it (flax.linen.recurrent.DenseParams).
+struct DenseParams : Module<DenseParams> {
+  std::int64_t features;
+  bool use_bias;
+  DType param_dtype;
+  initializers::Initializer kernel_init, bias_init;
+  DenseParams(std::int64_t f, bool b, DType d, initializers::Initializer k,
+              initializers::Initializer bi, std::string n)
+      : features(f),
+        use_bias(b),
+        param_dtype(d),
+        kernel_init(std::move(k)),
+        bias_init(std::move(bi)) {
+    named(std::move(n));
+  }
+  std::pair<Array, std::optional<Array>> call(const Array& inputs);
+};
+
+// The same function and parameters as LSTMCell, with the four gates' kernels concatenated into
+// one matmul for the input and one for the hidden state.
+struct OptimizedLSTMCell : Module<OptimizedLSTMCell>, RNNCellConfig {
+  using Carry = std::pair<Array, Array>;
+  static constexpr int num_feature_axes = 1;
+  explicit OptimizedLSTMCell(std::int64_t features) { this->features = features; }
+  explicit OptimizedLSTMCell(RNNCellConfig c) : RNNCellConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  std::pair<Carry, Array> call(const Carry& carry, const Array& inputs);
+  Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
+};
+
+// GRU: r, z = gate(W_i x + b_i + W_h h); n = act(W_in x + b_in + r (W_hn h + b_hn));
+// h' = (1 - z) n + z h. Input kernels have biases; of the hidden ones only hn does.
+struct GRUCell : Module<GRUCell>, RNNCellConfig {
+  using Carry = Array;
+  static constexpr int num_feature_axes = 1;
+  explicit GRUCell(std::int64_t features) { this->features = features; }
+  explicit GRUCell(RNNCellConfig c) : RNNCellConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  std::pair<Carry, Array> call(const Carry& carry, const Array& inputs);
+  Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
+};
+
+// Elman cell: h' = act(W_i x + W_h h + b [+ h if residual]).
+struct SimpleCell : Module<SimpleCell>, RNNCellConfig {
+  using Carry = Array;
+  static constexpr int num_feature_axes = 1;
+  explicit SimpleCell(std::int64_t features) { this->features = features; }
+  explicit SimpleCell(RNNCellConfig c) : RNNCellConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  std::pair<Carry, Array> call(const Carry& carry, const Array& inputs);
+  Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
+};
+
+// flax.linen.recurrent.flip_sequences: reverses each sequence along time; with seq_lengths only
+// its first seq_lengths[b] steps (the padding stays at the end).
+Array flip_sequences(const Array& inputs, const std::optional<Array>& seq_lengths,
+                     int num_batch_dims, bool time_major);
+
+namespace detail {
+// Per batch element b (of one batch dim after the time axis 0), x[seq_lengths[b] - 1, b].
+Array select_last(const Array& stacked, const Array& seq_lengths);
+void check_rnn_input(const Array& inputs, int time_axis, int num_feature_axes);
+}  // namespace detail
+
+struct RNNConfig {
+  bool time_major = false;
+  bool reverse = false;
+  bool keep_order = false;
+  Filter variable_broadcast = "params";
+  lift::SplitRngs split_rngs = {{"params", false}};
+  std::optional<std::string> name = {};
+};
+
+// A cell's carry as a pytree: a leaf (GRUCell, SimpleCell) or a tuple (c, h) (the LSTM cells).
+template <class C>
+Tree carry_to_tree(const C& c) {
+  if constexpr (std::is_same_v<C, Array>)
+    return Tree(c);
+  else
+    return Tree::tuple({Tree(c.first), Tree(c.second)});
+}
+template <class C>
+C carry_from_tree(const Tree& t) {
+  if constexpr (std::is_same_v<C, Array>) {
+    return t.leaf();
+  } else {
+    if (!t.is_tuple() || t.size() != 2)
+      throw ValueError("RNN: an LSTM carry is a tuple (c, h) of two arrays");
+    return {t.items()[0].leaf(), t.items()[1].leaf()};
+  }
+}
+
+// Per-call arguments of RNN.__call__ (time_major/reverse/keep_order override the fields).
+struct RNNArgs {
+  std::optional<Tree> initial_carry = {};  // carry_to_tree(cell carry)
+  std::optional<Array> init_key = {};
+  std::optional<Array> seq_lengths = {};
+  std::optional<bool> time_major = {}, reverse = {}, keep_order = {};
+};
+
+// RNN(cell): call(inputs) -> outputs; return_carry is call_with_carry(inputs) -> (carry as a
+// Tree, outputs). inputs are (*batch, time, features) or, time_major, (time, *batch, features).
+// The cell becomes this module's child "cell" (params/.../cell/...), its params broadcast over
+// time. Not a template, so that it is auto-named RNN_0 as in Flax.
+struct RNN : Module<RNN>, RNNConfig {
+  template <class Cell>
+  requires std::derived_from<Cell, ModuleBase>
+  explicit RNN(Cell c, RNNConfig cfg = {}) : RNNConfig(std::move(cfg)) {
+    c.orphan();
+    cell_ = std::make_shared<Cell>(std::move(c));
+    run_ = [](RNN& self, const Array& x, const RNNArgs& a) { return self.run<Cell>(x, a); };
+    if (name) named(*name);
+  }
+  // The cell prototype (Flax's rnn.cell).
+  const ModuleBase& cell() const { return *cell_; }
+  void setup() override {
+    bound_ = cell_->clone_base();
+    bound_->attach_as_child(*this, "cell");
+  }
+  Array call(const Array& inputs, const RNNArgs& args = {}) {
+    return run_(*this, inputs, args).second;
+  }
+  std::pair<Tree, Array> call_with_carry(const Array& inputs, const RNNArgs& args = {}) {
+    return method("__call__", [&] { return run_(*this, inputs, args); });
+  }
+
+ private:
+  std::shared_ptr<ModuleBase> cell_, bound_;
+  std::function<std::pair<Tree, Array>(RNN&, const Array&, const RNNArgs&)> run_;
+
+  template <class Cell>
+  std::pair<Tree, Array> run(const Array& x, const RNNArgs& a) {
+    using Carry = typename Cell::Carry;
+    const Cell& proto = static_cast<const Cell&>(*cell_);
+    const bool tm = a.time_major.value_or(time_major);
+    const bool rev = a.reverse.value_or(reverse);
+    const bool keep = a.keep_order.value_or(keep_order);
+    const int nf = Cell::num_feature_axes;
+    const int time_axis = tm ? 0 : x.ndim() - (nf + 1);
+    detail::check_rnn_input(x, time_axis, nf);
+    const int num_batch_dims = x.ndim() - nf - 1;
+    Array inputs = rev ? flip_sequences(x, a.seq_lengths, num_batch_dims, tm) : x;
+    Carry carry;
+    if (a.initial_carry) {
+      carry = carry_from_tree<Carry>(*a.initial_carry);
+    } else {
+      Shape in_shape = x.shape();
+      in_shape.erase(in_shape.begin() + time_axis);
+      carry = proto.initialize_carry(a.init_key.value_or(random::key(0)), in_shape);
+    }
+    const lift::ScanOptions opts{.variable_broadcast = variable_broadcast,
+                                 .split_rngs = split_rngs,
+                                 .in_axes = {time_axis},
+                                 .out_axes = 0};
+    Carry last;
+    Array outputs;
+    if (!a.seq_lengths) {
+      auto body = [&](Scope& s, const Carry& c, const Array& xt) {
+        return nn::detail::bind_inner(proto, s)(c, xt);
+      };
+      std::tie(last, outputs) = lift::scan(body, opts)(bound_->scope(), carry, inputs);
+    } else {
+      // Every step's carry is kept to pick each sequence's carry after its last valid step
+      // (Flax's _select_last_carry).
+      auto body = [&](Scope& s, const Carry& c, const Array& xt) {
+        auto [c2, y] = nn::detail::bind_inner(proto, s)(c, xt);
+        return std::make_pair(c2, std::make_pair(c2, y));
+      };
+      auto [unused, stacked] = lift::scan(body, opts)(bound_->scope(), carry, inputs);
+      last = linum::detail::tree_apply(
+          stacked.first, [&](const Array& h) { return detail::select_last(h, *a.seq_lengths); });
+      outputs = stacked.second;
+    }
+    outputs = moveaxis(outputs, 0, time_axis);
+    if (rev && keep) outputs = flip_sequences(outputs, a.seq_lengths, num_batch_dims, tm);
+    return {carry_to_tree(last), outputs};
+  }
+};
+
+// Bidirectional(forward_rnn, backward_rnn): the forward RNN and the backward one (reverse,
+// keep_order) over the same inputs, outputs merged by merge_fn (concatenation on the last axis);
+// call_with_carry returns the carries as a tuple (forward, backward).
+struct Bidirectional : Module<Bidirectional> {
+  RNN forward_rnn, backward_rnn;
+  std::function<Array(const Array&, const Array&)> merge_fn = [](const Array& a, const Array& b) {
+    return concatenate({a, b}, -1);
+  };
+  Bidirectional(RNN f, RNN b) : forward_rnn(std::move(f)), backward_rnn(std::move(b)) {
+    forward_rnn.orphan();
+    backward_rnn.orphan();
+  }
+  void setup() override {
+    fwd_ = std::make_shared<RNN>(forward_rnn.clone());
+    bwd_ = std::make_shared<RNN>(backward_rnn.clone());
+    submodule("forward_rnn", *fwd_);
+    submodule("backward_rnn", *bwd_);
+  }
+  Array call(const Array& inputs, const std::optional<Array>& seq_lengths = std::nullopt) {
+    return run(inputs, seq_lengths).second;
+  }
+  std::pair<Tree, Array> call_with_carry(const Array& inputs,
+                                         const std::optional<Array>& seq_lengths = std::nullopt) {
+    return method("__call__", [&] { return run(inputs, seq_lengths); });
+  }
+
+ private:
+  std::shared_ptr<RNN> fwd_, bwd_;
+  std::pair<Tree, Array> run(const Array& inputs, const std::optional<Array>& seq_lengths) {
+    auto [cf, of] = fwd_->call_with_carry(inputs, {.seq_lengths = seq_lengths, .reverse = false});
+    auto [cb, ob] = bwd_->call_with_carry(
+        inputs, {.seq_lengths = seq_lengths, .reverse = true, .keep_order = true});
+    return {Tree::tuple({cf, cb}), merge_fn(of, ob)};
+  }
+};
+
+}  // namespace linum::nn
