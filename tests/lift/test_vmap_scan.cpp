@@ -15,6 +15,85 @@ namespace init = linum::nn::initializers;
 using lift::Scope;
 
 TEST_SUITE("lift.vmap") {
+  TEST_CASE("L1: a descendant lifted with its ancestor is re-pushed inside from the lifted scope") {
+    bool ran = false;
+    auto f = [&](Scope& scope) {
+      Scope a = scope.push("a");
+      auto g = [&](std::vector<Scope>& s, const Array&) {
+        REQUIRE(s.size() == 2);
+        REQUIRE(s[1].parent());
+        CHECK(*s[1].parent() == s[0]);
+        CHECK_FALSE(s[0] == scope);  // the lifted scope is a new inner root
+        CHECK(s[1].path() == std::vector<std::string>{"a"});
+        ran = true;
+        return Array(0.0f);
+      };
+      return lift::vmap(g, {})(std::vector<Scope>{scope, a}, ones({1}));
+    };
+    lift::init(f)(random::key(0));
+    CHECK(ran);
+  }
+
+  TEST_CASE("L1: a dense through the re-pushed scope == the hand vmap; its keys continue 'a's") {
+    const std::int64_t n = 3;
+    auto g = [](std::vector<Scope>& s, const Array& x) {
+      Array scale = s[0].param("scale", init::ones_init(), Shape{2});
+      return dense(s[1], x, 2) * scale;
+    };
+    auto f = [&](Scope& scope, const Array& x) {
+      Scope a = scope.push("a");
+      return lift::vmap(g, {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}})(
+          std::vector<Scope>{scope, a}, x);
+    };
+    Array x = random::normal(random::key(5), {n, 4});
+    auto [y, vars] = lift::init(f)(random::key(0), x);
+    Array k = vars["params"]["a"]["kernel"].leaf(), b = vars["params"]["a"]["bias"].leaf();
+    Array scale = vars["params"]["scale"].leaf();
+    CHECK(k.shape() == Shape{n, 4, 2});
+    CHECK(b.shape() == Shape{n, 2});
+    CHECK(scale.shape() == Shape{n, 2});
+    // Slice i of the kernel: split(key(0), n)[i] folded with ('a', 1), the counter of the outer
+    // 'a' (re-pushed with reuse); 'scale' with (1,), the lifted root's own counter (R3, R7).
+    Array keys = random::split(random::key(0), n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      CHECK(close(
+          at(k, i),
+          init::lecun_normal()(key_for(at(keys, i), {std::string("a"), std::uint64_t{1}}), {4, 2}),
+          0));
+      CHECK(close(at(scale, i), ones({2}), 0));
+    }
+    Array hand = linum::vmap([](const Array& k, const Array& b, const Array& s, const Array& x) {
+      return (matmul(x, k) + b) * s;
+    })(k, b, scale, x);
+    CHECK(close(y, hand));
+    CHECK(close(lift::apply(f)(vars, x), hand));
+  }
+
+  TEST_CASE("vmap over two sibling scopes lifts both; each keeps its own params") {
+    auto g = [](std::vector<Scope>& s, const Array& x) {
+      return dense(s[1], tanh(dense(s[0], x, 3)), 2);
+    };
+    auto f = [&](Scope& scope, const Array& x) {
+      std::vector<Scope> both{scope.push("enc"), scope.push("dec")};
+      return lift::vmap(g, {.variable_axes = {{"params", std::nullopt}},
+                            .split_rngs = {{"params", false}}})(both, x);
+    };
+    Array x = random::normal(random::key(6), {5, 4});
+    auto [y, vars] = lift::init(f)(random::key(0), x);
+    Tree e = vars["params"]["enc"], d = vars["params"]["dec"];
+    CHECK(e["kernel"].leaf().shape() == Shape{4, 3});
+    CHECK(d["kernel"].leaf().shape() == Shape{3, 2});
+    // Broadcast params, unsplit rng: each scope's first key, as an unlifted init draws it.
+    CHECK(close(e["kernel"].leaf(),
+                init::lecun_normal()(
+                    key_for(random::key(0), {std::string("enc"), std::uint64_t{1}}), {4, 3}),
+                0));
+    Array hand =
+        matmul(tanh(matmul(x, e["kernel"].leaf()) + e["bias"].leaf()), d["kernel"].leaf()) +
+        d["bias"].leaf();
+    CHECK(close(y, hand, 1e-5));
+  }
+
   TEST_CASE("L2: a missing param inside vmap names the lifted debug path /vmap(dense)") {
     auto dense2 = lift::vmap([](Scope& s, const Array& x) { return dense(s, x, 2); },
                              {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}});
