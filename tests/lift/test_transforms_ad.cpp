@@ -89,6 +89,36 @@ TEST_SUITE("lift.vjp") {
 
 }  // TEST_SUITE
 
+TEST_SUITE("lift.jit") {
+  TEST_CASE("L3 (eager part): intermediates are written iff mutable and params not; values equal") {
+    // The body of L3 without the compile counter: linum::jit does not exist yet (issue 16), so
+    // lift::jit runs eagerly and only the values and the writes can be checked.
+    auto body = [](Scope& scope, const Array& x) {
+      if (scope.is_mutable_collection("intermediates") && !scope.is_mutable_collection("params"))
+        scope.put_variable("intermediates", "x", Tree(x + 1.0f));
+      return dense(scope, x, 1);
+    };
+    auto f = lift::jit(body);
+    Array x = ones({3, 2});
+    auto [y0, params] = lift::init(f)(random::key(0), x);
+    CHECK_FALSE(params.contains("intermediates"));  // params mutable at init: no write
+    auto [y0_plain, params_plain] = lift::init(body)(random::key(0), x);
+    CHECK(close(params["params"]["kernel"].leaf(), params_plain["params"]["kernel"].leaf(), 0));
+    Array k = params["params"]["kernel"].leaf(), b = params["params"]["bias"].leaf();
+    Array hand = matmul(x, k) + b;
+    CHECK(close(y0, hand));
+    CHECK(close(lift::apply(f)(params, x), hand));  // nothing mutable: no write possible
+    auto [y, state] = lift::apply(f, "intermediates")(params, x);
+    CHECK(close(y, hand));
+    CHECK(state.as_dict().keys() == std::vector<std::string>{"intermediates"});
+    CHECK(sum(state["intermediates"]["x"].leaf()).item<float>() == 12.0f);
+    // Both params and intermediates mutable: the body skips the write, as in Flax.
+    auto [y2, both] = lift::apply(f, lift::Filter{"params", "intermediates"})(params, x);
+    CHECK_FALSE(both.contains("intermediates"));
+  }
+
+}  // TEST_SUITE
+
 TEST_SUITE("lift.checkpoint") {
   TEST_CASE("checkpoint: same value and grads as without it; the recompute draws the same keys") {
     // A dense with a dropout mask from make_rng('dropout'): the recomputation in the backward pass
