@@ -189,6 +189,15 @@ TEST_SUITE("lift.vmap") {
         {.variable_axes = {{"state", lift::In(0)}}, .axis_size = 2});
     Tree vars = Tree::dict({{"state", Tree::dict({{"n", zeros({2})}})}});
     CHECK_THROWS_AS(lift::apply(frozen, "state")(vars, ones({2})), lift::ModifyScopeVariableError);
+    // R2 makes the ValueError unreachable through the transforms; repack itself raises it for a
+    // mutable collection that no out-filter maps (lift.py:244-254).
+    Scope inner(Tree::dict(), {}, lift::Filter{"params", "state"});
+    inner.put_variable("state", "n", Tree(zeros({2})));
+    inner.put_variable("params", "w", Tree(zeros({2})));
+    lift::PackSpec spec{{true}, {"params"}, {}, "vmap"};
+    CHECK(error_of<ValueError>([&] { lift::repack(inner, spec); }) ==
+          "unmapped output variables: ('state',)");
+    CHECK_FALSE(inner.is_valid());  // invalidated before the check, as flax's repack_fn
   }
 
   TEST_CASE("vmap with an Out-only collection publishes it; with a broadcast one keeps it shared") {
