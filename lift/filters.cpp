@@ -43,6 +43,11 @@ Names set_subtract(const Names& a, const Names& b) {
 
 }  // namespace
 
+Filter::Filter(const char* name) : kind_(Kind::Str) {
+  if (!name) throw InvalidFilterError("Invalid Filter: \"None\"");
+  names_.insert(name);
+}
+
 Filter Filter::deny_list(Filter deny) {
   Filter f;
   f.kind_ = Kind::Deny;

@@ -13,14 +13,17 @@
 
 namespace linum::lift {
 
-// Filter = bool | str | Collection[str] | DenyList. A plain int does not convert (Flax raises
-// InvalidFilterError for it; here it does not compile).
+// Filter = bool | str | Collection[str] | DenyList. Flax checks a filter's type when it is used
+// (in_filter(1, 'a') raises InvalidFilterError, spec S39); here the type is checked at compile
+// time: Filter has no constructor from int or other numbers (so in_filter(1, "a") does not
+// compile), and every value of its constructors' types is a valid filter except a null
+// const char*, Python's None, which throws InvalidFilterError('Invalid Filter: "None"').
 class Filter {
  public:
   enum class Kind { Bool, Str, Set, Deny };
 
   Filter(bool b) : kind_(Kind::Bool), value_(b) {}  // NOLINT(google-explicit-constructor)
-  Filter(const char* name) : kind_(Kind::Str), names_{name} {}             // NOLINT
+  Filter(const char* name);                         // NOLINT
   Filter(std::string name) : kind_(Kind::Str), names_{std::move(name)} {}  // NOLINT
   Filter(std::initializer_list<std::string> names) : kind_(Kind::Set), names_(names) {}
   Filter(std::set<std::string> names) : kind_(Kind::Set), names_(std::move(names)) {}  // NOLINT

@@ -1,6 +1,8 @@
 // pack, rule for rule as flax/core/lift.py:125-334 (spec §3.1).
 #include <linum/lift/pack.hpp>
 
+#include <algorithm>
+
 namespace linum::lift {
 
 namespace {
@@ -122,6 +124,47 @@ Tree rng_keys(const RngGroup& group) {
 RngGroup with_keys(const RngGroup& group, const Tree& keys) {
   RngGroup out;
   for (const auto& [k, r] : group) out.emplace(k, LazyRng{keys[k].leaf(), r.suffix});
+  return out;
+}
+
+LiftedScopes dedup_scopes(const std::vector<Scope>& scopes) {
+  auto given = [&](const Scope& s) {
+    return std::find(scopes.begin(), scopes.end(), s) != scopes.end();
+  };
+  // Per scope: its topmost strict ancestor among the given scopes (itself when none), and the
+  // names from that ancestor down to it.
+  std::vector<std::pair<Scope, std::vector<std::string>>> tops;
+  for (const Scope& leaf : scopes) {
+    Scope top = leaf;
+    std::vector<std::string> top_path, path{leaf.name()};
+    for (auto p = leaf.parent(); p; p = p->parent()) {
+      if (given(*p)) {
+        top = *p;
+        top_path.assign(path.rbegin(), path.rend());
+      }
+      path.push_back(p->name());
+    }
+    tops.emplace_back(std::move(top), std::move(top_path));
+  }
+  LiftedScopes l;
+  for (std::size_t i = 0; i < scopes.size(); ++i)  // the given order, as flax's OrderedDict
+    if (tops[i].first == scopes[i] &&
+        std::find(l.roots.begin(), l.roots.end(), scopes[i]) == l.roots.end())
+      l.roots.push_back(scopes[i]);
+  for (auto& [top, names] : tops) {
+    const auto at = std::find(l.roots.begin(), l.roots.end(), top) - l.roots.begin();
+    l.paths.emplace_back(static_cast<std::size_t>(at), std::move(names));
+  }
+  return l;
+}
+
+std::vector<Scope> dup_scopes(const std::vector<Scope>& inner_roots, const LiftedScopes& lifted) {
+  std::vector<Scope> out;
+  for (const auto& [root, names] : lifted.paths) {
+    Scope s = inner_roots[root];
+    for (const auto& n : names) s = s.push(n, "", true);
+    out.push_back(std::move(s));
+  }
   return out;
 }
 

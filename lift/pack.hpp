@@ -61,4 +61,16 @@ struct InnerGuard {
   ~InnerGuard() { s.invalidate(); }
 };
 
+// Several scopes lifted at once (R1, flax's _dedup_scopes): a scope below another given one is not
+// packed itself; inside it is re-pushed, name by name, from its topmost given ancestor.
+struct LiftedScopes {
+  std::vector<Scope> roots;  // the scopes that are packed, in first-appearance order
+  // Per given scope: the index of its root in `roots` and the names leading down to it.
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> paths;
+};
+LiftedScopes dedup_scopes(const std::vector<Scope>& scopes);
+// flax's _dup_scopes: the scopes the body sees, one per given scope, each rebuilt from the inner
+// scope of its root by push(name, reuse = true), so its parent is that lifted scope.
+std::vector<Scope> dup_scopes(const std::vector<Scope>& inner_roots, const LiftedScopes& lifted);
+
 }  // namespace linum::lift

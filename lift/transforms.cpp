@@ -32,8 +32,8 @@ std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
 
 }  // namespace
 
-VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& arg_leaves,
-                   const pytree::TreeDef& arg_def) {
+VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
+                   const Arrays& arg_leaves, const pytree::TreeDef& arg_def) {
   VmapPlan p;
   p.spec.name = "vmap";
   std::vector<AxisSpec> in_var, out_var, rng_axes;
@@ -50,7 +50,14 @@ VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& ar
     }
   }
   for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
-  p.packed = pack(scope, p.spec);
+  p.scopes = dedup_scopes(scopes);
+  for (const auto& s : p.scopes.roots) p.packed.push_back(pack(s, p.spec));
+  p.variables = Tree::tuple();
+  for (std::size_t g = 0; g < in_var.size(); ++g) {
+    Tree group = Tree::tuple();
+    for (const auto& pk : p.packed) group.items().push_back(pk.variables[g]);
+    p.variables.items().push_back(std::move(group));
+  }
 
   // The batch size: every leaf of an argument with an axis, and the first leaf of every variable
   // group with an integer axis (lift.py:798-817).
@@ -71,7 +78,7 @@ VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& ar
     if (arg_axes[i]) sizes.insert(axis_len(arg_leaves[i], *arg_axes[i], "vmap"));
   for (std::size_t g = 0; g < in_var_axes.size(); ++g) {
     if (!in_var_axes[g]) continue;
-    Arrays l = pytree::tree_leaves<Array>(p.packed.variables[g]);
+    Arrays l = pytree::tree_leaves<Array>(p.variables[g]);
     if (!l.empty()) sizes.insert(axis_len(l.front(), *in_var_axes[g], "vmap"));
   }
   if (!opts.axis_size && sizes.size() == 1) {
@@ -86,12 +93,16 @@ VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& ar
 
   // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (R7).
   Tree keys = Tree::tuple();
-  for (std::size_t g = 0; g < p.packed.rngs.size(); ++g) {
+  for (std::size_t g = 0; g < opts.split_rngs.size(); ++g) {
     const bool split = opts.split_rngs[g].second;
-    Tree d = Tree::dict();
-    for (const auto& [k, r] : p.packed.rngs[g])
-      d[k] = split ? random::split(r.rng, p.axis_size) : r.rng;
-    keys.items().push_back(std::move(d));
+    Tree per_root = Tree::tuple();
+    for (const auto& pk : p.packed) {
+      Tree d = Tree::dict();
+      for (const auto& [k, r] : pk.rngs[g])
+        d[k] = split ? random::split(r.rng, p.axis_size) : r.rng;
+      per_root.items().push_back(std::move(d));
+    }
+    keys.items().push_back(std::move(per_root));
     rng_axes.push_back(split ? AxisSpec(0) : AxisSpec(std::nullopt));
   }
   p.rng_keys = std::move(keys);
@@ -102,11 +113,36 @@ VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& ar
   return p;
 }
 
-std::vector<RngGroup> rng_groups_from(const Packed& packed, const Tree& keys) {
-  std::vector<RngGroup> out;
-  for (std::size_t g = 0; g < packed.rngs.size(); ++g)
-    out.push_back(with_keys(packed.rngs[g], keys[g]));
+std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, const Tree& keys) {
+  std::vector<Scope> roots;
+  for (std::size_t r = 0; r < plan.packed.size(); ++r) {
+    std::vector<Tree> groups;
+    for (const auto& g : vars.items()) groups.push_back(g[r]);
+    std::vector<RngGroup> rngs;
+    for (std::size_t g = 0; g < plan.packed[r].rngs.size(); ++g)
+      rngs.push_back(with_keys(plan.packed[r].rngs[g], keys[g][r]));
+    roots.push_back(inner_scope(plan.scopes.roots[r], plan.spec, groups, rngs));
+  }
+  return roots;
+}
+
+Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec) {
+  Tree out = Tree::tuple();
+  for (std::size_t g = 0; g < spec.out_filters.size(); ++g) out.items().push_back(Tree::tuple());
+  for (auto& s : inner_roots) {
+    std::vector<Tree> groups = repack(s, spec);
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      out.items()[g].items().push_back(std::move(groups[g]));
+  }
   return out;
+}
+
+void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups) {
+  for (std::size_t r = 0; r < outer_roots.size(); ++r) {
+    std::vector<Tree> groups;
+    for (const auto& g : out_groups.items()) groups.push_back(g[r]);
+    publish(outer_roots[r], groups);
+  }
 }
 
 ScanPlan scan_plan(const Scope& scope, const ScanOptions& opts,

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -44,40 +45,74 @@ struct VmapOptions {
 
 namespace detail {
 
-// Everything vmap decides outside the mapped function.
+// Everything vmap decides outside the mapped function. The scopes are lifted together (R1):
+// each variable group and rng group is a tuple with one entry per lifted root.
 struct VmapPlan {
   PackSpec spec;
-  Packed packed;
+  LiftedScopes scopes;
+  std::vector<Packed> packed;  // per lifted root
+  Tree variables;              // per in-group: (the group of each root...)
   AxisSpec in_axes, out_axes;  // over (variable groups, rng keys, args...) and (out, groups)
-  Tree rng_keys;               // one dict {stream: key or (n, 2) keys} per rng group
+  Tree rng_keys;               // per rng group: ({stream: key or (n, 2) keys} of each root...)
   std::int64_t axis_size = 0;
 };
 // arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
-VmapPlan vmap_plan(const Scope& scope, const VmapOptions& opts, const Arrays& arg_leaves,
-                   const pytree::TreeDef& arg_def);
-std::vector<RngGroup> rng_groups_from(const Packed& packed, const Tree& keys);
+VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
+                   const Arrays& arg_leaves, const pytree::TreeDef& arg_def);
+// Inside: one inner root per lifted root over its slices of `vars` and `keys`.
+std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, const Tree& keys);
+// After the body: the inner roots' output groups, per out-group a tuple over roots (R4), and
+// publishing them to the outer roots (R5).
+Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec);
+void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups);
+
+// A scope function's first argument: one Scope, or a std::vector<Scope> lifted together (flax's
+// tuple of scopes, L1).
+template <class S>
+std::vector<Scope> scope_list(S& s) {
+  if constexpr (std::is_same_v<std::remove_cvref_t<S>, std::vector<Scope>>)
+    return s;
+  else
+    return {s};
+}
+// Invalidates every inner root when the body returns or throws.
+struct InnerGuards {
+  std::vector<Scope>& s;
+  ~InnerGuards() {
+    for (auto& x : s) x.invalidate();
+  }
+};
 
 }  // namespace detail
 
 // lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name):
-// returns (Scope&, args...) -> fn mapped; fn(Scope&, args...) is run once.
+// returns (Scope&, args...) -> fn mapped; fn(Scope&, args...) is run once. Given a
+// std::vector<Scope> instead, fn gets the vector of inner scopes: a scope below another one in
+// the vector is re-pushed inside from it, so its parent is that lifted scope (R1, L1).
 template <class F>
 auto vmap(F fn, VmapOptions opts) {
-  return [fn = std::move(fn), opts = std::move(opts)](Scope& scope, const auto&... args) {
+  return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto&... args) {
+    constexpr bool multi =
+        std::is_same_v<std::remove_cvref_t<decltype(scopes)>, std::vector<Scope>>;
+    const std::vector<Scope> given = detail::scope_list(scopes);
     auto targs = std::make_tuple(args...);
     auto [leaves, def] = pytree::tree_flatten<Array>(targs);
-    detail::VmapPlan plan = detail::vmap_plan(scope, opts, leaves, def);
+    detail::VmapPlan plan = detail::vmap_plan(given, opts, leaves, def);
     auto mapped = [&](const Tree& vars, const Tree& keys, const auto&... a) {
-      Scope inner =
-          inner_scope(scope, plan.spec, vars.items(), detail::rng_groups_from(plan.packed, keys));
-      InnerGuard guard{inner};
-      auto y = fn(inner, a...);
-      return std::make_pair(std::move(y), Tree::tuple(repack(inner, plan.spec)));
+      std::vector<Scope> roots = detail::vmap_inner_roots(plan, vars, keys);
+      detail::InnerGuards guard{roots};
+      std::vector<Scope> inner = dup_scopes(roots, plan.scopes);
+      auto y = [&] {
+        if constexpr (multi)
+          return fn(inner, a...);
+        else
+          return fn(inner.front(), a...);
+      }();
+      return std::make_pair(std::move(y), detail::repack_all(roots, plan.spec));
     };
-    auto [y, out] =
-        linum::vmap(mapped, {plan.in_axes, plan.out_axes, opts.axis_name, plan.axis_size})(
-            Tree::tuple(plan.packed.variables), plan.rng_keys, args...);
-    publish(scope, out.items());
+    auto [y, out] = linum::vmap(mapped, {plan.in_axes, plan.out_axes, opts.axis_name,
+                                         plan.axis_size})(plan.variables, plan.rng_keys, args...);
+    detail::publish_all(plan.scopes.roots, out);
     return y;
   };
 }

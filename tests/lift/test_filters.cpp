@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <sstream>
+#include <type_traits>
 
 #include <linum/lift/lift.hpp>
 
@@ -85,4 +86,25 @@ TEST_CASE("filters print like Python") {
   std::ostringstream os;
   os << Filter(true) << " " << Filter("a") << " " << Filter{"b", "a"} << " " << DenyList("x");
   CHECK(os.str() == "True 'a' {'a', 'b'} DenyList(deny='x')");
+}
+
+// S39: Flax raises InvalidFilterError('Invalid Filter: "1"') for in_filter(1, 'a'). Filters are
+// typed here, so a number is no Filter and that call does not compile.
+static_assert(!std::is_constructible_v<Filter, int>);
+static_assert(!std::is_constructible_v<Filter, long>);
+static_assert(!std::is_constructible_v<Filter, double>);
+static_assert(!std::is_constructible_v<Filter, char>);
+static_assert(!std::is_invocable_v<decltype(lift::in_filter), int, const char*>);
+static_assert(std::is_invocable_v<decltype(lift::in_filter), const char*, const char*>);
+
+TEST_CASE("S39: a number is no Filter at compile time; a null name (None) is InvalidFilterError") {
+  const char* none = nullptr;
+  std::string msg;
+  try {
+    lift::in_filter(none, "a");
+  } catch (const lift::InvalidFilterError& e) {
+    msg = e.what();
+  }
+  CHECK(msg.find("Invalid Filter: \"None\"") == 0);
+  CHECK(lift::in_filter(Filter("a"), "a"));
 }

@@ -6,30 +6,15 @@
 #include <linum/linum.hpp>
 #include <linum/nn/initializers.hpp>
 
+#include "lift_testing.hpp"
+
 using namespace linum;
+using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
 
 namespace {
 using KD = std::pair<std::uint32_t, std::uint32_t>;
 KD kd(const Array& key) { return {key.data<std::uint32_t>()[0], key.data<std::uint32_t>()[1]}; }
-
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return "";
-}
-
-// flax.core.nn.dense as a scope function.
-Array dense(lift::Scope& scope, const Array& x, std::int64_t features) {
-  Array kernel = scope.param("kernel", init::lecun_normal(), Shape{x.shape(-1), features});
-  Array bias = scope.param("bias", init::zeros_init(), Shape{features});
-  return matmul(x, kernel) + bias;
-}
 }  // namespace
 
 TEST_CASE("init: has_rng and the first params key (S1)") {

@@ -7,23 +7,14 @@
 #include <linum/nn/initializers.hpp>
 
 #include "../autodiff/check_grads.hpp"
+#include "lift_testing.hpp"
 
 using namespace linum;
+using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
 using lift::Scope;
 
 namespace {
-
-Array dense(Scope& scope, const Array& x, std::int64_t features) {
-  Array kernel = scope.param("kernel", init::lecun_normal(), Shape{x.shape(-1), features});
-  Array bias = scope.param("bias", init::zeros_init(), Shape{features});
-  return matmul(x, kernel) + bias;
-}
-
-bool close(const Array& a, const Array& b, double tol = 1e-6) {
-  if (a.shape() != b.shape()) return false;
-  return max(abs(astype(a, float64) - astype(b, float64))).item<double>() <= tol * (1 + tol);
-}
 
 Tree params_of(const Tree& vars) { return Tree::dict({{"params", vars["params"]}}); }
 

@@ -1,0 +1,104 @@
+// lift::lazy_init (spec §2.5, S31): init on ShapeDtype inputs computes the variables, which do
+// not depend on the inputs, and nothing that does; a variable that depends on one is LazyInitError.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include <linum/lift/lift.hpp>
+#include <linum/linum.hpp>
+#include <linum/nn/initializers.hpp>
+
+#include "lift_testing.hpp"
+
+using namespace linum;
+using namespace linum::lift::testing;
+namespace init = linum::nn::initializers;
+using lift::Scope;
+
+// Array buffers are the library's only aligned heap allocations (autodiff/array.cpp): recording
+// the largest aligned request shows whether an input-sized buffer was ever asked for.
+namespace {
+std::atomic<std::size_t> g_largest{0};
+std::atomic<long> g_count{0};
+}  // namespace
+
+void* operator new(std::size_t n, std::align_val_t al) {
+  g_count.fetch_add(1, std::memory_order_relaxed);
+  std::size_t prev = g_largest.load();
+  while (n > prev && !g_largest.compare_exchange_weak(prev, n)) {
+  }
+  const auto a = static_cast<std::size_t>(al);
+  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+TEST_SUITE("lift.lazy_init") {
+  // S31's f: a square kernel from the input's last dimension, then the product with the input.
+  Array square(Scope & scope, const Array& x) {
+    Array k = scope.param("kernel", init::lecun_normal(), Shape{x.shape(-1), x.shape(-1)});
+    return matmul(x, k);
+  }
+
+  TEST_CASE("the allocation hook sees Array buffers") {
+    g_largest = 0;
+    Array a = zeros({64, 64});
+    CHECK(g_largest.load() >= 64 * 64 * sizeof(float));
+  }
+
+  TEST_CASE(
+      "S31: a (2^30, 128) ShapeDtype input makes a (128, 128) kernel and allocates no input") {
+    const ShapeDtype x{{1024LL * 1024 * 1024, 128}, float32};
+    g_largest = 0;
+    Tree vars = lift::lazy_init(square)(random::key(0), x);
+    const std::size_t largest = g_largest.load();
+    Array k = vars["params"]["kernel"].leaf();
+    CHECK(k.shape() == Shape{128, 128});
+    CHECK(k.dtype() == float32);
+    // Nothing near the 512 GiB input (or the (2^30, 128) product) was requested.
+    CHECK(largest < std::size_t{1} << 20);
+    // The kernel is concrete and equals the one init draws for a real input of that width.
+    auto [y, eager] = lift::init(square)(random::key(0), ones({2, 128}));
+    CHECK(close(k, eager["params"]["kernel"].leaf(), 0));
+  }
+
+  TEST_CASE("lazy_init: a dense scope function's variables equal init's; known inputs are used") {
+    // state/mean is computed from the concrete Array argument (a known value, as in Flax).
+    auto f = [](Scope& scope, const Array& x, const Array& stats) {
+      if (scope.is_mutable_collection("state"))
+        scope.variable("state", "mean", [&] { return mean(stats); });
+      Scope d = scope.push("dense");
+      return dense(d, x, 3);
+    };
+    lift::Rngs rngs{{"params", random::key(1)}};
+    Array stats = f32({1, 2, 3, 6}, {4});
+    Tree lazy = lift::lazy_init(f)(rngs, ShapeDtype{{5, 4}, float32}, stats);
+    auto [y, eager] = lift::init(f)(rngs, ones({5, 4}), stats);
+    CHECK(close(lazy["params"]["dense"]["kernel"].leaf(), eager["params"]["dense"]["kernel"].leaf(),
+                0));
+    CHECK(close(lazy["params"]["dense"]["bias"].leaf(), zeros({3}), 0));
+    CHECK(lazy["state"]["mean"].leaf().item<float>() == 3.0f);
+    // The mutable filter narrows what comes back, as init's does.
+    Tree only_params = lift::lazy_init(f, "params")(rngs, ShapeDtype{{5, 4}, float32}, stats);
+    CHECK_FALSE(only_params.contains("state"));
+    CHECK(only_params["params"]["dense"]["kernel"].leaf().shape() == Shape{4, 3});
+  }
+
+  TEST_CASE("lazy_init: a variable that depends on an abstract input is LazyInitError (M3)") {
+    auto f = [](Scope& scope, const Array& x) {
+      Array k = scope.param("kernel", [&](const Array&) { return x; });
+      return x * k;
+    };
+    const std::string msg = error_of<lift::LazyInitError>([&] {
+      lift::lazy_init(f)(random::key(0), ShapeDtype{{8, 4}, float32});
+    });
+    CHECK(msg.find("Lazy init encountered a value that could with the given inputs (shape: "
+                   "ShapedArray(float32[8,4])).") == 0);
+  }
+
+}  // TEST_SUITE
