@@ -87,7 +87,7 @@ auto jvp(F fn, Scope& scope, const std::tuple<P...>& primals, const std::tuple<T
 template <class F>
 auto checkpoint(F fn, Filter variables = true, Filter rngs = true) {
   return [fn = std::move(fn), variables, rngs](Scope& scope, const auto&... args) {
-    PackSpec spec{{variables}, {variables}, {rngs}, "checkpoint"};
+    PackSpec spec{{variables}, {variables}, {rngs}, "remat"};  // Flax packs checkpoint as "remat"
     Packed packed = pack(scope, spec);
     auto before = std::make_shared<RngCounters>(snapshot_counters(*scope.rng_counters()));
     auto first = std::make_shared<bool>(true);

@@ -14,26 +14,23 @@
 
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
+#include "support/testing.hpp"
 
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
 using testing::shape_of;
 using testing::sorted_keys;
+using testing::values;
 
 namespace {
-std::vector<double> vals(const Array& a) {
-  Array c = astype(a, float64);
-  return {c.data<double>(), c.data<double>() + c.size()};
-}
-
 // out[b, i, h, :] = sum_j softmax_j(q[b,i,h]·k[b,j,h] / sqrt(D) + bias[b,h,i,j], masked) v[b,j,h]
 // for q (B, Q, H, D), k/v (B, K, H, D), mask/bias (B, H, Q, K) or empty.
 std::vector<double> attention_loop(const Array& q, const Array& k, const Array& v,
                                    const std::vector<double>& mask,
                                    const std::vector<double>& bias) {
   const auto B = q.shape(0), Q = q.shape(1), H = q.shape(2), D = q.shape(3), K = k.shape(1);
-  const auto qv = vals(q), kv = vals(k), vv = vals(v);
+  const auto qv = values(q), kv = values(k), vv = values(v);
   std::vector<double> out(static_cast<std::size_t>(B * Q * H * D), 0.0);
   for (std::int64_t b = 0; b < B; ++b)
     for (std::int64_t h = 0; h < H; ++h)
@@ -70,12 +67,12 @@ TEST_CASE("dot_product_attention equals softmax(q k^T / sqrt(d) + bias, masked) 
   Array q = random::normal(random::key(1), {B, Q, H, D});
   Array k = random::normal(random::key(2), {B, K, H, D});
   Array v = random::normal(random::key(3), {B, K, H, D});
-  check_close(vals(nn::dot_product_attention(q, k, v)), attention_loop(q, k, v, {}, {}));
+  check_close(values(nn::dot_product_attention(q, k, v)), attention_loop(q, k, v, {}, {}));
   // A mask with one fully masked query row (it attends uniformly, as Flax's finfo.min gives).
   Array mask = random::bernoulli(random::key(4), 0.6, {B, H, Q, K});
   Array bias = random::normal(random::key(5), {B, H, Q, K});
   Array y = nn::dot_product_attention(q, k, v, {.bias = bias, .mask = mask});
-  check_close(vals(y), attention_loop(q, k, v, vals(mask), vals(bias)));
+  check_close(values(y), attention_loop(q, k, v, values(mask), values(bias)));
   Array w = nn::dot_product_attention_weights(q, k, {.mask = mask});
   CHECK(w.shape() == Shape{B, H, Q, K});
   CHECK(allclose(sum(w, -1), ones({B, H, Q}), 1e-5f));
@@ -93,14 +90,14 @@ TEST_CASE("make_causal_mask, make_attention_mask and combine_masks give Flax's s
   Array c = nn::make_causal_mask(x);
   CHECK(c.shape() == Shape{2, 1, 4, 4});
   CHECK(c.dtype() == float32);
-  const auto cv = vals(c);
+  const auto cv = values(c);
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) CHECK(cv[static_cast<std::size_t>(i * 4 + j)] == (j <= i ? 1 : 0));
   // A padding mask: token id 0 is padding; pairs with a padding token are masked.
   Array tokens = array(std::vector<std::int32_t>{5, 3, 0, 7, 0, 0}, {2, 3});
   Array pad = nn::make_attention_mask(greater(tokens, 0), greater(tokens, 0));
   CHECK(pad.shape() == Shape{2, 1, 3, 3});
-  const auto pv = vals(pad);
+  const auto pv = values(pad);
   CHECK(pv[0 * 3 + 1] == 1);  // (0, 1) both real
   CHECK(pv[0 * 3 + 2] == 0);  // key 2 is padding
   CHECK(pv[9 + 0] == 1);

@@ -63,9 +63,8 @@ TEST_CASE("module paths and debug paths of setup children, inside nested remat (
   // order differs from Flax's list; the set of paths is the same.
   std::vector<Path> want{{},     {"b1"},       {"b1", "c1"}, {"b1", "c2"},
                          {"b2"}, {"b2", "c1"}, {"b2", "c2"}, {"c1"}};
-  // Flax's lift.checkpoint packs under the name 'remat' ('remat(remat(c1))'); linum's
-  // lift::checkpoint names its pack "checkpoint" (lift/transforms_ad.hpp), the one difference.
-  const std::string remat2 = "checkpoint(checkpoint(c1))";
+  // lift::checkpoint packs under Flax's name 'remat'.
+  const std::string remat2 = "remat(remat(c1))";
   std::vector<Path> want_debug{{},     {"b1"},         {"b1", remat2}, {"b1", "c2"},
                                {"b2"}, {"b2", remat2}, {"b2", "c2"},   {"c1"}};
   auto sorted = [](std::vector<Path> v) {
