@@ -43,6 +43,11 @@ struct VisitorBase {
   void end(std::size_t node) {
     if constexpr (Structure) builder.end(node);
   }
+  template <class X>
+  void static_field([[maybe_unused]] std::size_t node, [[maybe_unused]] std::string_view name,
+                    [[maybe_unused]] const X& x) {
+    if constexpr (Structure) builder.static_field(node, name, StaticValue::of(x));
+  }
   void empty_node(NodeKind k) { end(begin(k, 0)); }
   template <class Fn>
   void child(KeyRef key, Fn&& fn) {
@@ -172,6 +177,10 @@ void walk(V& v, const T& t) {
         (v.data(node, struct_field_name<I, T>()), ...);
       }
       (std::make_index_sequence<n>{});
+      [&]<std::size_t... J>(std::index_sequence<J...>) {
+        (v.static_field(node, static_field<J, T>().name, t.*(static_field<J, T>().ptr)), ...);
+      }
+      (std::make_index_sequence<static_size_v<T>>{});
     }
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (v.child(KeyRef::attr(struct_field_name<I, T>()), [&] { walk(v, struct_field<I>(t)); }), ...);

@@ -26,6 +26,8 @@
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 
+#include <linum/pytree/static_field.hpp>
+
 namespace linum::pytree {
 
 // The node kinds a TreeDef records; BasicTree uses the first six.

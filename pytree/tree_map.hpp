@@ -218,6 +218,43 @@ const auto& list_child(const T& t, std::size_t i) {
 template <class T>
 using list_child_t = std::remove_cvref_t<decltype(list_child(std::declval<const T&>(), 0))>;
 
+// Whether two structs hold equal static fields (JAX: the aux data of both trees compare ==).
+template <class A, class B>
+bool same_statics(const A& a, const B& b) {
+  if constexpr (static_size_v<A> != static_size_v<B>) {
+    return false;
+  } else {
+    return [&]<std::size_t... J>(std::index_sequence<J...>) {
+      auto one = [&]<std::size_t K>(std::integral_constant<std::size_t, K>) {
+        if constexpr (!std::is_same_v<static_field_t<A, K>, static_field_t<B, K>>) {
+          return false;
+        } else {
+          return std::string_view(static_field<K, A>().name) ==
+                     std::string_view(static_field<K, B>().name) &&
+                 static_equal(a.*(static_field<K, A>().ptr), b.*(static_field<K, B>().ptr));
+        }
+      };
+      return (one(std::integral_constant<std::size_t, J>{}) && ...);
+    }
+    (std::make_index_sequence<static_size_v<A>>{});
+  }
+}
+
+// A mapped struct keeps tree 0's static fields.
+template <class T0, class R>
+void copy_statics(const T0& t0, R& out) {
+  static_assert(static_size_v<R> == static_size_v<T0>);
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    static_assert(
+        (std::is_assignable_v<static_field_t<R, J>&, const static_field_t<T0, J>&> && ...),
+        "tree_map changes leaf types inside a struct whose static fields' types depend "
+        "on them (substituting the struct's template arguments re-typed a static "
+        "field); keep the leaf types or make the static field's type independent");
+    ((out.*(static_field<J, R>().ptr) = t0.*(static_field<J, T0>().ptr)), ...);
+  }
+  (std::make_index_sequence<static_size_v<T0>>{});
+}
+
 template <class Call, class T0, class... Ts>
 auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
   constexpr Category c = category_v<T0>;
@@ -385,6 +422,14 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
           (std::make_index_sequence<n>{});
         },
         ts...);
+    if constexpr (static_size_v < T0 >> 0) {
+      std::size_t k = 0;
+      ((++k, same_statics(t0, ts) ? void()
+                                  : cx.mismatch(k, cat("a namedtuple ", type_name<T0>()),
+                                                cat("a namedtuple ", type_name<Ts>(),
+                                                    " whose static fields differ"))),
+       ...);
+    }
     auto one = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       return cx.child(KeyRef::attr(struct_field_name<I, T0>()), [&] {
         return map_rec(call, cx, struct_field<I>(t0), struct_field<I>(ts)...);
@@ -412,10 +457,13 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
                     "struct a template over its field types (template <class P> struct State "
                     "{ P mu; ... }) or keep the leaf types");
       Fields fields{one(std::integral_constant<std::size_t, I>{})...};
-      if constexpr (rebound)
-        return assemble_struct<R>(std::move(fields), std::index_sequence<I...>{});
-      else
+      if constexpr (rebound) {
+        R out = assemble_struct<R>(std::move(fields), std::index_sequence<I...>{});
+        copy_statics(t0, out);
+        return out;
+      } else {
         return T0();
+      }
     }
     (std::make_index_sequence<n>{});
   } else if constexpr (c == Category::Custom) {

@@ -83,6 +83,18 @@ T assemble_struct(Tuple&& fields, std::index_sequence<I...>) {
 template <class T, class Src>
 T build(UnflattenCtx& cx, Src& src);
 
+template <std::size_t J, class T>
+void restore_static(const UnflattenCtx& cx, const TreeDef::Node& node, T& out) {
+  using F = static_field_t<T, J>;
+  const auto* value = cx.def.static_value(node, J).template get<F>();
+  if (!value) {
+    throw TypeError(cat("tree_unflatten: the static field ", static_field<J, T>().name, " of ",
+                        type_name<T>(), " at ", cx.where(),
+                        " has another C++ type in the treedef than in the target type"));
+  }
+  out.*(static_field<J, T>().ptr) = *value;
+}
+
 template <class L, class Src>
 BasicTree<L> build_dynamic(UnflattenCtx& cx, Src& src) {
   const TreeDef::Node& n = cx.node();
@@ -194,12 +206,17 @@ T build(UnflattenCtx& cx, Src& src) {
   } else if constexpr (c == Category::Struct) {
     constexpr std::size_t n = struct_size_v<T>;
     const TreeDef::Node& node = cx.node();
-    bool same = node.kind == NodeKind::NamedTuple && node.arity == n &&
+    constexpr std::size_t ns = static_size_v<T>;
+    bool same = node.kind == NodeKind::NamedTuple && node.arity == n && node.statics_size == ns &&
                 cx.def.data(node, 0) == type_name<T>();
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       same = same && ((cx.def.data(node, I + 1) == struct_field_name<I, T>()) && ...);
     }
     (std::make_index_sequence<n>{});
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      same = same && ((cx.def.data(node, n + 1 + J) == static_field<J, T>().name) && ...);
+    }
+    (std::make_index_sequence<ns>{});
     if (!same) cx.mismatch(cat("a namedtuple ", type_name<T>()));
     ++cx.pos;
     auto fields = [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -208,7 +225,11 @@ T build(UnflattenCtx& cx, Src& src) {
                    [&] { return build<struct_field_t<T, I>>(cx, src); })...};
     }
     (std::make_index_sequence<n>{});
-    return assemble_struct<T>(std::move(fields), std::make_index_sequence<n>{});
+    T out = assemble_struct<T>(std::move(fields), std::make_index_sequence<n>{});
+    // Static fields come back from the TreeDef, which holds them as JAX's aux data does.
+    [&]<std::size_t... J>(std::index_sequence<J...>) { (restore_static<J>(cx, node, out), ...); }
+    (std::make_index_sequence<ns>{});
+    return out;
   } else if constexpr (c == Category::Custom) {
     constexpr std::size_t n = custom_size_v<T>;
     const TreeDef::Node& node = cx.node();
