@@ -33,6 +33,14 @@ std::string describe(const T& x) {
       s += str_repr(kv->first);
     }
     return s + "]";
+  } else if constexpr (c == Category::TupleDict) {
+    std::string s = "a dict with keys [";
+    std::size_t n = 0;
+    for (auto* kv : sorted_entries(x)) {
+      s += n++ ? ", " : "";
+      s += repr_as_tuple(kv->first);
+    }
+    return s + "]";
   } else if constexpr (c == Category::Struct) {
     return cat("a namedtuple ", type_name<T>());
   } else if constexpr (c == Category::Custom) {

@@ -168,6 +168,16 @@ void walk(V& v, const T& t) {
       });
     }
     v.end(node);
+  } else if constexpr (c == Category::TupleDict) {
+    const auto items = sorted_entries(t);  // tuples compare element-wise, as in Python
+    const std::size_t node = v.begin(NodeKind::TupleDict, items.size());
+    if constexpr (V::kStructure) {
+      for (auto* kv : items) v.data(node, encode_tuple_key(kv->first));
+    }
+    for (auto* kv : items) {
+      v.child(KeyRef::tuple_dict(kv->first), [&] { walk(v, kv->second); });
+    }
+    v.end(node);
   } else if constexpr (c == Category::Struct) {
     constexpr std::size_t n = struct_size_v<T>;
     const std::size_t node = v.begin(NodeKind::NamedTuple, n);

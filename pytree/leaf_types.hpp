@@ -45,7 +45,7 @@ auto leaf_types_of() {
     return tuple_leaf_types<T>(std::make_index_sequence<std::tuple_size_v<T>>{});
   else if constexpr (c == Category::List)
     return leaf_types_of<typename T::value_type>();
-  else if constexpr (c == Category::Dict)
+  else if constexpr (c == Category::Dict || c == Category::TupleDict)
     return leaf_types_of<typename T::mapped_type>();
   else if constexpr (c == Category::Struct)
     return struct_leaf_types<T>(std::make_index_sequence<struct_size_v<T>>{});

@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <vector>
 
 #include <linum/pytree/dict.hpp>
 #include <linum/pytree/traits.hpp>
@@ -27,6 +28,14 @@ struct rebind_dict<std::unordered_map<std::string, V, H, E, A>, R> {
 template <class V, class R>
 struct rebind_dict<Dict<std::string, V>, R> {
   using type = Dict<std::string, R>;
+};
+template <class V, class C, class A, class R>
+struct rebind_dict<std::map<std::vector<std::string>, V, C, A>, R> {
+  using type = std::map<std::vector<std::string>, R>;
+};
+template <class V, class R>
+struct rebind_dict<Dict<std::vector<std::string>, V>, R> {
+  using type = Dict<std::vector<std::string>, R>;
 };
 
 // Struct re-typing: substitute template arguments by the (old field type -> new field type)

@@ -384,6 +384,21 @@ auto map_rec(Call& call, MapCtx& cx, const T0& t0, const Ts&... ts) {
       out.insert_or_assign(kv->first, std::move(v));
     }
     return out;
+  } else if constexpr (c == Category::TupleDict) {
+    static_assert((is_tuple_key_map<Ts>::value && ...),
+                  "tree_map: where tree 0 has a dict with tuple keys, every other tree must have "
+                  "one too");
+    check_dict_keys(cx, t0, ts...);
+    using R = decltype(map_rec(call, cx, std::declval<const typename T0::mapped_type&>(),
+                               std::declval<const typename Ts::mapped_type&>()...));
+    typename rebind_dict<T0, R>::type out;
+    for (auto* kv : sorted_entries(t0)) {
+      auto v = cx.child(KeyRef::tuple_dict(kv->first), [&] {
+        return map_rec(call, cx, kv->second, ts.find(kv->first)->second...);
+      });
+      out.insert_or_assign(kv->first, std::move(v));
+    }
+    return out;
   } else if constexpr (c == Category::Frozen) {
     static_assert((is_frozen_dict<Ts>::value && ...),
                   "tree_map: where tree 0 has a FrozenDict, every other tree must have a "

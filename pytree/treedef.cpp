@@ -27,6 +27,8 @@ std::string_view kind_name(NodeKind k) {
       return "FrozenDict";
     case NodeKind::Custom:
       return "custom node";
+    case NodeKind::TupleDict:
+      return "dict";
   }
   return "?";
 }
@@ -120,6 +122,16 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
       }
       out += '}';
       break;
+    case NodeKind::TupleDict:
+      out += '{';
+      for (std::uint32_t c = 0; c < n.arity; ++c) {
+        if (c) out += ", ";
+        out += repr_as_tuple(detail::decode_tuple_key(def.data(n, c)));
+        out += ": ";
+        pos = print_node(def, pos, out);
+      }
+      out += '}';
+      break;
     case NodeKind::FrozenDict: {
       out += "CustomNode(FrozenDict[(";
       for (std::uint32_t c = 0; c < n.data_size; ++c) {
@@ -188,12 +200,36 @@ bool operator==(const TreeDef& a, const TreeDef& b) {
 
 namespace detail {
 
+// Each part as <length>:<bytes>, so any strings (empty, with separators) round-trip.
+std::string encode_tuple_key(const std::vector<std::string>& key) {
+  std::string out;
+  for (const auto& part : key) {
+    out += std::to_string(part.size());
+    out += ':';
+    out += part;
+  }
+  return out;
+}
+
+std::vector<std::string> decode_tuple_key(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t colon = s.find(':', i);
+    const std::size_t len = std::stoul(std::string(s.substr(i, colon - i)));
+    out.emplace_back(s.substr(colon + 1, len));
+    i = colon + 1 + len;
+  }
+  return out;
+}
+
 std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
   auto keys = [&] {
     std::string s = "[";
     for (std::uint32_t i = 0; i < n.data_size; ++i) {
       if (i) s += ", ";
-      s += str_repr(def.data(n, i));
+      s += n.kind == NodeKind::TupleDict ? repr_as_tuple(decode_tuple_key(def.data(n, i)))
+                                         : str_repr(def.data(n, i));
     }
     return s + "]";
   };
@@ -216,6 +252,8 @@ std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
       return cat("a namedtuple ", def.data(n, 0));
     case NodeKind::Custom:
       return cat("a custom node ", def.data(n, 0));
+    case NodeKind::TupleDict:
+      return cat("a dict with keys ", keys());
   }
   return "?";
 }

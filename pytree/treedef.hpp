@@ -143,6 +143,10 @@ class TreeDefBuilder {
   std::size_t leaves_ = 0;
 };
 
+// A tuple-keyed dict's key as one string of TreeDef node data, and back.
+std::string encode_tuple_key(const std::vector<std::string>& key);
+std::vector<std::string> decode_tuple_key(std::string_view s);
+
 // "a tuple of 2", "a dict with keys ['a', 'b']", ... for error messages.
 std::string describe_node(const TreeDef& def, const TreeDef::Node& n);
 

@@ -189,6 +189,18 @@ T build(UnflattenCtx& cx, Src& src) {
       out.insert_or_assign(std::string(key), std::move(value));
     }
     return out;
+  } else if constexpr (c == Category::TupleDict) {
+    cx.expect(NodeKind::TupleDict, std::size_t(-1), "a dict with tuple keys");
+    const std::size_t here = cx.pos++;
+    const std::size_t n = cx.def.nodes()[here].arity;
+    T out;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto key = decode_tuple_key(cx.def.data(cx.def.nodes()[here], i));
+      auto value = cx.child(KeyRef::tuple_dict(key),
+                            [&] { return build<typename T::mapped_type>(cx, src); });
+      out.insert_or_assign(key, std::move(value));
+    }
+    return out;
   } else if constexpr (c == Category::Frozen) {
     cx.expect(NodeKind::FrozenDict, std::size_t(-1), "a FrozenDict");
     const std::size_t here = cx.pos++;

@@ -166,6 +166,38 @@ TEST_SUITE("optim TrainState") {
     CHECK(same.tx == state.tx);
   }
 
+  TEST_CASE("grad and vmap accept flatten_dict's tuple-keyed dicts, keeping keys and type") {
+    using Path = linum::pytree::Path;
+    const Tree params{{"Dense_0", Tree{{"kernel", f64({1.0, -2.0})}, {"bias", f64({0.5})}}}};
+    const auto flat = tu::flatten_dict(params);
+    const Array x = f64({2.0, -1.0});
+    auto loss = [&](const linum::pytree::Dict<Path, Tree>& f) {
+      const Array y =
+          f.at(Path{"Dense_0", "kernel"}).leaf() * x + f.at(Path{"Dense_0", "bias"}).leaf();
+      return linum::sum(y * y);
+    };
+    auto g = linum::grad(loss)(flat);
+    static_assert(std::is_same_v<decltype(g), linum::pytree::Dict<Path, Tree>>);
+    // y = (2.5, 2.5): d/dkernel = 2 y x, d/dbias = sum 2 y.
+    check_close(g.at(Path{"Dense_0", "kernel"}).leaf(), {10.0, -5.0});
+    check_close(g.at(Path{"Dense_0", "bias"}).leaf(), {10.0});
+    CHECK(linum::tree_structure(g) == linum::tree_structure(flat));
+
+    // vmap over a batch of flat dicts equals the loop over examples.
+    const auto batched = linum::tree_map(
+        [](const Array& a) {
+          return linum::stack({a, a * 2.0, a * -1.0});
+        },
+        flat);
+    const Array per_example = linum::vmap(loss)(batched);
+    Vec expected;
+    for (double s : {1.0, 2.0, -1.0}) {
+      expected.push_back(
+          vec(loss(linum::tree_map([&](const Array& a) { return a * s; }, flat)))[0]);
+    }
+    check_close(per_example, expected);
+  }
+
   TEST_CASE("states from different optimizers differ in their treedef only by tx") {
     auto a = optim::TrainState<Params>::create(
         nullptr, start(), optim::GradientTransformation<Params>(optim::sgd(0.1)));
