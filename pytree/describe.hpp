@@ -25,20 +25,15 @@ std::string describe(const T& x) {
     return cat("a tuple of ", std::tuple_size_v<T>);
   } else if constexpr (c == Category::List) {
     return cat("a list of ", x.size());
-  } else if constexpr (c == Category::Dict || c == Category::Frozen) {
+  } else if constexpr (c == Category::Dict || c == Category::Frozen || c == Category::TupleDict) {
     std::string s = c == Category::Frozen ? "a FrozenDict with keys [" : "a dict with keys [";
     std::size_t n = 0;
     for (auto* kv : sorted_entries(x)) {
       s += n++ ? ", " : "";
-      s += str_repr(kv->first);
-    }
-    return s + "]";
-  } else if constexpr (c == Category::TupleDict) {
-    std::string s = "a dict with keys [";
-    std::size_t n = 0;
-    for (auto* kv : sorted_entries(x)) {
-      s += n++ ? ", " : "";
-      s += repr_as_tuple(kv->first);
+      if constexpr (c == Category::TupleDict)
+        s += repr_as_tuple(kv->first);
+      else
+        s += str_repr(kv->first);
     }
     return s + "]";
   } else if constexpr (c == Category::Struct) {
@@ -47,10 +42,12 @@ std::string describe(const T& x) {
     return cat("a custom node ", type_name<T>());
   } else if constexpr (c == Category::Dynamic) {
     switch (x.kind()) {
-      case NodeKind::Dict: {
-        std::string s = "a dict with keys [";
+      case NodeKind::Dict:
+      case NodeKind::FrozenDict: {
+        const bool frozen = x.is_frozen_dict();
+        std::string s = frozen ? "a FrozenDict with keys [" : "a dict with keys [";
         std::size_t n = 0;
-        for (auto* kv : sorted_entries(x.as_dict())) {
+        for (auto* kv : sorted_entries(frozen ? x.as_frozen_dict().dict() : x.as_dict())) {
           s += n++ ? ", " : "";
           s += str_repr(kv->first);
         }

@@ -84,10 +84,11 @@ void walk_dynamic(V& v, const BasicTree<L>& t) {
       v.note_leaf();
       v.leaf(t.leaf());
       return;
-    case NodeKind::Dict: {
-      const auto& d = t.as_dict();
+    case NodeKind::Dict:
+    case NodeKind::FrozenDict: {
+      const auto& d = t.is_frozen_dict() ? t.as_frozen_dict().dict() : t.as_dict();
       const auto order = d.sorted_positions();
-      const std::size_t node = v.begin(NodeKind::Dict, d.size());
+      const std::size_t node = v.begin(t.kind(), d.size());
       for (std::size_t pos : order)
         v.data(node, (d.begin() + static_cast<std::ptrdiff_t>(pos))->first);
       for (std::size_t pos : order) {

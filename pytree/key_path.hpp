@@ -83,5 +83,19 @@ struct KeyRef {
 KeyPath to_key_path(const std::vector<KeyRef>& refs);
 std::string keystr(const std::vector<KeyRef>& refs);
 
+// The key path of the node a walk is at, for error messages ("at ['a'][0]").
+struct PathCtx {
+  std::vector<KeyRef> path;
+
+  std::string where() const { return path.empty() ? "the root" : keystr(path); }
+  template <class Fn>
+  decltype(auto) child(KeyRef key, Fn&& fn) {
+    path.push_back(key);
+    decltype(auto) r = fn();
+    path.pop_back();
+    return r;
+  }
+};
+
 }  // namespace detail
 }  // namespace linum::pytree

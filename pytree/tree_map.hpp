@@ -37,18 +37,9 @@ namespace detail {
 // results as leaves; containers are re-typed (std::vector<Array> -> std::vector<Shape>).
 // ================================================================================================
 
-struct MapCtx {
+struct MapCtx : PathCtx {
   const char* fn;
-  std::vector<KeyRef> path;
 
-  std::string where() const { return path.empty() ? "the root" : keystr(path); }
-  template <class Fn>
-  decltype(auto) child(KeyRef key, Fn&& fn) {
-    path.push_back(key);
-    decltype(auto) r = fn();
-    path.pop_back();
-    return r;
-  }
   [[noreturn]] void mismatch(std::size_t k, const std::string& have0,
                              const std::string& havek) const {
     throw ValueError(cat(fn, ": tree structures do not match at ", where(), ": tree 0 has ", have0,
@@ -536,16 +527,23 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
       return Out();
     case NodeKind::EmptyNode:
       return Out(empty_node);
-    case NodeKind::Dict: {
-      check_dict_keys(cx, t0.as_dict(), ts.as_dict()...);
+    case NodeKind::Dict:
+    case NodeKind::FrozenDict: {
+      // A FrozenDict node stays frozen, a plain dict plain (JAX keeps each node's type).
+      auto entries = [](const auto& t) -> const auto& {
+        return t.is_frozen_dict() ? t.as_frozen_dict().dict() : t.as_dict();
+      };
+      check_dict_keys(cx, entries(t0), entries(ts)...);
       typename Out::dict_type out;
-      const auto& d = t0.as_dict();
+      const auto& d = entries(t0);
       for (std::size_t pos : d.sorted_positions()) {
         const auto& kv = *(d.begin() + static_cast<std::ptrdiff_t>(pos));
         out.insert_or_assign(kv.first, cx.child(KeyRef::dict(kv.first), [&] {
-          return map_dynamic(call, cx, kv.second, ts.as_dict().find(kv.first)->second...);
+          return map_dynamic(call, cx, kv.second, entries(ts).find(kv.first)->second...);
         }));
       }
+      if (kind == NodeKind::FrozenDict)
+        return Out(FrozenDict<typename Out::leaf_type>(std::move(out)));
       return Out(std::move(out));
     }
     default: {
@@ -566,7 +564,7 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
 // f applied to each leaf of `tree`, with the corresponding leaves (or subtrees) of `rest`.
 template <class F, class T, class... Rest>
 auto tree_map(F&& f, const T& tree, const Rest&... rest) {
-  detail::MapCtx cx{"tree_map", {}};
+  detail::MapCtx cx{{}, "tree_map"};
   detail::PlainCall<std::remove_reference_t<F>> call{f};
   return detail::map_rec(call, cx, tree, rest...);
 }
@@ -574,7 +572,7 @@ auto tree_map(F&& f, const T& tree, const Rest&... rest) {
 // f(key_path, leaf, other leaves...).
 template <class F, class T, class... Rest>
 auto tree_map_with_path(F&& f, const T& tree, const Rest&... rest) {
-  detail::MapCtx cx{"tree_map_with_path", {}};
+  detail::MapCtx cx{{}, "tree_map_with_path"};
   detail::PathCall<std::remove_reference_t<F>> call{f};
   return detail::map_rec(call, cx, tree, rest...);
 }

@@ -37,10 +37,9 @@ struct LeafSource {
   }
 };
 
-struct UnflattenCtx {
+struct UnflattenCtx : PathCtx {
   const TreeDef& def;
   std::size_t pos = 0;
-  std::vector<KeyRef> path;
 
   const TreeDef::Node& node() const { return def.nodes()[pos]; }
 
@@ -49,18 +48,10 @@ struct UnflattenCtx {
                          where(), " where the target type has ", want,
                          "; treedef: ", def.to_string()));
   }
-  std::string where() const { return path.empty() ? "the root" : keystr(path); }
   void expect(NodeKind kind, std::size_t arity, const char* what) const {
     if (node().kind != kind || (arity != std::size_t(-1) && node().arity != arity)) {
       mismatch(arity != std::size_t(-1) ? cat(what, " of ", arity) : std::string(what));
     }
-  }
-  template <class Fn>
-  decltype(auto) child(KeyRef key, Fn&& fn) {
-    path.push_back(key);
-    decltype(auto) r = fn();
-    path.pop_back();
-    return r;
   }
 };
 
@@ -106,13 +97,16 @@ BasicTree<L> build_dynamic(UnflattenCtx& cx, Src& src) {
       return BasicTree<L>();
     case NodeKind::EmptyNode:
       return BasicTree<L>(empty_node);
-    case NodeKind::Dict: {
+    case NodeKind::Dict:
+    case NodeKind::FrozenDict: {
+      const NodeKind kind = n.kind;
       typename BasicTree<L>::dict_type d;
       for (std::uint32_t i = 0; i < n.arity; ++i) {
         const std::string_view key = cx.def.data(cx.def.nodes()[here], i);
         d.insert_or_assign(std::string(key),
                            cx.child(KeyRef::dict(key), [&] { return build_dynamic<L>(cx, src); }));
       }
+      if (kind == NodeKind::FrozenDict) return BasicTree<L>(FrozenDict<L>(std::move(d)));
       return BasicTree<L>(std::move(d));
     }
     case NodeKind::Tuple:
@@ -270,7 +264,7 @@ T unflatten_impl(const TreeDef& def, Range&& leaves) {
     throw ValueError(cat("tree_unflatten: the treedef has ", def.num_leaves(), " leaves, got ", n,
                          "; treedef: ", def.to_string()));
   }
-  UnflattenCtx cx{def, 0, {}};
+  UnflattenCtx cx{{}, def, 0};
   constexpr bool move =
       !std::is_lvalue_reference_v<Range> &&
       !std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>;
