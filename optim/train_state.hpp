@@ -1,14 +1,15 @@
 // flax.training.train_state.TrainState: step, params and opt_state (the pytree fields) plus the
-// static apply_fn and tx. create() initialises the optimizer; apply_gradients() takes one step.
+// static fields apply_fn and tx. create() initialises the optimizer; apply_gradients() takes
+// one step.
 #pragma once
 
 #include <cstddef>
-#include <memory>
 #include <utility>
 
 #include <linum/autodiff/array.hpp>
 #include <linum/optim/base.hpp>
 #include <linum/optim/erased.hpp>
+#include <linum/pytree/static_field.hpp>
 
 namespace linum::optim {
 
@@ -18,6 +19,12 @@ template <class P, class Tx = GradientTransformation<P>, class ApplyFn = std::nu
 struct TrainState {
   using OptState = state_t<Tx, P>;
   BOOST_HANA_DEFINE_STRUCT(TrainState, (Array, step), (P, params), (OptState, opt_state));
+  // flax: struct.field(pytree_node=False). Not leaves; kept by tree_map, grad, vmap and
+  // tree_unflatten; part of the treedef. Shared holders, so a TrainState stays assignable
+  // whatever the function and optimizer types are.
+  pytree::Static<ApplyFn> apply_fn;
+  pytree::Static<Tx> tx;
+  LINUM_PYTREE_STATIC_FIELDS(TrainState, apply_fn, tx);
 
   // flax's TrainState.create: step 0, opt_state = tx.init(params).
   static TrainState create(ApplyFn apply_fn, P params, Tx tx) {
@@ -25,44 +32,25 @@ struct TrainState {
     s.step = zeros({}, int32);
     s.opt_state = tx.init(params);
     s.params = std::move(params);
-    s.statics_ = std::make_shared<const Statics>(Statics{std::move(apply_fn), std::move(tx)});
+    s.apply_fn = std::move(apply_fn);
+    s.tx = std::move(tx);
     return s;
   }
 
   // One optimizer step: step + 1, params + updates, the new opt_state.
   TrainState apply_gradients(const P& grads) const {
-    auto [updates, new_opt_state] = tx().update(grads, opt_state, params);
+    if (!tx) {
+      throw ValueError(
+          "TrainState.apply_gradients: this TrainState has no tx (it was default-constructed); "
+          "make it with TrainState::create or create_train_state");
+    }
+    auto [updates, new_opt_state] = tx->update(grads, opt_state, params);
     TrainState s = *this;
     s.step = step + 1;
     s.params = apply_updates(params, updates);
     s.opt_state = std::move(new_opt_state);
     return s;
   }
-
-  // The static fields. A TrainState rebuilt from leaves (tree_unflatten, or inside a transform
-  // that takes the whole state as an argument) has only the pytree fields: ValueError here.
-  const Tx& tx() const { return statics("tx").tx; }
-  template <class... A>
-  decltype(auto) apply_fn(A&&... args) const {
-    return statics("apply_fn").apply_fn(std::forward<A>(args)...);
-  }
-  bool has_static_fields() const { return statics_ != nullptr; }
-
- private:
-  struct Statics {
-    ApplyFn apply_fn;
-    Tx tx;
-  };
-  const Statics& statics(const char* field) const {
-    if (!statics_) {
-      throw ValueError(std::string("TrainState.") + field +
-                       ": this TrainState was rebuilt from its leaves and has no static fields "
-                       "(apply_fn, tx); pass state.params through transforms, or copy the fields "
-                       "of a rebuilt state into the original");
-    }
-    return *statics_;
-  }
-  std::shared_ptr<const Statics> statics_;
 };
 
 template <class ApplyFn, class P, class Tx>

@@ -75,6 +75,7 @@ class FrozenDict {
   FrozenDict(std::initializer_list<std::pair<std::string, Tree>> items)
       : FrozenDict(dict_type(items)) {}
   explicit FrozenDict(dict_type d) {
+    thaw_nested(d);
     auto rep = std::make_shared<Rep>();
     rep->sorted = d.sorted_positions();
     rep->dict = std::move(d);
@@ -186,8 +187,20 @@ class FrozenDict {
     return t.as_dict();
   }
   static dict_type take_dict(Tree t, const char* fn) {
+    if (t.is_frozen_dict()) return t.as_frozen_dict().dict();
     expect_dict(t, fn);
     return std::move(t.as_dict());
+  }
+  // Flax's _prepare_freeze: a FrozenDict nested in a FrozenDict is held as a plain dict (it
+  // reads back frozen through the outer one), so a FrozenDict's children are plain dicts.
+  static void thaw_nested(dict_type& d) {
+    for (auto& kv : d) {
+      if (kv.second.is_frozen_dict()) {
+        kv.second = Tree(kv.second.as_frozen_dict().dict());
+      } else if (kv.second.is_dict()) {
+        thaw_nested(kv.second.as_dict());
+      }
+    }
   }
   std::string keys_repr() const {
     std::string s = "[";
@@ -213,10 +226,19 @@ FrozenDict<L> freeze(const FrozenDict<L>& xs) {
   return xs;
 }
 
-// FrozenDict -> plain dict tree (deep copy); a Tree is copied; anything else returned unchanged.
+// FrozenDict -> plain dict tree (deep copy); a Tree is copied with its FrozenDict nodes made
+// plain dicts (Flax's unfreeze of a dict); anything else returned unchanged.
 template <class L>
 BasicTree<L> unfreeze(const FrozenDict<L>& x) {
   return x.unfreeze();
+}
+template <class L>
+BasicTree<L> unfreeze(const BasicTree<L>& x) {
+  if (x.is_frozen_dict()) return x.as_frozen_dict().unfreeze();
+  if (!x.is_dict()) return x;
+  typename BasicTree<L>::dict_type out;
+  for (const auto& [k, v] : x.as_dict()) out.insert_or_assign(k, unfreeze(v));
+  return BasicTree<L>(std::move(out));
 }
 template <class T>
 T unfreeze(const T& x) {

@@ -14,6 +14,8 @@ std::string key_str(const KeyEntry& entry) {
         if constexpr (std::is_same_v<K, SequenceKey>) return detail::cat("[", k.idx, "]");
         if constexpr (std::is_same_v<K, GetAttrKey>) return detail::cat(".", k.name);
         if constexpr (std::is_same_v<K, FlattenedIndexKey>) return detail::cat("[", k.key, "]");
+        if constexpr (std::is_same_v<K, TupleDictKey>)
+          return detail::cat("[", repr_as_tuple(k.key), "]");
       },
       entry);
 }
@@ -26,6 +28,7 @@ static std::string simple_str(const KeyEntry& entry) {
         if constexpr (std::is_same_v<K, SequenceKey>) return std::to_string(k.idx);
         if constexpr (std::is_same_v<K, GetAttrKey>) return k.name;
         if constexpr (std::is_same_v<K, FlattenedIndexKey>) return std::to_string(k.key);
+        if constexpr (std::is_same_v<K, TupleDictKey>) return repr_as_tuple(k.key);
       },
       entry);
 }
@@ -51,6 +54,9 @@ std::ostream& operator<<(std::ostream& os, const GetAttrKey& k) {
 std::ostream& operator<<(std::ostream& os, const FlattenedIndexKey& k) {
   return os << "FlattenedIndexKey(key=" << k.key << ")";
 }
+std::ostream& operator<<(std::ostream& os, const TupleDictKey& k) {
+  return os << "DictKey(key=" << repr_as_tuple(k.key) << ")";
+}
 std::ostream& operator<<(std::ostream& os, const KeyEntry& k) {
   std::visit([&](const auto& e) { os << e; }, k);
   return os;
@@ -71,6 +77,8 @@ KeyEntry KeyRef::entry() const {
       return SequenceKey{index};
     case Attr:
       return GetAttrKey{std::string(name)};
+    case TupleDict:
+      return TupleDictKey{*tuple};
     case FlatIndex:
       break;
   }

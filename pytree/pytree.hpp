@@ -5,8 +5,10 @@
 // `template <> struct linum::pytree::is_leaf<T> : std::true_type {};`; nodes are std::tuple,
 // std::pair, std::array (tuples), std::vector (lists), std::map / std::unordered_map / Dict with
 // std::string keys (dicts, flattened in sorted-key order), std::optional (None when empty),
-// Hana structs (namedtuples: named children), node_traits<T> specialisations (custom nodes),
-// FrozenDict<L> and the dynamic BasicTree<L>.
+// Hana structs (namedtuples: named children; LINUM_PYTREE_STATIC_FIELDS marks members static,
+// Flax's pytree_node=False, static_field.hpp), node_traits<T> specialisations (custom nodes),
+// FrozenDict<L>, the dynamic BasicTree<L> (which may hold FrozenDict nodes), and std::map / Dict
+// with std::vector<std::string> keys (flatten_dict's tuple-keyed dicts, sorted-key order).
 //
 // linum::pytree (tree_util.hpp, treedef.hpp, key_path.hpp):
 //   tree_leaves<L>(t), tree_flatten<L>(t) -> (leaves, TreeDef), tree_unflatten<T>(def, leaves),

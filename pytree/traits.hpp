@@ -26,6 +26,8 @@
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 
+#include <linum/pytree/static_field.hpp>
+
 namespace linum::pytree {
 
 // The node kinds a TreeDef records; BasicTree uses the first six.
@@ -39,6 +41,7 @@ enum class NodeKind : unsigned char {
   NamedTuple,  // a Hana struct: named children, like an optax state NamedTuple
   FrozenDict,  // flax.core.FrozenDict
   Custom,      // a node_traits specialisation
+  TupleDict,   // a dict with tuple-of-string keys: traverse_util.flatten_dict's result
 };
 
 // "dict", "tuple", ... as used in error messages.
@@ -147,6 +150,14 @@ struct is_string_map<std::unordered_map<std::string, V, H, E, A>> : std::true_ty
 template <class V>
 struct is_string_map<Dict<std::string, V>> : std::true_type {};
 
+// Mappings keyed by tuples of strings (flatten_dict without sep): dicts in sorted-key order.
+template <class T>
+struct is_tuple_key_map : std::false_type {};
+template <class V, class C, class A>
+struct is_tuple_key_map<std::map<std::vector<std::string>, V, C, A>> : std::true_type {};
+template <class V>
+struct is_tuple_key_map<Dict<std::vector<std::string>, V>> : std::true_type {};
+
 template <class T>
 struct is_basic_tree : std::false_type {};
 template <class L>
@@ -166,15 +177,16 @@ template <class T>
 concept HanaStruct = boost::hana::Struct<T>::value;
 
 enum class Category {
-  Leaf,      // declared leaf (or arithmetic)
-  Optional,  // std::optional: None when empty, else its value's structure
-  Tuple,     // std::tuple / std::pair / std::array
-  List,      // std::vector
-  Dict,      // std::map / std::unordered_map / Dict with std::string keys
-  Struct,    // BOOST_HANA_DEFINE_STRUCT / BOOST_HANA_ADAPT_STRUCT
-  Custom,    // node_traits specialisation
-  Dynamic,   // BasicTree<L>: kind known at run time
-  Frozen,    // FrozenDict<L>
+  Leaf,       // declared leaf (or arithmetic)
+  Optional,   // std::optional: None when empty, else its value's structure
+  Tuple,      // std::tuple / std::pair / std::array
+  List,       // std::vector
+  Dict,       // std::map / std::unordered_map / Dict with std::string keys
+  TupleDict,  // std::map / Dict with std::vector<std::string> keys (flatten_dict's result)
+  Struct,     // BOOST_HANA_DEFINE_STRUCT / BOOST_HANA_ADAPT_STRUCT
+  Custom,     // node_traits specialisation
+  Dynamic,    // BasicTree<L>: kind known at run time
+  Frozen,     // FrozenDict<L>
   Invalid,
 };
 
@@ -198,6 +210,8 @@ constexpr Category category_of() {
     return Category::List;
   else if constexpr (is_string_map<U>::value)
     return Category::Dict;
+  else if constexpr (is_tuple_key_map<U>::value)
+    return Category::TupleDict;
   else if constexpr (HanaStruct<U>)
     return Category::Struct;
   else

@@ -47,10 +47,12 @@ void flatten_into(Dict<Key, BasicTree<L>>& result, const typename BasicTree<L>::
   for (const auto& [k, v] : xs) {
     is_empty = false;
     prefix.push_back(k);
-    if (!v.is_dict() || (opts.is_leaf && opts.is_leaf(prefix, v))) {
+    // Flax descends into dicts and FrozenDicts alike.
+    if (!(v.is_dict() || v.is_frozen_dict()) || (opts.is_leaf && opts.is_leaf(prefix, v))) {
       result.insert_or_assign(key(prefix), v);
     } else {
-      flatten_into(result, v.as_dict(), prefix, opts, key);
+      flatten_into(result, v.is_frozen_dict() ? v.as_frozen_dict().dict() : v.as_dict(), prefix,
+                   opts, key);
     }
     prefix.pop_back();
   }
@@ -75,6 +77,7 @@ Dict<Key, BasicTree<L>> flatten_root(const typename BasicTree<L>::dict_type& xs,
 
 template <class L>
 const typename BasicTree<L>::dict_type& expect_dict(const BasicTree<L>& xs, const char* fn) {
+  if (xs.is_frozen_dict()) return xs.as_frozen_dict().dict();
   if (!xs.is_dict()) {
     throw TypeError(std::string(fn) + ": expected (frozen)dict; got " +
                     std::string(pytree::kind_name(xs.kind())));

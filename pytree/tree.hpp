@@ -1,6 +1,7 @@
 // BasicTree<L>: the dynamic pytree, for runtime-shaped data (Flax variable collections, sown
 // tuples, unflatten_dict results). A value is None, a leaf of type L, a dict (insertion-ordered,
-// string keys), a tuple, a list, or flax's empty_node. The autodiff layer names
+// string keys), a tuple, a list, flax's empty_node, or a FrozenDict (a dict that stays frozen:
+// {'params': FrozenDict(...)} as a plain dict of Flax holds one). The autodiff layer names
 // `using Tree = pytree::BasicTree<Array>`.
 #pragma once
 
@@ -16,6 +17,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include <memory>
 
 #include <linum/error.hpp>
 #include <linum/pytree/dict.hpp>
@@ -59,6 +62,9 @@ class BasicTree {
     for (const auto& kv : items) d.insert_or_assign(kv.first, kv.second);
   }
   BasicTree(dict_type d) : v_(std::in_place_index<kDict>, std::move(d)) {}
+  // A FrozenDict node (include <linum/pytree/frozen_dict.hpp>).
+  BasicTree(const FrozenDict<L>& d)
+      : v_(std::in_place_index<kFrozen>, std::make_shared<const FrozenDict<L>>(d)) {}
 
   static BasicTree none() { return BasicTree(); }
   static BasicTree dict(dict_type d = {}) { return BasicTree(std::move(d)); }
@@ -76,17 +82,14 @@ class BasicTree {
     return t;
   }
 
-  NodeKind kind() const {
-    static constexpr NodeKind kinds[] = {NodeKind::None,  NodeKind::Leaf, NodeKind::Dict,
-                                         NodeKind::Tuple, NodeKind::List, NodeKind::EmptyNode};
-    return kinds[v_.index()];
-  }
+  NodeKind kind() const { return kinds_by_index(v_.index()); }
   bool is_none() const { return v_.index() == kNone; }
   bool is_leaf() const { return v_.index() == kLeaf; }
   bool is_dict() const { return v_.index() == kDict; }
   bool is_tuple() const { return v_.index() == kTuple; }
   bool is_list() const { return v_.index() == kList; }
   bool is_empty_node() const { return v_.index() == kEmpty; }
+  bool is_frozen_dict() const { return v_.index() == kFrozen; }
 
   const L& leaf() const { return std::get<kLeaf>(expect(kLeaf, "leaf")); }
   L& leaf() { return std::get<kLeaf>(expect(kLeaf, "leaf")); }
@@ -95,6 +98,9 @@ class BasicTree {
   const seq_type& as_tuple() const { return std::get<kTuple>(expect(kTuple, "as_tuple")); }
   seq_type& as_tuple() { return std::get<kTuple>(expect(kTuple, "as_tuple")); }
   const seq_type& as_list() const { return std::get<kList>(expect(kList, "as_list")); }
+  const FrozenDict<L>& as_frozen_dict() const {
+    return *std::get<kFrozen>(expect(kFrozen, "as_frozen_dict"));
+  }
   seq_type& as_list() { return std::get<kList>(expect(kList, "as_list")); }
 
   // The elements of a tuple or a list.
@@ -115,6 +121,8 @@ class BasicTree {
         return std::get<kTuple>(v_).size();
       case kList:
         return std::get<kList>(v_).size();
+      case kFrozen:
+        return std::get<kFrozen>(v_)->size();
       case kLeaf:
         throw TypeError("Tree::size: a leaf has no size");
       default:
@@ -122,13 +130,15 @@ class BasicTree {
     }
   }
 
-  bool contains(std::string_view key) const { return is_dict() && as_dict().contains(key); }
+  bool contains(std::string_view key) const {
+    return (is_dict() || is_frozen_dict()) && lookup_dict("Tree::contains", key).contains(key);
+  }
 
   // d['key'] on a dict: KeyError when missing.
   const BasicTree& operator[](std::string_view key) const { return at(key); }
   const BasicTree& operator[](const char* key) const { return at(std::string_view(key)); }
   const BasicTree& at(std::string_view key) const {
-    const auto& d = expect_dict("Tree::operator[]", key);
+    const auto& d = lookup_dict("Tree::operator[]", key);
     auto it = d.find(key);
     if (it == d.end()) {
       throw KeyError(detail::cat("Tree::operator[]: key ", str_repr(key),
@@ -139,6 +149,12 @@ class BasicTree {
   // Assignment through t["a"]["b"] = x creates the missing dicts (a None becomes an empty dict).
   BasicTree& operator[](std::string_view key) {
     if (is_none()) v_.template emplace<kDict>();
+    if (is_frozen_dict()) {
+      throw TypeError(
+          detail::cat("Tree::operator[]: cannot assign to key ", str_repr(key),
+                      " of a FrozenDict: FrozenDict is immutable (read it with at(key), or "
+                      "through a const Tree)"));
+    }
     auto& d = const_cast<dict_type&>(expect_dict("Tree::operator[]", key));
     auto it = d.find(key);
     if (it != d.end()) return it->second;
@@ -179,6 +195,8 @@ class BasicTree {
         return std::get<kTuple>(a.v_) == std::get<kTuple>(b.v_);
       case kList:
         return std::get<kList>(a.v_) == std::get<kList>(b.v_);
+      case kFrozen:
+        return std::get<kFrozen>(a.v_)->dict() == std::get<kFrozen>(b.v_)->dict();
       default:
         return true;
     }
@@ -192,6 +210,8 @@ class BasicTree {
         return mix(1, std::hash<L>{}(std::get<kLeaf>(v_)));
       case kDict:
         return hash_dict(std::get<kDict>(v_));
+      case kFrozen:
+        return hash_dict(std::get<kFrozen>(v_)->dict());
       case kTuple:
       case kList: {
         std::size_t h = v_.index();
@@ -230,6 +250,9 @@ class BasicTree {
       case kList:
         detail::repr_seq_into(out, std::get<kList>(v_), '[', ']', false);
         break;
+      case kFrozen:
+        std::get<kFrozen>(v_)->repr_into(out);
+        break;
       default:
         out += "_EmptyNode()";
         break;
@@ -265,7 +288,7 @@ class BasicTree {
     return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
   }
 
-  enum : std::size_t { kNone, kLeaf, kDict, kTuple, kList, kEmpty };
+  enum : std::size_t { kNone, kLeaf, kDict, kTuple, kList, kEmpty, kFrozen };
 
   const auto& expect(std::size_t index, const char* what) const {
     if (v_.index() != index) {
@@ -284,9 +307,15 @@ class BasicTree {
     }
     return std::get<kDict>(v_);
   }
+  // The entries of a dict or a FrozenDict node, for lookups.
+  const dict_type& lookup_dict(const char* fn, std::string_view key) const {
+    if (is_frozen_dict()) return std::get<kFrozen>(v_)->dict();
+    return expect_dict(fn, key);
+  }
   static NodeKind kinds_by_index(std::size_t i) {
-    static constexpr NodeKind kinds[] = {NodeKind::None,  NodeKind::Leaf, NodeKind::Dict,
-                                         NodeKind::Tuple, NodeKind::List, NodeKind::EmptyNode};
+    static constexpr NodeKind kinds[] = {NodeKind::None,      NodeKind::Leaf, NodeKind::Dict,
+                                         NodeKind::Tuple,     NodeKind::List, NodeKind::EmptyNode,
+                                         NodeKind::FrozenDict};
     return kinds[i];
   }
   static std::string keys_repr(const dict_type& d) {
@@ -299,7 +328,8 @@ class BasicTree {
     return s + "]";
   }
 
-  using Variant = std::variant<std::monostate, L, dict_type, seq_type, seq_type, EmptyNode>;
+  using Variant = std::variant<std::monostate, L, dict_type, seq_type, seq_type, EmptyNode,
+                               std::shared_ptr<const FrozenDict<L>>>;
   Variant v_;
 };
 

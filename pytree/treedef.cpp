@@ -27,6 +27,8 @@ std::string_view kind_name(NodeKind k) {
       return "FrozenDict";
     case NodeKind::Custom:
       return "custom node";
+    case NodeKind::TupleDict:
+      return "dict";
   }
   return "?";
 }
@@ -47,6 +49,10 @@ std::vector<TreeDef> TreeDef::children() const {
       for (std::uint32_t i = 0; i < n.data_size; ++i)
         child.data_.push_back(data_[n.data_begin + i]);
       n.data_begin = begin;
+      const std::uint32_t sbegin = static_cast<std::uint32_t>(child.statics_.size());
+      for (std::uint32_t i = 0; i < n.statics_size; ++i)
+        child.statics_.push_back(statics_[n.statics_begin + i]);
+      n.statics_begin = sbegin;
     }
     pos += nodes_[pos].num_nodes;
     out.push_back(std::move(child));
@@ -61,11 +67,14 @@ TreeDef TreeDef::tuple(const std::vector<TreeDef>& defs) {
   std::uint32_t leaves = 0;
   for (const auto& d : defs) {
     const std::uint32_t offset = static_cast<std::uint32_t>(out.data_.size());
+    const std::uint32_t soffset = static_cast<std::uint32_t>(out.statics_.size());
     for (Node n : d.nodes_) {
       n.data_begin += offset;
+      n.statics_begin += soffset;
       out.nodes_.push_back(n);
     }
     out.data_.insert(out.data_.end(), d.data_.begin(), d.data_.end());
+    out.statics_.insert(out.statics_.end(), d.statics_.begin(), d.statics_.end());
     leaves += static_cast<std::uint32_t>(d.num_leaves());
   }
   out.nodes_.front().num_leaves = leaves;
@@ -113,6 +122,16 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
       }
       out += '}';
       break;
+    case NodeKind::TupleDict:
+      out += '{';
+      for (std::uint32_t c = 0; c < n.arity; ++c) {
+        if (c) out += ", ";
+        out += repr_as_tuple(detail::decode_tuple_key(def.data(n, c)));
+        out += ": ";
+        pos = print_node(def, pos, out);
+      }
+      out += '}';
+      break;
     case NodeKind::FrozenDict: {
       out += "CustomNode(FrozenDict[(";
       for (std::uint32_t c = 0; c < n.data_size; ++c) {
@@ -127,6 +146,11 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
     case NodeKind::NamedTuple:
       out += "CustomNode(namedtuple[";
       out += def.data(n, 0);
+      // Static fields are part of the structure: named after the type.
+      for (std::uint32_t j = 0; j < n.statics_size; ++j) {
+        out += j ? ", " : "; static ";
+        out += def.data(n, n.data_size - n.statics_size + j);
+      }
       out += "], [";
       children();
       out += "])";
@@ -161,9 +185,14 @@ bool operator==(const TreeDef& a, const TreeDef& b) {
   for (std::size_t i = 0; i < a.nodes_.size(); ++i) {
     const auto& x = a.nodes_[i];
     const auto& y = b.nodes_[i];
-    if (x.kind != y.kind || x.arity != y.arity || x.data_size != y.data_size) return false;
+    if (x.kind != y.kind || x.arity != y.arity || x.data_size != y.data_size ||
+        x.statics_size != y.statics_size)
+      return false;
     for (std::uint32_t j = 0; j < x.data_size; ++j) {
       if (a.data(x, j) != b.data(y, j)) return false;
+    }
+    for (std::uint32_t j = 0; j < x.statics_size; ++j) {
+      if (!(a.static_value(x, j) == b.static_value(y, j))) return false;
     }
   }
   return true;
@@ -171,12 +200,36 @@ bool operator==(const TreeDef& a, const TreeDef& b) {
 
 namespace detail {
 
+// Each part as <length>:<bytes>, so any strings (empty, with separators) round-trip.
+std::string encode_tuple_key(const std::vector<std::string>& key) {
+  std::string out;
+  for (const auto& part : key) {
+    out += std::to_string(part.size());
+    out += ':';
+    out += part;
+  }
+  return out;
+}
+
+std::vector<std::string> decode_tuple_key(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t colon = s.find(':', i);
+    const std::size_t len = std::stoul(std::string(s.substr(i, colon - i)));
+    out.emplace_back(s.substr(colon + 1, len));
+    i = colon + 1 + len;
+  }
+  return out;
+}
+
 std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
   auto keys = [&] {
     std::string s = "[";
     for (std::uint32_t i = 0; i < n.data_size; ++i) {
       if (i) s += ", ";
-      s += str_repr(def.data(n, i));
+      s += n.kind == NodeKind::TupleDict ? repr_as_tuple(decode_tuple_key(def.data(n, i)))
+                                         : str_repr(def.data(n, i));
     }
     return s + "]";
   };
@@ -199,6 +252,8 @@ std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
       return cat("a namedtuple ", def.data(n, 0));
     case NodeKind::Custom:
       return cat("a custom node ", def.data(n, 0));
+    case NodeKind::TupleDict:
+      return cat("a dict with keys ", keys());
   }
   return "?";
 }

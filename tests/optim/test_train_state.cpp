@@ -110,15 +110,112 @@ TEST_SUITE("optim TrainState") {
         state.apply_fn(state.params, f64({2.0, 2.0})),
         {2 * values(q.at("w"))[0] + values(q.at("b"))[0], 2 * values(q.at("w"))[1] + values(q.at("b"))[0]});
 
-    // A TrainState is a pytree of step, params and opt_state.
+    // A TrainState is a pytree of step, params and opt_state; apply_fn and tx are static.
     CHECK(linum::tree_leaves<Array>(state).size() == 1 + 2 + 5);
-    // Rebuilt from its leaves it keeps those fields but not apply_fn / tx.
-    auto rebuilt = linum::tree_map([](const Array& a) { return a; }, state);
-    CHECK(rebuilt.step.item<int>() == 3);
-    CHECK_FALSE(rebuilt.has_static_fields());
-    const std::string msg =
-        message_of<linum::ValueError>([&] { rebuilt.apply_gradients(state.params); });
-    CHECK(msg.find("TrainState.tx") != std::string::npos);
+  }
+
+  TEST_CASE("apply_fn and tx are static fields: kept by tree_map, tree_unflatten, grad and vmap") {
+    auto apply_fn = [](const Params& p, const Array& x) { return p.at("w") * x + p.at("b"); };
+    const auto state = optim::create_train_state(apply_fn, start(), optim::adam(0.1));
+    const Array x = f64({2.0, -1.0});
+    const Vec y0 = {2 * 1.0 + 0.5, -1 * -2.0 + 0.5};
+
+    // tree_map keeps them: the mapped state still calls apply_fn and trains with tx.
+    auto doubled = linum::tree_map([](const Array& a) { return a + a; }, state);
+    check_close(doubled.apply_fn(doubled.params, x), {2 * 2.0 + 1.0, -1 * -4.0 + 1.0});
+    auto stepped = doubled.apply_gradients(quad_grad(doubled.params));
+    CHECK(stepped.step.item<int>() == 1);
+    auto tx = optim::adam(0.1);
+    auto [u, s] = tx.update(quad_grad(doubled.params), doubled.opt_state, doubled.params);
+    check_close(stepped.params.at("w"), vec(optim::apply_updates(doubled.params, u).at("w")));
+
+    // tree_unflatten rebuilds them from the treedef, as JAX keeps static fields as aux data.
+    auto [leaves, def] = linum::tree_flatten<Array>(state);
+    CHECK(def.to_string().find("namedtuple[TrainState; static apply_fn, tx]") != std::string::npos);
+    auto rebuilt = linum::tree_unflatten<std::decay_t<decltype(state)>>(def, leaves);
+    check_close(rebuilt.apply_fn(rebuilt.params, x), y0);
+    CHECK(rebuilt.tx == state.tx);
+
+    // Under grad, the traced state calls apply_fn; the gradient (a TrainState) keeps both.
+    auto loss = [&](const auto& st) {
+      const Array y = st.apply_fn(st.params, x);
+      return linum::sum(y * y);
+    };
+    auto g = linum::grad(loss, linum::allow_int)(state);
+    // d/dw sum((w x + b)^2) = 2 (w x + b) x; d/db = sum 2 (w x + b).
+    check_close(g.params.at("w"), {2 * y0[0] * 2.0, 2 * y0[1] * -1.0});
+    check_close(g.params.at("b"), {2 * (y0[0] + y0[1])});
+    CHECK(g.apply_fn == state.apply_fn);
+    CHECK(g.tx == state.tx);
+    CHECK(linum::tree_structure(g) == linum::tree_structure(state));
+
+    // Under vmap over per-example params, every example's traced state calls apply_fn.
+    auto batched = state;
+    batched.params = {{"w", linum::stack({f64({1.0, -2.0}), f64({3.0, 0.5}), f64({0.0, 1.0})})},
+                      {"b", linum::stack({f64({0.5}), f64({-1.0}), f64({2.0})})}};
+    using linum::AxisSpec;
+    auto per_example = linum::vmap(
+        [&](const auto& st) { return st.apply_fn(st.params, x); },
+        {.in_axes = AxisSpec::seq({AxisSpec::seq({std::nullopt, 0, std::nullopt})})})(batched);
+    check_close(per_example, {2.5, 2.5, 5.0, -1.5, 2.0, 1.0});
+    auto same =
+        linum::vmap([](const auto& st) { return st; },
+                    {.in_axes = AxisSpec::seq({AxisSpec::seq({std::nullopt, 0, std::nullopt})}),
+                     .out_axes = AxisSpec::seq({std::nullopt, 0, std::nullopt})})(batched);
+    check_close(same.apply_fn(state.params, x), y0);
+    CHECK(same.tx == state.tx);
+  }
+
+  TEST_CASE("grad and vmap accept flatten_dict's tuple-keyed dicts, keeping keys and type") {
+    using Path = linum::pytree::Path;
+    const Tree params{{"Dense_0", Tree{{"kernel", f64({1.0, -2.0})}, {"bias", f64({0.5})}}}};
+    const auto flat = tu::flatten_dict(params);
+    const Array x = f64({2.0, -1.0});
+    auto loss = [&](const linum::pytree::Dict<Path, Tree>& f) {
+      const Array y =
+          f.at(Path{"Dense_0", "kernel"}).leaf() * x + f.at(Path{"Dense_0", "bias"}).leaf();
+      return linum::sum(y * y);
+    };
+    auto g = linum::grad(loss)(flat);
+    static_assert(std::is_same_v<decltype(g), linum::pytree::Dict<Path, Tree>>);
+    // y = (2.5, 2.5): d/dkernel = 2 y x, d/dbias = sum 2 y.
+    check_close(g.at(Path{"Dense_0", "kernel"}).leaf(), {10.0, -5.0});
+    check_close(g.at(Path{"Dense_0", "bias"}).leaf(), {10.0});
+    CHECK(linum::tree_structure(g) == linum::tree_structure(flat));
+
+    // vmap over a batch of flat dicts equals the loop over examples.
+    const auto batched = linum::tree_map(
+        [](const Array& a) {
+          return linum::stack({a, a * 2.0, a * -1.0});
+        },
+        flat);
+    const Array per_example = linum::vmap(loss)(batched);
+    Vec expected;
+    for (double s : {1.0, 2.0, -1.0}) {
+      expected.push_back(
+          vec(loss(linum::tree_map([&](const Array& a) { return a * s; }, flat)))[0]);
+    }
+    check_close(per_example, expected);
+  }
+
+  TEST_CASE("states from different optimizers differ in their treedef only by tx") {
+    auto a = optim::TrainState<Params>::create(
+        nullptr, start(), optim::GradientTransformation<Params>(optim::sgd(0.1)));
+    optim::TrainState<Params> b = a;
+    b.tx = optim::GradientTransformation<Params>(optim::sgd(0.1));
+    CHECK(linum::tree_leaves<Array>(a).size() == linum::tree_leaves<Array>(b).size());
+    // The same tx object (a copy of the state) is the same structure; another object is not,
+    // as Python compares the optimizers of two TrainStates by identity.
+    CHECK(linum::tree_structure(a) == linum::tree_structure(optim::TrainState<Params>(a)));
+    CHECK_FALSE(linum::tree_structure(a) == linum::tree_structure(b));
+    const std::string msg = message_of<linum::ValueError>(
+        [&] { linum::tree_map([](const Array& u, const Array&) { return u; }, a, b); });
+    CHECK(msg.find("static fields differ") != std::string::npos);
+    // A default-constructed state has no tx: a clear error, not a crash.
+    optim::TrainState<Params> empty;
+    CHECK(message_of<linum::ValueError>([&] {
+            empty.apply_gradients(start());
+          }).find("has no tx") != std::string::npos);
   }
 
   TEST_CASE("TrainState<P> holds an optimizer chosen at run time") {
