@@ -127,7 +127,7 @@ TEST_SUITE("optim TrainState") {
     CHECK(stepped.step.item<int>() == 1);
     auto tx = optim::adam(0.1);
     auto [u, s] = tx.update(quad_grad(doubled.params), doubled.opt_state, doubled.params);
-    check_close(stepped.params.at("w"), vec(optim::apply_updates(doubled.params, u).at("w")));
+    check_close(stepped.params.at("w"), values(optim::apply_updates(doubled.params, u).at("w")));
 
     // tree_unflatten rebuilds them from the treedef, as JAX keeps static fields as aux data.
     auto [leaves, def] = linum::tree_flatten<Array>(state);
@@ -193,7 +193,7 @@ TEST_SUITE("optim TrainState") {
     Vec expected;
     for (double s : {1.0, 2.0, -1.0}) {
       expected.push_back(
-          vec(loss(linum::tree_map([&](const Array& a) { return a * s; }, flat)))[0]);
+          values(loss(linum::tree_map([&](const Array& a) { return a * s; }, flat)))[0]);
     }
     check_close(per_example, expected);
   }
