@@ -12,25 +12,12 @@
 #include <linum/autodiff/random/random.hpp>
 #include <linum/linum.hpp>
 
+#include "support/buffer_counter.hpp"
+
 using linum::Array;
 using linum::Arrays;
 using linum::ShapeDtype;
-
-// Array buffers are the library's only aligned heap allocations (array.cpp): counting aligned
-// operator new counts them. The eager runs below check that the hook sees them.
-namespace {
-std::atomic<long> g_buffers{0};
-}  // namespace
-
-void* operator new(std::size_t n, std::align_val_t al) {
-  g_buffers.fetch_add(1, std::memory_order_relaxed);
-  const auto a = static_cast<std::size_t>(al);
-  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+using linum::testing::buffer_count;
 
 namespace {
 
@@ -61,9 +48,9 @@ void check_case(const Case& c) {
   const std::string name = c.name;
   CAPTURE(name);
   const auto want = avals(c.f(c.inputs));
-  const long before = g_buffers.load();
+  const long before = buffer_count.load();
   const std::vector<ShapeDtype> got = linum::eval_shape(c.f, c.inputs);
-  const long allocated = g_buffers.load() - before;
+  const long allocated = buffer_count.load() - before;
   CHECK(got == want);
   CHECK(allocated == 0);
 }
@@ -333,9 +320,9 @@ std::vector<Case> transform_cases() {
 
 TEST_SUITE("eval_shape") {
   TEST_CASE("the allocation hook counts Array buffers") {
-    const long before = g_buffers.load();
+    const long before = buffer_count.load();
     Array big = linum::zeros({64, 64});
-    CHECK(g_buffers.load() - before == 1);
+    CHECK(buffer_count.load() - before == 1);
   }
 
   TEST_CASE("eval_shape of every op equals the eager shapes and dtypes and allocates no buffer") {
@@ -353,14 +340,14 @@ TEST_SUITE("eval_shape") {
                                                       {"w", {{128, 64}, linum::float32}}};
     const ShapeDtype xin{{1024LL * 1024 * 1024, 128}, linum::float32};
     // A dense layer on 2^30 rows (512 GiB of input) runs abstractly, allocating nothing.
-    const long before = g_buffers.load();
+    const long before = buffer_count.load();
     auto out = linum::eval_shape(
         [](const std::map<std::string, Array>& p, const Array& x) {
           Array h = linum::relu(linum::dot(x, p.at("w")) + 1.0f);
           return std::make_pair(h, P{{"mean", linum::mean(h, 0)}, {"argmax", linum::argmax(h, 1)}});
         },
         params, xin);
-    CHECK(g_buffers.load() == before);
+    CHECK(buffer_count.load() == before);
     CHECK(out.first == ShapeDtype{{1024LL * 1024 * 1024, 64}, linum::float32});
     CHECK(out.second.at("mean") == ShapeDtype{{64}, linum::float32});
     CHECK(out.second.at("argmax") == ShapeDtype{{1024LL * 1024 * 1024}, linum::int32});
@@ -419,10 +406,10 @@ TEST_SUITE("eval_shape") {
       real_f += !linum::detail::is_abstract(a);
       return a + 1.0f;
     };
-    const long before = g_buffers.load();
+    const long before = buffer_count.load();
     Array big = linum::zeros({1000});
     Array r = linum::cond(true, t, f, big);
-    CHECK(g_buffers.load() - before == 2);  // `big` and the taken branch's result only
+    CHECK(buffer_count.load() - before == 2);  // `big` and the taken branch's result only
     CHECK(real_t == 1);
     CHECK(real_f == 0);
     CHECK(r.shape() == linum::Shape{1000});

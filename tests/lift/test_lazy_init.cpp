@@ -12,31 +12,15 @@
 #include <linum/nn/initializers.hpp>
 
 #include "lift_testing.hpp"
+#include "support/buffer_counter.hpp"
 
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
 using lift::Scope;
 
-// Array buffers are the library's only aligned heap allocations (autodiff/array.cpp): recording
-// the largest aligned request shows whether an input-sized buffer was ever asked for.
-namespace {
-std::atomic<std::size_t> g_largest{0};
-std::atomic<long> g_count{0};
-}  // namespace
-
-void* operator new(std::size_t n, std::align_val_t al) {
-  g_count.fetch_add(1, std::memory_order_relaxed);
-  std::size_t prev = g_largest.load();
-  while (n > prev && !g_largest.compare_exchange_weak(prev, n)) {
-  }
-  const auto a = static_cast<std::size_t>(al);
-  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+using linum::testing::buffer_count;
+using linum::testing::largest_buffer;
 
 TEST_SUITE("lift.lazy_init") {
   // S31's f: a square kernel from the input's last dimension, then the product with the input.
@@ -46,17 +30,17 @@ TEST_SUITE("lift.lazy_init") {
   }
 
   TEST_CASE("the allocation hook sees Array buffers") {
-    g_largest = 0;
+    largest_buffer = 0;
     Array a = zeros({64, 64});
-    CHECK(g_largest.load() >= 64 * 64 * sizeof(float));
+    CHECK(largest_buffer.load() >= 64 * 64 * sizeof(float));
   }
 
   TEST_CASE(
       "S31: a (2^30, 128) ShapeDtype input makes a (128, 128) kernel and allocates no input") {
     const ShapeDtype x{{1024LL * 1024 * 1024, 128}, float32};
-    g_largest = 0;
+    largest_buffer = 0;
     Tree vars = lift::lazy_init(square)(random::key(0), x);
-    const std::size_t largest = g_largest.load();
+    const std::size_t largest = largest_buffer.load();
     Array k = vars["params"]["kernel"].leaf();
     CHECK(k.shape() == Shape{128, 128});
     CHECK(k.dtype() == float32);

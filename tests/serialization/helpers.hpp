@@ -14,6 +14,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/safetensors.hpp>
 #include <linum/nn/serialization.hpp>
+
+#include "support/testing.hpp"
 #include <linum/pytree/traverse_util.hpp>
 
 namespace ser_test {
@@ -96,21 +98,6 @@ inline std::string le64(std::uint64_t v) {
   return s;
 }
 
-// Runs f, which must throw an E whose message contains every one of `parts`.
-template <class E = linum::Error, class F>
-void check_error(F&& f, std::initializer_list<std::string_view> parts) {
-  bool thrown = false;
-  try {
-    f();
-  } catch (const E& e) {
-    thrown = true;
-    const std::string msg = e.what();
-    for (auto p : parts) {
-      INFO("message: " << msg);
-      CHECK(msg.find(p) != std::string::npos);
-    }
-  }
-  CHECK(thrown);
-}
+using linum::testing::check_error;
 
 }  // namespace ser_test

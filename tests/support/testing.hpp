@@ -6,6 +6,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <linum/autodiff/array.hpp>
@@ -33,8 +34,8 @@ std::string message_of(F&& f) {
 }
 
 // Runs f, which must throw E (or a subclass) whose what() contains every part.
-template <class E, class F>
-void check_error(F&& f, std::initializer_list<const char*> parts) {
+template <class E = Error, class F>
+void check_error(F&& f, std::initializer_list<std::string_view> parts) {
   bool thrown = false;
   try {
     f();
@@ -42,7 +43,7 @@ void check_error(F&& f, std::initializer_list<const char*> parts) {
     thrown = true;
     const std::string msg = e.what();
     INFO("message: ", msg);
-    for (const char* p : parts) CHECK(msg.find(p) != std::string::npos);
+    for (std::string_view p : parts) CHECK(msg.find(p) != std::string::npos);
   }
   CHECK(thrown);
 }
