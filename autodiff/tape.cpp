@@ -119,7 +119,7 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
     const auto& node = m.nodes[n];
     out_cts.assign(node.n_out, Array());
     bool any = false;
-    for (int j = 0; j < node.n_out; ++j) {
+    for (std::uint32_t j = 0; j < node.n_out; ++j) {
       const int v = m.vars[node.out_begin + j];
       if (v >= 0 && ct[v].valid()) {
         out_cts[j] = std::move(ct[v]);  // each variable is read once: free it as we go
@@ -129,9 +129,9 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
     if (!any) continue;
     std::span<const Array> primals(m.values.data() + node.in_begin, node.n_in);
     std::span<const Array> outs(m.values.data() + node.out_begin, node.n_out);
-    for (int j = 0; j < node.n_in; ++j) needed[j] = m.vars[node.in_begin + j] >= 0;
+    for (std::uint32_t j = 0; j < node.n_in; ++j) needed[j] = m.vars[node.in_begin + j] >= 0;
     Arrays in_cts = node.prim->vjp_needed(primals, out_cts, outs, {needed.get(), node.n_in});
-    for (int j = 0; j < node.n_in; ++j) {
+    for (std::uint32_t j = 0; j < node.n_in; ++j) {
       const int v = m.vars[node.in_begin + j];
       if (v < 0 || !in_cts[j].valid()) continue;
       const Array& c = in_cts[j];
