@@ -15,27 +15,15 @@
 #include <linum/linum.hpp>
 
 #include "idx.hpp"
+#include "seed_models.hpp"
 
 using linum::Array;
 using linum::Tree;
 namespace nn = linum::nn;
 namespace optim = linum::optim;
 
-struct CNN : nn::Module<CNN> {
-  Array call(Array x) {
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
-    x = nn::relu(x);
-    x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = x.reshape({x.shape(0), -1});  // flatten
-    x = nn::Dense(256)(x);
-    x = nn::relu(x);
-    x = nn::Dense(10)(x);
-    return nn::log_softmax(x);
-  }
-};
+// Seed 000's CNN, trained as the guide defines it.
+using seed_models::CNN;
 
 struct Data {
   linum::examples::Idx images, labels;

@@ -8,16 +8,15 @@
 #include <linum/nn/nn.hpp>
 #include <linum/nn/serialization.hpp>
 
+#include "nn_testing.hpp"
+
 using namespace linum;
 using lift::Filter;
+using testing::allclose;
+using testing::shape_of;
 namespace init = linum::nn::initializers;
 
 namespace {
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
-}
-Shape shape_of(const Tree& t) { return t.leaf().shape(); }
-
 // Seed 000's CNN, with sow of the flattened features (SowCNN).
 struct SowCNN : nn::Module<SowCNN> {
   Array call(Array x) {
