@@ -76,9 +76,9 @@ void signed_q(const T* in, T* out, int m, int n) {
     for (int j = 0; j < n; ++j) out[i * n + j] = a[i + static_cast<std::size_t>(j) * m] * sign[j];
 }
 
-// The primitive behind orthogonal: input (..., m, n) with m >= n, one LAPACK QR per matrix;
-// under vmap the batch axis joins the leading dims of the same kernel call.
-struct SignedQ final : Primitive {
+// The primitive behind orthogonal: input (..., m, n) with m >= n, the sign-fixed Q factor
+// (signed_q) of each matrix; under vmap the batch axis joins the leading dims of the same call.
+struct OrthogonalQ final : Primitive {
   const char* name() const override { return "orthogonal_q"; }
   bool differentiable() const override { return false; }
   Arrays eval(std::span<const Array> in) const override {
@@ -94,7 +94,8 @@ struct SignedQ final : Primitive {
     return {out};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
-    return {{bind1(singleton<SignedQ>(), {linum::detail::move_bdim(in[0], bdims[0], 0, 0)})}, {0}};
+    return {{bind1(singleton<OrthogonalQ>(), {linum::detail::move_bdim(in[0], bdims[0], 0, 0)})},
+            {0}};
   }
 };
 
@@ -228,7 +229,7 @@ Initializer orthogonal(double scale, int column_axis, DType dtype) {
             const bool wide = n_rows < n_cols;
             const Array a =
                 random::normal(key, wide ? Shape{n_cols, n_rows} : Shape{n_rows, n_cols}, d);
-            Array q = bind1(singleton<SignedQ>(), {a});
+            Array q = bind1(singleton<OrthogonalQ>(), {a});
             if (wide) q = transpose(q);
             Shape rest = shape;
             rest.erase(rest.begin() + col);
