@@ -1,17 +1,13 @@
-// jax.random over Array: every key-consuming operation is one primitive whose key input may carry
-// leading batch dims (..., 2); its batching rule moves the batch axis to the front and binds the
-// same primitive again, so vmap over keys is one kernel call over all keys.
+// jax.random over Array. Each distribution has its sampler struct (its static parameters and its
+// kernel call) next to its function; the sampler is the policy of one of the two primitives of
+// keyed_primitive.hpp, whose batching rule makes vmap over keys one kernel call over all keys.
 #include <linum/autodiff/random/random.hpp>
 
-#include <algorithm>
 #include <memory>
-#include <numeric>
-#include <sstream>
 #include <string>
 
 #include <linum/autodiff/ops.hpp>
-#include <linum/autodiff/ops/kernel_util.hpp>
-#include <linum/autodiff/primitive.hpp>
+#include <linum/autodiff/random/keyed_primitive.hpp>
 #include <linum/autodiff/random/sampling.hpp>
 
 namespace linum::random {
@@ -19,290 +15,15 @@ namespace linum::random {
 namespace {
 
 using detail::KeyData;
-
-enum class Kind {
-  split,
-  fold_in,
-  bits,
-  uniform,
-  normal,
-  truncated_normal,
-  bernoulli,
-  gumbel,
-  randint,
-  shuffle,
-  weighted_choice,
-  gumbel_top_k
-};
-
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::split:
-      return "random_split";
-    case Kind::fold_in:
-      return "random_fold_in";
-    case Kind::bits:
-      return "random_bits";
-    case Kind::uniform:
-      return "random_uniform";
-    case Kind::normal:
-      return "random_normal";
-    case Kind::truncated_normal:
-      return "random_truncated_normal";
-    case Kind::bernoulli:
-      return "random_bernoulli";
-    case Kind::gumbel:
-      return "random_gumbel";
-    case Kind::randint:
-      return "random_randint";
-    case Kind::shuffle:
-      return "random_shuffle";
-    case Kind::weighted_choice:
-      return "random_weighted_choice";
-    case Kind::gumbel_top_k:
-      return "random_gumbel_top_k";
-  }
-  return "random";
-}
-
-// The static parameters of one sampling primitive. `shape` is the per-key sample shape (for
-// split: the shape of the key grid); the mode is captured when the op is created, so that a
-// transform replaying the primitive draws the same numbers.
-struct Params {
-  Kind kind;
-  Shape shape;
-  DType dtype = float32;
-  double a = 0, b = 0;          // minval/maxval, lower/upper, p
-  std::int64_t lo = 0, hi = 0;  // randint bounds
-  int axis = 0;                 // shuffle / top-k axis
-  std::int64_t k = 0;           // top-k count
-  bool flag = false;            // mode "high" (bernoulli, gumbel); replace (weighted choice)
-  bool partitionable = true;
-  int operand_rank = -1;  // rank of the per-example second operand (-1: none)
-};
-
-// Leading-dims broadcast of the key grid (lk) against the second operand's grid (lo): for each
-// output grid position, the flat key index and operand index (numpy broadcasting rules).
-struct GridMap {
-  Shape grid;
-  std::vector<std::int64_t> key_index, operand_index;
-};
-
-GridMap broadcast_grids(const Shape& lk, const Shape& lo, const char* op) {
-  GridMap m;
-  m.grid = linum::detail::broadcast_shapes(lk, lo, op);
-  const int nd = static_cast<int>(m.grid.size());
-  const std::int64_t n = shape_size(m.grid);
-  auto place = [&](const Shape& s) {
-    std::vector<std::int64_t> st(nd, 0);
-    const auto own = linum::detail::strides_of(s);
-    const int off = nd - static_cast<int>(s.size());
-    for (int d = 0; d < static_cast<int>(s.size()); ++d)
-      if (s[d] != 1) st[off + d] = own[d];
-    return st;
-  };
-  const auto sk = place(lk), so = place(lo);
-  m.key_index.resize(n);
-  m.operand_index.resize(n);
-  std::vector<std::int64_t> idx(nd, 0);
-  std::int64_t ik = 0, io = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    m.key_index[i] = ik;
-    m.operand_index[i] = io;
-    for (int d = nd - 1; d >= 0; --d) {
-      ik += sk[d];
-      io += so[d];
-      if (++idx[d] < m.grid[d]) break;
-      ik -= sk[d] * m.grid[d];
-      io -= so[d] * m.grid[d];
-      idx[d] = 0;
-    }
-  }
-  return m;
-}
+using detail::KeyOperandPrim;
+using detail::KeyPrim;
+using detail::Keys;
+using detail::SamplerBase;
 
 Shape concat(Shape a, const Shape& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
-
-class RandomPrim final : public Primitive {
- public:
-  explicit RandomPrim(Params p) : p_(std::move(p)) {}
-  const char* name() const override { return kind_name(p_.kind); }
-  bool differentiable() const override { return false; }
-
-  // Keys (lead..., 2) give lead + shape; keyed operands broadcast their grids with the keys'.
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    const Shape lead(in[0].shape.begin(), in[0].shape.end() - 1);
-    if (p_.operand_rank >= 0) {
-      const Shape& os = in[1].shape;
-      const Shape grid = linum::detail::broadcast_shapes(
-          lead, Shape(os.begin(), os.end() - p_.operand_rank), name());
-      if (p_.kind == Kind::fold_in) return {{concat(grid, {2}), uint32}};
-      return {{concat(grid, p_.shape), int32}};
-    }
-    switch (p_.kind) {
-      case Kind::split:
-        return {{concat(lead, concat(p_.shape, {2})), uint32}};
-      case Kind::bits:
-        return {{concat(lead, p_.shape), uint32}};
-      case Kind::bernoulli:
-        return {{concat(lead, p_.shape), bool_}};
-      case Kind::randint:
-        return {{concat(lead, p_.shape), p_.dtype == uint32 ? uint32 : int32}};
-      case Kind::shuffle:
-        return {{concat(lead, p_.shape), int32}};
-      default:
-        return {{concat(lead, p_.shape), p_.dtype}};
-    }
-  }
-
-  void print_params(std::ostream& os) const override {
-    os << "shape=" << shape_str(p_.shape) << " dtype=" << p_.dtype
-       << " partitionable=" << (p_.partitionable ? "true" : "false");
-  }
-
-  Arrays eval(std::span<const Array> in) const override {
-    const Array& keys = in[0];
-    const Shape lead(keys.shape().begin(), keys.shape().end() - 1);
-    const auto* kd = linum::detail::in_ptr<std::uint32_t>(keys);
-    auto key_at = [&](std::int64_t i) { return KeyData{kd[2 * i], kd[2 * i + 1]}; };
-    if (p_.operand_rank >= 0) return {eval_binary(key_at, lead, in[1])};
-    const std::int64_t nkeys = shape_size(lead);
-    switch (p_.kind) {
-      case Kind::split: {
-        Array out = empty(concat(lead, concat(p_.shape, {2})), uint32);
-        auto* o = reinterpret_cast<KeyData*>(linum::detail::out_ptr<std::uint32_t>(out));
-        const std::int64_t n = shape_size(p_.shape);
-        for (std::int64_t i = 0; i < nkeys; ++i)
-          detail::split(key_at(i), std::span(o + i * n, n), p_.partitionable);
-        return {out};
-      }
-      case Kind::bits:
-        return {per_key<std::uint32_t>(lead, key_at, [&](KeyData k, std::span<std::uint32_t> s) {
-          detail::random_bits(k, s, p_.partitionable);
-        })};
-      case Kind::bernoulli:
-        return {per_key<std::uint8_t>(lead, key_at, [&](KeyData k, std::span<std::uint8_t> s) {
-          linum::detail::dispatch_float(p_.dtype, "bernoulli", [&]<class T>() {
-            detail::bernoulli(k, s, static_cast<T>(p_.a), p_.flag, p_.partitionable);
-          });
-        })};
-      case Kind::randint:
-        if (p_.dtype == uint32)
-          return {per_key<std::uint32_t>(lead, key_at, [&](KeyData k, std::span<std::uint32_t> s) {
-            detail::randint(k, s, p_.lo, p_.hi, p_.partitionable);
-          })};
-        return {per_key<std::int32_t>(lead, key_at, [&](KeyData k, std::span<std::int32_t> s) {
-          detail::randint(k, s, p_.lo, p_.hi, p_.partitionable);
-        })};
-      case Kind::shuffle:
-        return {per_key<std::int32_t>(lead, key_at, [&](KeyData k, std::span<std::int32_t> s) {
-          detail::shuffle_indices(k, p_.shape, p_.axis, s, p_.partitionable);
-        })};
-      default:
-        return {linum::detail::dispatch_float(p_.dtype, name(), [&]<class T>() {
-          return per_key<T>(lead, key_at, [&](KeyData k, std::span<T> s) { draw_float(k, s); });
-        })};
-    }
-  }
-
-  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
-    auto self = std::make_shared<const RandomPrim>(p_);
-    if (p_.operand_rank < 0) {
-      const Array keys = linum::detail::move_bdim(in[0], bdims[0], 0, 0);
-      return {{bind1(self, {keys})}, {0}};
-    }
-    // Key (Kb..., 2) and operand (Ob..., core...): give both a leading batch axis (size 1 when
-    // unbatched) and the same grid rank, so that the kernel's grid broadcasting lines them up.
-    const int key_rank = in[0].ndim() - 1 - (bdims[0] >= 0);
-    const int op_rank = in[1].ndim() - p_.operand_rank - (bdims[1] >= 0);
-    const int grid_rank = std::max(key_rank, op_rank);
-    auto lift = [&](const Array& x, int bdim, int rank) {
-      Array y = bdim >= 0 ? moveaxis(x, bdim, 0) : expand_dims(x, 0);
-      Shape s = y.shape();
-      s.insert(s.begin() + 1, grid_rank - rank, 1);
-      return reshape(y, s);
-    };
-    return {{bind1(self, {lift(in[0], bdims[0], key_rank), lift(in[1], bdims[1], op_rank)})}, {0}};
-  }
-
- private:
-  template <class T, class KeyAt, class Draw>
-  Array per_key(const Shape& lead, KeyAt key_at, Draw draw) const {
-    Array out = empty(concat(lead, p_.shape), dtype_of_storage<T>());
-    T* o = linum::detail::out_ptr<T>(out);
-    const std::int64_t n = shape_size(p_.shape), nkeys = shape_size(lead);
-    for (std::int64_t i = 0; i < nkeys; ++i) draw(key_at(i), std::span<T>(o + i * n, n));
-    return out;
-  }
-
-  template <class T>
-  static DType dtype_of_storage() {
-    if constexpr (std::is_same_v<T, std::uint8_t>)
-      return bool_;
-    else
-      return dtype_of<T>();
-  }
-
-  template <class T>
-  void draw_float(KeyData k, std::span<T> s) const {
-    const bool part = p_.partitionable;
-    switch (p_.kind) {
-      case Kind::uniform:
-        return detail::uniform(k, s, static_cast<T>(p_.a), static_cast<T>(p_.b), part);
-      case Kind::normal:
-        return detail::normal(k, s, part);
-      case Kind::truncated_normal:
-        return detail::truncated_normal(k, s, static_cast<T>(p_.a), static_cast<T>(p_.b), part);
-      case Kind::gumbel:
-        return detail::gumbel(k, s, p_.flag, part);
-      default:
-        throw Error(std::string("internal error: ") + name() + " is not a float sampler");
-    }
-  }
-
-  // fold_in (operand: uint32 data), weighted_choice (operand: weights p) and gumbel_top_k
-  // (operand: logits): one draw per position of the broadcast key/operand grid.
-  template <class KeyAt>
-  Array eval_binary(KeyAt key_at, const Shape& key_lead, const Array& operand) const {
-    const Shape& os = operand.shape();
-    const Shape op_lead(os.begin(), os.end() - p_.operand_rank);
-    const Shape core(os.end() - p_.operand_rank, os.end());
-    const GridMap m = broadcast_grids(key_lead, op_lead, name());
-    const std::int64_t core_size = shape_size(core), n = shape_size(m.grid);
-    if (p_.kind == Kind::fold_in) {
-      Array out = empty(concat(m.grid, {2}), uint32);
-      auto* o = linum::detail::out_ptr<std::uint32_t>(out);
-      const auto* data = linum::detail::in_ptr<std::uint32_t>(operand);
-      for (std::int64_t i = 0; i < n; ++i) {
-        const KeyData r = detail::fold_in(key_at(m.key_index[i]), data[m.operand_index[i]]);
-        o[2 * i] = r[0];
-        o[2 * i + 1] = r[1];
-      }
-      return out;
-    }
-    return linum::detail::dispatch_float(operand.dtype(), name(), [&]<class T>() {
-      const T* src = linum::detail::in_ptr<T>(operand);
-      Array out = empty(concat(m.grid, p_.shape), int32);
-      auto* o = linum::detail::out_ptr<std::int32_t>(out);
-      const std::int64_t per = shape_size(p_.shape);
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::span<const T> x(src + m.operand_index[i] * core_size, core_size);
-        const std::span<std::int32_t> dst(o + i * per, per);
-        if (p_.kind == Kind::weighted_choice)
-          detail::weighted_choice(key_at(m.key_index[i]), x, dst, p_.flag, p_.partitionable);
-        else
-          detail::gumbel_top_k(key_at(m.key_index[i]), x, core, p_.axis, p_.k, p_.flag, dst,
-                               p_.partitionable);
-      }
-      return out;
-    });
-  }
-
-  Params p_;
-};
 
 // ---- argument checks (JAX's messages) ----------------------------------------------------------
 
@@ -339,29 +60,20 @@ bool check_mode(std::string_view mode, const char* fn) {
                    "', expected 'high' or 'low'");
 }
 
-Params params(Kind kind, Shape shape, DType dtype) {
-  Params p;
-  p.kind = kind;
-  p.shape = std::move(shape);
-  p.dtype = dtype;
-  p.partitionable = threefry_partitionable();
-  return p;
-}
-
-Array sample(Params p, const Array& key, const char* fn) {
-  check_key(key, fn);
-  check_shape(p.shape, fn);
-  return bind1(std::make_shared<const RandomPrim>(std::move(p)), {key});
-}
-
 int normalize(int axis, int ndim, const char* fn) {
   return linum::detail::normalize_axis(axis, ndim, fn);
 }
 
-}  // namespace
+// Binds the key-only primitive of sampler s to one checked key.
+template <class Sampler>
+Array sample(Sampler s, const Array& key, const char* fn) {
+  check_key(key, fn);
+  check_shape(s.shape, fn);
+  return bind1(std::make_shared<const KeyPrim<Sampler>>(std::move(s)), {key});
+}
 
-// ---- keys
-// ----------------------------------------------------------------------------------------
+}  // namespace
+// ---- keys --------------------------------------------------------------------------------------
 
 Array PRNGKey(std::int64_t seed, SeedBits bits) {
   const KeyData k = detail::seed_key(seed, bits == SeedBits::x64);
@@ -385,11 +97,48 @@ Array wrap_key_data(const Array& data) {
   return data;
 }
 
+namespace {
+// split: `shape` is the grid of new keys drawn from each key.
+struct Split : SamplerBase {
+  static constexpr const char* name = "random_split";
+  Shape out_shape(const Shape& lead) const { return concat(concat(lead, shape), {2}); }
+  Array eval(const Shape& lead, Keys keys) const {
+    Array out = empty(out_shape(lead), uint32);
+    auto* o = reinterpret_cast<KeyData*>(linum::detail::out_ptr<std::uint32_t>(out));
+    const std::int64_t n = shape_size(shape), nkeys = shape_size(lead);
+    for (std::int64_t i = 0; i < nkeys; ++i)
+      detail::split(keys[i], std::span(o + i * n, n), partitionable);
+    return out;
+  }
+};
+}  // namespace
+
 Array split(const Array& key, std::int64_t num) { return random::split(key, Shape{num}); }
 
 Array split(const Array& key, const Shape& shape) {
-  return sample(params(Kind::split, shape, uint32), key, "split");
+  return sample(Split{{shape, uint32}}, key, "split");
 }
+
+namespace {
+// fold_in: operand is the uint32 data, one scalar per grid position.
+struct FoldIn : SamplerBase {
+  static constexpr const char* name = "random_fold_in";
+  static constexpr int operand_rank = 0;
+  Shape out_shape(const Shape& grid) const { return concat(grid, {2}); }
+  Array eval(const detail::GridMap& m, Keys keys, const Array& data, const Shape&) const {
+    Array out = empty(out_shape(m.grid), uint32);
+    auto* o = linum::detail::out_ptr<std::uint32_t>(out);
+    const auto* d = linum::detail::in_ptr<std::uint32_t>(data);
+    const std::int64_t n = shape_size(m.grid);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const KeyData r = detail::fold_in(keys[m.key_index[i]], d[m.operand_index[i]]);
+      o[2 * i] = r[0];
+      o[2 * i + 1] = r[1];
+    }
+    return out;
+  }
+};
+}  // namespace
 
 Array fold_in(const Array& key, const Array& data) {
   check_key(key, "fold_in");
@@ -400,77 +149,186 @@ Array fold_in(const Array& key, const Array& data) {
   if (!is_integer(data.dtype()) && data.dtype() != bool_)
     throw TypeError(std::string("fold_in: data must be an integer, got dtype ") +
                     std::string(dtype_name(data.dtype())));
-  Params p = params(Kind::fold_in, {}, uint32);
-  p.operand_rank = 0;
-  return bind1(std::make_shared<const RandomPrim>(std::move(p)), {key, astype(data, uint32)});
+  return bind1(std::make_shared<const KeyOperandPrim<FoldIn>>(FoldIn{{{}, uint32}}),
+               {key, astype(data, uint32)});
 }
 
 Array fold_in(const Array& key, std::int64_t data) {
   return fold_in(key, Array(static_cast<std::uint32_t>(data)));
 }
 
-// ---- samplers
-// ------------------------------------------------------------------------------------
+// ---- samplers ----------------------------------------------------------------------------------
+
+namespace {
+struct Bits : SamplerBase {
+  static constexpr const char* name = "random_bits";
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key<std::uint32_t>(
+        lead, shape, uint32, keys,
+        [&](KeyData k, std::span<std::uint32_t> s) { detail::random_bits(k, s, partitionable); });
+  }
+};
+}  // namespace
 
 Array bits(const Array& key, const Shape& shape, DType dtype) {
   if (dtype != uint32)
     throw ValueError("dtype argument to `bits` must be an unsigned int dtype, got " +
                      std::string(dtype_name(dtype)) +
                      " (linum arrays have uint32 as their only unsigned dtype)");
-  return sample(params(Kind::bits, shape, uint32), key, "bits");
+  return sample(Bits{{shape, uint32}}, key, "bits");
 }
+
+namespace {
+struct Uniform : SamplerBase {
+  static constexpr const char* name = "random_uniform";
+  double minval, maxval;
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
+      detail::uniform(k, s, static_cast<T>(minval), static_cast<T>(maxval), partitionable);
+    });
+  }
+};
+}  // namespace
 
 Array uniform(const Array& key, const Shape& shape, DType dtype, double minval, double maxval) {
   check_float(dtype, "uniform");
-  Params p = params(Kind::uniform, shape, dtype);
-  p.a = minval;
-  p.b = maxval;
-  return sample(std::move(p), key, "uniform");
+  return sample(Uniform{{shape, dtype}, minval, maxval}, key, "uniform");
 }
+
+namespace {
+struct Normal : SamplerBase {
+  static constexpr const char* name = "random_normal";
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
+      detail::normal(k, s, partitionable);
+    });
+  }
+};
+}  // namespace
 
 Array normal(const Array& key, const Shape& shape, DType dtype) {
   check_float(dtype, "normal");
-  return sample(params(Kind::normal, shape, dtype), key, "normal");
+  return sample(Normal{{shape, dtype}}, key, "normal");
 }
+
+namespace {
+struct TruncatedNormal : SamplerBase {
+  static constexpr const char* name = "random_truncated_normal";
+  double lower, upper;
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
+      detail::truncated_normal(k, s, static_cast<T>(lower), static_cast<T>(upper), partitionable);
+    });
+  }
+};
+}  // namespace
 
 Array truncated_normal(const Array& key, double lower, double upper, const Shape& shape,
                        DType dtype) {
   check_float(dtype, "truncated_normal");
-  Params p = params(Kind::truncated_normal, shape, dtype);
-  p.a = lower;
-  p.b = upper;
-  return sample(std::move(p), key, "truncated_normal");
+  return sample(TruncatedNormal{{shape, dtype}, lower, upper}, key, "truncated_normal");
 }
+
+namespace {
+// bernoulli: `dtype` is the float dtype p is compared in; the samples are bool.
+struct Bernoulli : SamplerBase {
+  static constexpr const char* name = "random_bernoulli";
+  double p;
+  bool high;
+  DType out_dtype() const { return bool_; }
+  Array eval(const Shape& lead, Keys keys) const {
+    return linum::detail::dispatch_float(dtype, "bernoulli", [&]<class T>() {
+      return detail::per_key<std::uint8_t>(
+          lead, shape, bool_, keys, [&](KeyData k, std::span<std::uint8_t> s) {
+            detail::bernoulli(k, s, static_cast<T>(p), high, partitionable);
+          });
+    });
+  }
+};
+}  // namespace
 
 Array bernoulli(const Array& key, double prob, const Shape& shape, std::string_view mode,
                 DType dtype) {
   if (!is_floating(dtype))
     throw TypeError("bernoulli probability `p` must have a floating dtype, got " +
                     std::string(dtype_name(dtype)));
-  Params p = params(Kind::bernoulli, shape, dtype);
-  p.a = prob;
-  p.flag = check_mode(mode, "bernoulli");
-  return sample(std::move(p), key, "bernoulli");
+  return sample(Bernoulli{{shape, dtype}, prob, check_mode(mode, "bernoulli")}, key, "bernoulli");
 }
+
+namespace {
+// randint: uint32 samples for dtype uint32, int32 for every other integer dtype.
+struct Randint : SamplerBase {
+  static constexpr const char* name = "random_randint";
+  std::int64_t minval, maxval;
+  DType out_dtype() const { return dtype == uint32 ? uint32 : int32; }
+  Array eval(const Shape& lead, Keys keys) const {
+    auto draw = [&]<class I>(KeyData k, std::span<I> s) {
+      detail::randint(k, s, minval, maxval, partitionable);
+    };
+    if (dtype == uint32) return detail::per_key<std::uint32_t>(lead, shape, uint32, keys, draw);
+    return detail::per_key<std::int32_t>(lead, shape, int32, keys, draw);
+  }
+};
+}  // namespace
 
 Array randint(const Array& key, const Shape& shape, std::int64_t minval, std::int64_t maxval,
               DType dtype) {
   if (!is_integer(dtype))
     throw TypeError("randint only accepts integer dtypes, got " + std::string(dtype_name(dtype)));
-  Params p = params(Kind::randint, shape, dtype);
-  p.lo = minval;
-  p.hi = maxval;
-  return sample(std::move(p), key, "randint");
+  return sample(Randint{{shape, dtype}, minval, maxval}, key, "randint");
 }
+
+namespace {
+struct Gumbel : SamplerBase {
+  static constexpr const char* name = "random_gumbel";
+  bool high;
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
+      detail::gumbel(k, s, high, partitionable);
+    });
+  }
+};
+}  // namespace
 
 Array gumbel(const Array& key, const Shape& shape, DType dtype, std::string_view mode) {
   check_float(dtype, "gumbel");
   if (mode != "low" && mode != "high")
     throw ValueError("Must provide valid mode for gumbel got: " + std::string(mode));
-  Params p = params(Kind::gumbel, shape, dtype);
-  p.flag = mode == "high";
-  return sample(std::move(p), key, "gumbel");
+  return sample(Gumbel{{shape, dtype}, mode == "high"}, key, "gumbel");
 }
+
+namespace {
+// categorical without replacement: the k largest of logits + gumbel noise along `axis`, one draw
+// per distribution. `shape` is the logits' shape without `axis`, followed by k.
+struct GumbelTopK : SamplerBase {
+  static constexpr const char* name = "random_gumbel_top_k";
+  int axis;
+  std::int64_t k;
+  bool high;
+  int operand_rank;  // the logits' rank
+  DType out_dtype() const { return int32; }
+  Array eval(const detail::GridMap& m, Keys keys, const Array& logits, const Shape& core) const {
+    return detail::per_position_int32(
+        *this, name, m, keys, logits, shape_size(core),
+        [&]<class T>(KeyData key, std::span<const T> x, std::span<std::int32_t> dst) {
+          detail::gumbel_top_k(key, x, core, axis, k, high, dst, partitionable);
+        });
+  }
+};
+
+// Indices (batch..., k) of k draws without replacement from each distribution of `logits`.
+Array gumbel_top_k(const Array& key, const Array& logits, int axis, std::int64_t k,
+                   std::string_view mode) {
+  Shape batch = logits.shape();
+  batch.erase(batch.begin() + axis);
+  GumbelTopK s{{concat(batch, {k}), logits.dtype()},
+               axis,
+               k,
+               check_mode(mode, "categorical"),
+               logits.ndim()};
+  return bind1(std::make_shared<const KeyOperandPrim<GumbelTopK>>(std::move(s)), {key, logits});
+}
+}  // namespace
 
 Array categorical(const Array& key, const Array& logits, int axis,
                   const std::optional<Shape>& shape, bool replace, std::string_view mode) {
@@ -505,19 +363,28 @@ Array categorical(const Array& key, const Array& logits, int axis,
     return argmax(add(g, x), ax - nd);
   }
   // Gumbel top-k: k = prod(prefix) indices per distribution, placed along the leading axes.
-  Params p = params(Kind::gumbel_top_k, concat(batch, {shape_size(prefix)}), lg.dtype());
-  p.axis = ax;
-  p.k = shape_size(prefix);
-  p.flag = check_mode(mode, "categorical");
-  p.operand_rank = nd;
-  Array idx = bind1(std::make_shared<const RandomPrim>(std::move(p)), {key, lg});
+  const Array idx = gumbel_top_k(key, lg, ax, shape_size(prefix), mode);
   return reshape(moveaxis(idx, -1, 0), out_shape);
 }
 
+namespace {
+// permutation: independent shuffles of every lane along `axis` of an array of `shape`; the
+// samples are the source indices (int32) along `axis`.
+struct Shuffle : SamplerBase {
+  static constexpr const char* name = "random_shuffle";
+  int axis;
+  Array eval(const Shape& lead, Keys keys) const {
+    return detail::per_key<std::int32_t>(
+        lead, shape, int32, keys, [&](KeyData k, std::span<std::int32_t> s) {
+          detail::shuffle_indices(k, shape, axis, s, partitionable);
+        });
+  }
+};
+}  // namespace
+
 Array permutation(const Array& key, std::int64_t n) {
   if (n < 0) throw ValueError("permutation: n must be non-negative, got " + std::to_string(n));
-  Params p = params(Kind::shuffle, {n}, int32);
-  return sample(std::move(p), key, "permutation");
+  return sample(Shuffle{{{n}, int32}, 0}, key, "permutation");
 }
 
 Array permutation(const Array& key, const Array& x, int axis, bool independent) {
@@ -528,12 +395,34 @@ Array permutation(const Array& key, const Array& x, int axis, bool independent) 
   }
   const int ax = normalize(axis, x.ndim(), "permutation");
   if (independent || x.ndim() == 1) {
-    Params p = params(Kind::shuffle, x.shape(), int32);
-    p.axis = ax;
-    return take_along_axis(x, sample(std::move(p), key, "permutation"), ax);
+    return take_along_axis(x, sample(Shuffle{{x.shape(), int32}, ax}, key, "permutation"), ax);
   }
   return take(x, permutation(key, x.shape(ax)), ax);
 }
+
+namespace {
+// choice with weights: operand is the 1-D weights p (float), `shape` the draws per position.
+struct WeightedChoice : SamplerBase {
+  static constexpr const char* name = "random_weighted_choice";
+  static constexpr int operand_rank = 1;
+  bool replace;
+  DType out_dtype() const { return int32; }
+  Array eval(const detail::GridMap& m, Keys keys, const Array& weights, const Shape& core) const {
+    return detail::per_position_int32(
+        *this, name, m, keys, weights, shape_size(core),
+        [&]<class T>(KeyData key, std::span<const T> p, std::span<std::int32_t> dst) {
+          detail::weighted_choice(key, p, dst, replace, partitionable);
+        });
+  }
+};
+
+// Indices of `shape` draws from arange(len(weights)) with probabilities proportional to weights.
+Array weighted_choice(const Array& key, const Array& weights, const Shape& shape, bool replace) {
+  return bind1(std::make_shared<const KeyOperandPrim<WeightedChoice>>(
+                   WeightedChoice{{shape, weights.dtype()}, replace}),
+               {key, weights});
+}
+}  // namespace
 
 Array choice(const Array& key, std::int64_t n, const Shape& shape, bool replace,
              const std::optional<Array>& p) {
@@ -579,10 +468,7 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
           "shape " +
           shape_str(p->shape()) + " and a.shape[axis] is " + std::to_string(n_inputs) + ".");
     const Array weights = is_floating(p->dtype()) ? *p : astype(*p, float32);
-    Params prm = params(Kind::weighted_choice, shape, weights.dtype());
-    prm.flag = replace;
-    prm.operand_rank = 1;
-    ind = bind1(std::make_shared<const RandomPrim>(std::move(prm)), {key, weights});
+    ind = weighted_choice(key, weights, shape, replace);
   }
   return reshape(scalar ? ind : take(a, ind, ax), result_shape);
 }
