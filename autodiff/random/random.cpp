@@ -73,6 +73,7 @@ Array sample(Sampler s, const Array& key, const char* fn) {
 }
 
 }  // namespace
+
 // ---- keys --------------------------------------------------------------------------------------
 
 Array PRNGKey(std::int64_t seed, SeedBits bits) {
