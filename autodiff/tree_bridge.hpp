@@ -26,22 +26,40 @@ namespace linum::detail {
 
 template <class T>
 Arrays tree_arrays(const T& t) {
-  if constexpr (std::is_same_v<T, Array>) return Arrays{t};
-  else return pytree::tree_leaves<Array>(t);
+  if constexpr (std::is_same_v<T, Array>)
+    return Arrays{t};
+  else
+    return pytree::tree_leaves<Array>(t);
 }
 
 // A value of T's type and structure whose leaves are `leaves`, in flattening order.
 template <class T>
 T tree_rebuild(const T& like, const Arrays& leaves) {
-  if constexpr (std::is_same_v<T, Array>) return leaves.at(0);
-  else return pytree::tree_unflatten_like(like, leaves);
+  if constexpr (std::is_same_v<T, Array>)
+    return leaves.at(0);
+  else
+    return pytree::tree_unflatten_like(like, leaves);
 }
 
-// Applies f to every leaf, keeping the structure.
-template <class T, class F>
-T tree_apply(const T& t, F&& f) {
-  if constexpr (std::is_same_v<T, Array>) return f(t);
-  else return pytree::tree_map([&](const Array& a) -> Array { return f(a); }, t);
+// Applies f to every leaf of t, keeping t's structure. With further trees `rest`, f also gets
+// their matching leaves (or subtrees, where t is a prefix of them), as in pytree::tree_map.
+template <class T, class F, class... R>
+T tree_apply(const T& t, F&& f, const R&... rest) {
+  if constexpr (std::is_same_v<T, Array>)
+    return f(t, rest...);
+  else
+    return pytree::tree_map([&](const Array& a, const auto&... b) -> Array { return f(a, b...); },
+                            t, rest...);
+}
+
+// tree_apply for trees that hold placeholders: an empty Array() leaf of t stays empty and f never
+// sees it (optim's MaskedNode: the leaves optax.masked leaves out of the inner transformation).
+template <class T, class F, class... R>
+T tree_apply_skip_empty(const T& t, F&& f, const R&... rest) {
+  return tree_apply(
+      t,
+      [&](const Array& a, const auto&... b) -> Array { return a.valid() ? f(a, b...) : Array(); },
+      rest...);
 }
 
 }  // namespace linum::detail

@@ -54,11 +54,12 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
                        " (must be at least 1)");
     const std::int64_t mini = concrete_count(state.mini_step, "MultiSteps");
     const Array& n_acc = state.mini_step;
-    auto acc = detail::leafwise(
+    auto acc = linum::detail::tree_apply_skip_empty(
+        state.acc_grads,
         [&](const Array& a, const Array& g) {
           return use_grad_mean ? a + (g - a) / (n_acc + 1) : g + a;
         },
-        state.acc_grads, updates);
+        updates);
     const Array next_mini = full({}, static_cast<double>((mini + 1) % k), n_acc.dtype());
     if (mini != k - 1) {
       MS next{next_mini, state.gradient_step, state.inner_opt_state, std::move(acc), {}};
@@ -66,9 +67,9 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
     }
     auto [final_updates, inner_state] = params ? opt.update(acc, state.inner_opt_state, *params)
                                                : opt.update(acc, state.inner_opt_state);
-    auto zero_acc =
-        detail::leafwise([](const Array& a, const Array& u) { return zeros(a.shape(), u.dtype()); },
-                         acc, final_updates);
+    auto zero_acc = linum::detail::tree_apply_skip_empty(
+        acc, [](const Array& a, const Array& u) { return zeros(a.shape(), u.dtype()); },
+        final_updates);
     MS next{next_mini,
             safe_increment(state.gradient_step),
             std::move(inner_state),

@@ -100,10 +100,11 @@ auto stateless_with_tree_map(F f) {
   return stateless([f = std::move(f)](const auto& updates, const auto* params) {
     using U = std::remove_cvref_t<decltype(updates)>;
     if (params) {
-      return detail::leafwise([&](const Array& g, const Array& p) { return f(g, p); }, updates,
-                              *params);
+      return linum::detail::tree_apply_skip_empty(
+          updates, [&](const Array& g, const Array& p) { return f(g, p); }, *params);
     }
-    return U(detail::leafwise([&](const Array& g) { return f(g, Array()); }, updates));
+    return U(linum::detail::tree_apply_skip_empty(updates,
+                                                  [&](const Array& g) { return f(g, Array()); }));
   });
 }
 
@@ -137,16 +138,17 @@ Array safe_increment(const Array& count);
 // optax.apply_updates: p + u leafwise, cast back to the parameter's dtype.
 template <class P, class U>
 P apply_updates(const P& params, const U& updates) {
-  return detail::leafwise(
-      [](const Array& p, const Array& u) { return astype(add(p, u), p.dtype()); }, params, updates);
+  return linum::detail::tree_apply_skip_empty(
+      params, [](const Array& p, const Array& u) { return astype(add(p, u), p.dtype()); }, updates);
 }
 
 // optax.incremental_update: step_size * new + (1 - step_size) * old (Polyak averaging).
 template <class P>
 P incremental_update(const P& new_tensors, const P& old_tensors, double step_size) {
-  return detail::leafwise(
+  return linum::detail::tree_apply_skip_empty(
+      new_tensors,
       [step_size](const Array& n, const Array& o) { return step_size * n + (1.0 - step_size) * o; },
-      new_tensors, old_tensors);
+      old_tensors);
 }
 
 // optax.periodic_update: new_tensors when steps % update_period == 0, else old_tensors.

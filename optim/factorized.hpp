@@ -102,7 +102,8 @@ struct ClipByBlockRms : Transformation<ClipByBlockRms> {
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
     if (!threshold) return {updates, state};
     const double t = *threshold;
-    return {detail::leafwise([t](const Array& u) { return detail::clip_block_rms(u, t); }, updates),
+    return {linum::detail::tree_apply_skip_empty(
+                updates, [t](const Array& u) { return detail::clip_block_rms(u, t); }),
             state};
   }
 };
@@ -127,9 +128,10 @@ struct ScaleByParamBlockRms : Transformation<ScaleByParamBlockRms> {
     if (!enabled) return {updates, state};
     if (!params) throw_no_params("scale_by_param_block_rms");
     const double m = min_scale;
-    U out = detail::leafwise(
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
         [m](const Array& u, const Array& p) { return u * detail::safe_root_mean_squares(p, m); },
-        updates, *params);
+        *params);
     return {std::move(out), state};
   }
 };

@@ -94,7 +94,8 @@ struct Scale : Transformation<Scale> {
   template <class U, class Q>
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
     const double s = step_size;
-    return {detail::leafwise([s](const Array& g) { return s * g; }, updates), state};
+    return {linum::detail::tree_apply_skip_empty(updates, [s](const Array& g) { return s * g; }),
+            state};
   }
 };
 inline Scale scale(double step_size) {
@@ -115,7 +116,8 @@ struct ScaleBySchedule : Transformation<ScaleBySchedule> {
                                                    const ScaleByScheduleState<>& state,
                                                    const Q*) const {
     const double s = step_size_fn(concrete_count(state.count, "scale_by_schedule"));
-    U out = detail::leafwise([s](const Array& g) { return full({}, s, g.dtype()) * g; }, updates);
+    U out = linum::detail::tree_apply_skip_empty(
+        updates, [s](const Array& g) { return full({}, s, g.dtype()) * g; });
     return {std::move(out), {safe_increment(state.count)}};
   }
 };
@@ -146,7 +148,8 @@ struct ScaleBySign : Transformation<ScaleBySign> {
   }
   template <class U, class Q>
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
-    return {detail::leafwise([](const Array& g) { return sign(g); }, updates), state};
+    return {linum::detail::tree_apply_skip_empty(updates, [](const Array& g) { return sign(g); }),
+            state};
   }
 };
 inline ScaleBySign scale_by_sign() { return {}; }
@@ -174,15 +177,18 @@ struct ScaleByAdam : Transformation<ScaleByAdam> {
     Array count_inc = safe_increment(state.count);
     auto mu_hat = [&] {
       if (!nesterov) return tree_bias_correction(mu, b1, count_inc);
-      return detail::leafwise(
-          [b1 = b1](const Array& m, const Array& g) { return b1 * m + (1.0 - b1) * g; },
+      return linum::detail::tree_apply_skip_empty(
           tree_bias_correction(mu, b1, safe_increment(count_inc)),
+          [b1 = b1](const Array& m, const Array& g) { return b1 * m + (1.0 - b1) * g; },
           tree_bias_correction(updates, b1, count_inc));
     }();
     P nu_hat = tree_bias_correction(nu, b2, count_inc);
-    U out = detail::leafwise([&](const Array&, const Array& m,
-                                 const Array& v) { return m / (sqrt(v + eps_root) + eps); },
-                             updates, mu_hat, nu_hat);
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
+        [&](const Array&, const Array& m, const Array& v) {
+          return m / (sqrt(v + eps_root) + eps);
+        },
+        mu_hat, nu_hat);
     return {std::move(out), {count_inc, tree_cast(mu, mu_dtype), tree_cast_like(nu, state.nu)}};
   }
 };
@@ -224,11 +230,12 @@ struct ScaleByRms : Transformation<ScaleByRms<BiasCorrection>> {
     } else {
       next = S{nu};
     }
-    U out = detail::leafwise(
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
         [&](const Array& g, const Array& n) {
           return (eps_in_sqrt ? rsqrt(n + eps) : 1.0 / (sqrt(n) + eps)) * g;
         },
-        updates, nu_hat);
+        nu_hat);
     return {std::move(out), std::move(next)};
   }
 };
@@ -271,12 +278,13 @@ struct ScaleByStddev : Transformation<ScaleByStddev<BiasCorrection>> {
     } else {
       next = S{mu, nu};
     }
-    U out = detail::leafwise(
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
         [&](const Array& g, const Array& m, const Array& n) {
           Array var = n - m * m;
           return (eps_in_sqrt ? rsqrt(var + eps) : 1.0 / (sqrt(var) + eps)) * g;
         },
-        updates, mu_hat, nu_hat);
+        mu_hat, nu_hat);
     return {std::move(out), std::move(next)};
   }
 };
@@ -299,11 +307,11 @@ struct ScaleByRss : Transformation<ScaleByRss> {
   template <class U, class P, class Q>
   std::pair<U, ScaleByRssState<P>> update_impl(const U& updates, const ScaleByRssState<P>& state,
                                                const Q*) const {
-    P sos = detail::leafwise([](const Array& t, const Array& g) { return g * g + t; },
-                             state.sum_of_squares, updates);
-    U out = detail::leafwise(
-        [&](const Array& g, const Array& t) { return where(t > 0, rsqrt(t + eps), 0.0) * g; },
-        updates, sos);
+    P sos = linum::detail::tree_apply_skip_empty(
+        state.sum_of_squares, [](const Array& t, const Array& g) { return g * g + t; }, updates);
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
+        [&](const Array& g, const Array& t) { return where(t > 0, rsqrt(t + eps), 0.0) * g; }, sos);
     return {std::move(out), {std::move(sos)}};
   }
 };
@@ -324,9 +332,10 @@ struct ScaleByLion : Transformation<ScaleByLion> {
   template <class U, class P, class Q>
   std::pair<U, ScaleByLionState<P>> update_impl(const U& updates, const ScaleByLionState<P>& state,
                                                 const Q*) const {
-    U out = detail::leafwise(
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
         [b1 = b1](const Array& g, const Array& m) { return sign((1.0 - b1) * g + b1 * m); },
-        updates, state.mu);
+        state.mu);
     P mu =
         tree_utils::tree_cast(tree_utils::tree_update_moment(updates, state.mu, b2, 1), mu_dtype);
     return {std::move(out), {safe_increment(state.count), std::move(mu)}};
@@ -351,7 +360,8 @@ struct ScaleByTrustRatio : Transformation<ScaleByTrustRatio> {
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
                                        const Q* params) const {
     if (!params) throw_no_params("scale_by_trust_ratio");
-    U out = detail::leafwise(
+    U out = linum::detail::tree_apply_skip_empty(
+        updates,
         [&](const Array& u, const Array& p) {
           Array param_norm = safe_norm(p, min_norm);
           Array update_norm = safe_norm(u, min_norm);
@@ -360,7 +370,7 @@ struct ScaleByTrustRatio : Transformation<ScaleByTrustRatio> {
                                        equal(update_norm, zeros({}, update_norm.dtype())));
           return u * where(zero_norm, full({}, 1.0, p.dtype()), ratio);
         },
-        updates, *params);
+        *params);
     return {std::move(out), state};
   }
 };
@@ -387,8 +397,8 @@ struct Trace : Transformation<Trace> {
   std::pair<U, TraceState<P>> update_impl(const U& updates, const TraceState<P>& state,
                                           const Q*) const {
     auto f = [d = decay](const Array& g, const Array& t) { return g + d * t; };
-    U new_trace = detail::leafwise(f, updates, state.trace);
-    U out = nesterov ? detail::leafwise(f, updates, new_trace) : new_trace;
+    U new_trace = linum::detail::tree_apply_skip_empty(updates, f, state.trace);
+    U out = nesterov ? linum::detail::tree_apply_skip_empty(updates, f, new_trace) : new_trace;
     P kept = tree_utils::tree_cast_like(P(new_trace), state.trace);
     return {std::move(out), {std::move(kept)}};
   }
@@ -412,9 +422,9 @@ struct AddDecayedWeights : Transformation<AddDecayedWeights> {
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
                                        const Q* params) const {
     if (!params) throw_no_params("add_decayed_weights");
-    U out =
-        detail::leafwise([wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; },
-                         updates, *params);
+    U out = linum::detail::tree_apply_skip_empty(
+        updates, [wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; },
+        *params);
     return {std::move(out), state};
   }
 };
@@ -427,14 +437,12 @@ struct Centralize : Transformation<Centralize> {
   }
   template <class U, class Q>
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
-    U out = detail::leafwise(
-        [](const Array& g) {
-          if (g.ndim() <= 1) return g;
-          std::vector<int> axes;
-          for (int i = 1; i < g.ndim(); ++i) axes.push_back(i);
-          return g - mean(g, Axes(axes), /*keepdims=*/true);
-        },
-        updates);
+    U out = linum::detail::tree_apply_skip_empty(updates, [](const Array& g) {
+      if (g.ndim() <= 1) return g;
+      std::vector<int> axes;
+      for (int i = 1; i < g.ndim(); ++i) axes.push_back(i);
+      return g - mean(g, Axes(axes), /*keepdims=*/true);
+    });
     return {std::move(out), state};
   }
 };
@@ -452,7 +460,9 @@ struct Clip : Transformation<Clip> {
   template <class U, class Q>
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
     const double d = max_delta;
-    return {detail::leafwise([d](const Array& g) { return clip(g, -d, d); }, updates), state};
+    return {linum::detail::tree_apply_skip_empty(updates,
+                                                 [d](const Array& g) { return clip(g, -d, d); }),
+            state};
   }
 };
 inline Clip clip(double max_delta) {
@@ -473,11 +483,9 @@ struct ClipByGlobalNorm : Transformation<ClipByGlobalNorm> {
   std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
     Array g_norm = global_norm(updates);
     Array trigger = g_norm < max_norm;
-    U out = detail::leafwise(
-        [&](const Array& t) {
-          return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm);
-        },
-        updates);
+    U out = linum::detail::tree_apply_skip_empty(updates, [&](const Array& t) {
+      return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm);
+    });
     return {std::move(out), state};
   }
 };
@@ -504,11 +512,11 @@ struct ApplyEveryK : Transformation<ApplyEveryK> {
     const Array& c = state.count;
     Array acc = not_equal(c, zeros({}, c.dtype()));
     Array emit = equal(c, full({}, static_cast<double>(k - 1), c.dtype()));
-    P grad_acc = detail::leafwise(
-        [&](const Array& ga, const Array& g) { return astype(acc, ga.dtype()) * ga + g; },
-        state.grad_acc, updates);
-    U out = detail::leafwise(
-        [&](const Array&, const Array& ga) { return astype(emit, ga.dtype()) * ga; }, updates,
+    P grad_acc = linum::detail::tree_apply_skip_empty(
+        state.grad_acc,
+        [&](const Array& ga, const Array& g) { return astype(acc, ga.dtype()) * ga + g; }, updates);
+    U out = linum::detail::tree_apply_skip_empty(
+        updates, [&](const Array&, const Array& ga) { return astype(emit, ga.dtype()) * ga; },
         grad_acc);
     Array count_inc = safe_increment(c);
     Array wrapped = where(count_inc >= static_cast<double>(k), zeros({}, c.dtype()), count_inc);
