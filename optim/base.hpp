@@ -48,6 +48,21 @@ struct Transformation {
   const Self& self() const { return static_cast<const Self&>(*this); }
 };
 
+// The base of a transformation that keeps no state (EmptyState): Self defines only
+//   template <class U, class Q> U apply(const U& updates, const Q* params) const;
+template <class Self>
+struct StatelessTransformation : Transformation<Self> {
+  template <class P>
+  EmptyState init(const P&) const {
+    return {};
+  }
+  template <class U, class Q>
+  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
+                                       const Q* params) const {
+    return {static_cast<const Self&>(*this).apply(updates, params), state};
+  }
+};
+
 // The state type a transformation keeps for params of type P.
 template <class Tx, class P>
 using state_t =
@@ -61,14 +76,10 @@ concept TransformationFor = requires(const Tx& tx, const P& p, const state_t<Tx,
 };
 
 // optax.identity(): updates unchanged, EmptyState.
-struct Identity : Transformation<Identity> {
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
+struct Identity : StatelessTransformation<Identity> {
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
-    return {updates, state};
+  U apply(const U& updates, const Q*) const {
+    return updates;
   }
 };
 inline Identity identity() { return {}; }
@@ -76,17 +87,12 @@ inline Identity identity() { return {}; }
 // optax.stateless(f): f(updates, params) -> updates (params is a const pointer, nullptr when
 // update() got none), EmptyState.
 template <class F>
-struct Stateless : Transformation<Stateless<F>> {
+struct Stateless : StatelessTransformation<Stateless<F>> {
   F f;
   explicit Stateless(F fn) : f(std::move(fn)) {}
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
-                                       const Q* params) const {
-    return {f(updates, params), state};
+  U apply(const U& updates, const Q* params) const {
+    return f(updates, params);
   }
 };
 template <class F>

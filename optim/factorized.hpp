@@ -92,19 +92,14 @@ inline ScaleByFactoredRms scale_by_factored_rms(bool factored = true, double dec
 
 // optax.clip_by_block_rms(threshold): each leaf divided by max(1, rms(leaf) / threshold).
 // threshold nullopt: updates pass through (adafactor's clipping_threshold=None).
-struct ClipByBlockRms : Transformation<ClipByBlockRms> {
+struct ClipByBlockRms : StatelessTransformation<ClipByBlockRms> {
   std::optional<double> threshold;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
-    if (!threshold) return {updates, state};
+  U apply(const U& updates, const Q*) const {
+    if (!threshold) return updates;
     const double t = *threshold;
-    return {linum::detail::tree_apply_skip_empty(
-                updates, [t](const Array& u) { return detail::clip_block_rms(u, t); }),
-            state};
+    return linum::detail::tree_apply_skip_empty(
+        updates, [t](const Array& u) { return detail::clip_block_rms(u, t); });
   }
 };
 inline ClipByBlockRms clip_by_block_rms(std::optional<double> threshold) {
@@ -115,24 +110,19 @@ inline ClipByBlockRms clip_by_block_rms(std::optional<double> threshold) {
 
 // optax.scale_by_param_block_rms(min_scale): updates * max(rms(param), min_scale) per leaf.
 // enabled=false passes updates through (adafactor's multiply_by_parameter_scale=False).
-struct ScaleByParamBlockRms : Transformation<ScaleByParamBlockRms> {
+struct ScaleByParamBlockRms : StatelessTransformation<ScaleByParamBlockRms> {
   double min_scale = 1e-3;
   bool enabled = true;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
-                                       const Q* params) const {
-    if (!enabled) return {updates, state};
+  U apply(const U& updates, const Q* params) const {
+    if (!enabled) return updates;
     if (!params) throw_no_params("scale_by_param_block_rms");
     const double m = min_scale;
     U out = linum::detail::tree_apply_skip_empty(
         updates,
         [m](const Array& u, const Array& p) { return u * detail::safe_root_mean_squares(p, m); },
         *params);
-    return {std::move(out), state};
+    return out;
   }
 };
 inline ScaleByParamBlockRms scale_by_param_block_rms(double min_scale = 1e-3) {

@@ -85,17 +85,12 @@ inline Array zero_count() { return zeros({}, int32); }
 // ---- scaling ---------------------------------------------------------------------------------
 
 // optax.scale(step_size): updates * step_size.
-struct Scale : Transformation<Scale> {
+struct Scale : StatelessTransformation<Scale> {
   double step_size = 1.0;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+  U apply(const U& updates, const Q*) const {
     const double s = step_size;
-    return {linum::detail::tree_apply_skip_empty(updates, [s](const Array& g) { return s * g; }),
-            state};
+    return linum::detail::tree_apply_skip_empty(updates, [s](const Array& g) { return s * g; });
   }
 };
 inline Scale scale(double step_size) {
@@ -141,15 +136,10 @@ auto scale_by_learning_rate(LR learning_rate, bool flip_sign = true) {
 }
 
 // optax.scale_by_sign(): sign(updates).
-struct ScaleBySign : Transformation<ScaleBySign> {
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
+struct ScaleBySign : StatelessTransformation<ScaleBySign> {
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
-    return {linum::detail::tree_apply_skip_empty(updates, [](const Array& g) { return sign(g); }),
-            state};
+  U apply(const U& updates, const Q*) const {
+    return linum::detail::tree_apply_skip_empty(updates, [](const Array& g) { return sign(g); });
   }
 };
 inline ScaleBySign scale_by_sign() { return {}; }
@@ -350,15 +340,10 @@ inline ScaleByLion scale_by_lion(double b1 = 0.9, double b2 = 0.99,
 
 // optax.scale_by_trust_ratio (LAMB / LARS): updates * coefficient * |p| / (|u| + eps), 1 where
 // either norm is 0. Needs params.
-struct ScaleByTrustRatio : Transformation<ScaleByTrustRatio> {
+struct ScaleByTrustRatio : StatelessTransformation<ScaleByTrustRatio> {
   double min_norm = 0.0, trust_coefficient = 1.0, eps = 0.0;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
-                                       const Q* params) const {
+  U apply(const U& updates, const Q* params) const {
     if (!params) throw_no_params("scale_by_trust_ratio");
     U out = linum::detail::tree_apply_skip_empty(
         updates,
@@ -371,7 +356,7 @@ struct ScaleByTrustRatio : Transformation<ScaleByTrustRatio> {
           return u * where(zero_norm, full({}, 1.0, p.dtype()), ratio);
         },
         *params);
-    return {std::move(out), state};
+    return out;
   }
 };
 inline ScaleByTrustRatio scale_by_trust_ratio(double min_norm = 0.0, double trust_coefficient = 1.0,
@@ -412,38 +397,29 @@ inline Trace trace(double decay, bool nesterov = false,
 
 // optax.add_decayed_weights (without mask; masked weight decay is in combine.hpp):
 // updates + weight_decay * params. Needs params.
-struct AddDecayedWeights : Transformation<AddDecayedWeights> {
+struct AddDecayedWeights : StatelessTransformation<AddDecayedWeights> {
   double weight_decay = 0.0;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state,
-                                       const Q* params) const {
+  U apply(const U& updates, const Q* params) const {
     if (!params) throw_no_params("add_decayed_weights");
     U out = linum::detail::tree_apply_skip_empty(
         updates, [wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; },
         *params);
-    return {std::move(out), state};
+    return out;
   }
 };
 
 // optax.centralize(): subtract the mean over all but the leading axis (leaves of rank > 1).
-struct Centralize : Transformation<Centralize> {
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
+struct Centralize : StatelessTransformation<Centralize> {
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+  U apply(const U& updates, const Q*) const {
     U out = linum::detail::tree_apply_skip_empty(updates, [](const Array& g) {
       if (g.ndim() <= 1) return g;
       std::vector<int> axes;
       for (int i = 1; i < g.ndim(); ++i) axes.push_back(i);
       return g - mean(g, Axes(axes), /*keepdims=*/true);
     });
-    return {std::move(out), state};
+    return out;
   }
 };
 inline Centralize centralize() { return {}; }
@@ -451,18 +427,13 @@ inline Centralize centralize() { return {}; }
 // ---- clipping -----------------------------------------------------------------------------------
 
 // optax.clip(max_delta): every element into [-max_delta, max_delta].
-struct Clip : Transformation<Clip> {
+struct Clip : StatelessTransformation<Clip> {
   double max_delta = 0.0;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+  U apply(const U& updates, const Q*) const {
     const double d = max_delta;
-    return {linum::detail::tree_apply_skip_empty(updates,
-                                                 [d](const Array& g) { return clip(g, -d, d); }),
-            state};
+    return linum::detail::tree_apply_skip_empty(updates,
+                                                [d](const Array& g) { return clip(g, -d, d); });
   }
 };
 inline Clip clip(double max_delta) {
@@ -473,20 +444,16 @@ inline Clip clip(double max_delta) {
 
 // optax.clip_by_global_norm(max_norm): updates * max_norm / global_norm when the global norm is
 // at least max_norm.
-struct ClipByGlobalNorm : Transformation<ClipByGlobalNorm> {
+struct ClipByGlobalNorm : StatelessTransformation<ClipByGlobalNorm> {
   double max_norm = 0.0;
-  template <class P>
-  EmptyState init(const P&) const {
-    return {};
-  }
   template <class U, class Q>
-  std::pair<U, EmptyState> update_impl(const U& updates, const EmptyState& state, const Q*) const {
+  U apply(const U& updates, const Q*) const {
     Array g_norm = global_norm(updates);
     Array trigger = g_norm < max_norm;
     U out = linum::detail::tree_apply_skip_empty(updates, [&](const Array& t) {
       return where(trigger, t, (t / astype(g_norm, t.dtype())) * max_norm);
     });
-    return {std::move(out), state};
+    return out;
   }
 };
 inline ClipByGlobalNorm clip_by_global_norm(double max_norm) {
