@@ -192,98 +192,72 @@ inline ScaleByAdam scale_by_adam(double b1 = 0.9, double b2 = 0.999, double eps 
   return t;
 }
 
-// optax.scale_by_rms: updates / sqrt(nu + eps) (eps_in_sqrt) or / (sqrt(nu) + eps). With
-// BiasCorrection the state also counts steps (ScaleByRmsWithCountState) and nu is debiased.
-// optax picks the state layout with a bool at run time; here it is the template argument.
-template <bool BiasCorrection = false>
-struct ScaleByRms : Transformation<ScaleByRms<BiasCorrection>> {
+// optax.scale_by_rms and optax.scale_by_stddev: updates / sqrt(v + eps) (eps_in_sqrt) or
+// / (sqrt(v) + eps), where v is nu, the decaying average of g**2 (rms), or, Centered, the
+// variance nu - mu**2 with mu the decaying average of g (stddev). With BiasCorrection the state
+// also counts steps (the ...WithCountState layouts) and the moments are debiased. optax picks the
+// state layout with a bool at run time; here it is the template argument.
+template <bool Centered, bool BiasCorrection>
+struct ScaleBySecondMoment : Transformation<ScaleBySecondMoment<Centered, BiasCorrection>> {
   double decay = 0.9, eps = 1e-8, initial_scale = 0.0;
   bool eps_in_sqrt = true;
 
   template <class P>
   auto init(const P& params) const {
     P nu = tree_utils::tree_full_like(params, initial_scale);
-    if constexpr (BiasCorrection)
+    if constexpr (Centered && BiasCorrection)
+      return ScaleByRStdDevWithCountState<P>{zero_count(), tree_utils::tree_zeros_like(params),
+                                             std::move(nu)};
+    else if constexpr (Centered)
+      return ScaleByRStdDevState<P>{tree_utils::tree_zeros_like(params), std::move(nu)};
+    else if constexpr (BiasCorrection)
       return ScaleByRmsWithCountState<P>{zero_count(), std::move(nu)};
     else
       return ScaleByRmsState<P>{std::move(nu)};
   }
   template <class U, class S, class Q>
   std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
-    auto nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
-    auto nu_hat = nu;
-    S next;
-    if constexpr (BiasCorrection) {
-      Array count_inc = safe_increment(state.count);
-      nu_hat = tree_utils::tree_bias_correction(nu, decay, count_inc);
-      next = S{count_inc, nu};
-    } else {
-      next = S{nu};
-    }
-    U out = linum::detail::tree_apply_skip_empty(
-        updates,
-        [&](const Array& g, const Array& n) {
-          return (eps_in_sqrt ? rsqrt(n + eps) : 1.0 / (sqrt(n) + eps)) * g;
-        },
-        nu_hat);
+    S next = state;
+    if constexpr (Centered) next.mu = tree_utils::tree_update_moment(updates, state.mu, decay, 1);
+    next.nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
+    if constexpr (BiasCorrection) next.count = safe_increment(state.count);
+    auto debiased = [&](const auto& moment) {
+      if constexpr (BiasCorrection)
+        return tree_utils::tree_bias_correction(moment, decay, next.count);
+      else
+        return moment;
+    };
+    auto inv_root = [&](const Array& v) {
+      return eps_in_sqrt ? rsqrt(v + eps) : 1.0 / (sqrt(v) + eps);
+    };
+    U out = [&] {
+      if constexpr (Centered)
+        return linum::detail::tree_apply_skip_empty(
+            updates,
+            [&](const Array& g, const Array& m, const Array& n) { return inv_root(n - m * m) * g; },
+            debiased(next.mu), debiased(next.nu));
+      else
+        return linum::detail::tree_apply_skip_empty(
+            updates, [&](const Array& g, const Array& n) { return inv_root(n) * g; },
+            debiased(next.nu));
+    }();
     return {std::move(out), std::move(next)};
   }
 };
+template <bool BiasCorrection = false>
+using ScaleByRms = ScaleBySecondMoment<false, BiasCorrection>;
+template <bool BiasCorrection = false>
+using ScaleByStddev = ScaleBySecondMoment<true, BiasCorrection>;
+
 template <bool BiasCorrection = false>
 ScaleByRms<BiasCorrection> scale_by_rms(double decay = 0.9, double eps = 1e-8,
                                         double initial_scale = 0.0, bool eps_in_sqrt = true) {
-  ScaleByRms<BiasCorrection> t;
-  t.decay = decay, t.eps = eps, t.initial_scale = initial_scale, t.eps_in_sqrt = eps_in_sqrt;
-  return t;
+  return {{}, decay, eps, initial_scale, eps_in_sqrt};
 }
-
-// optax.scale_by_stddev: like scale_by_rms with the centred second moment nu - mu**2.
-template <bool BiasCorrection = false>
-struct ScaleByStddev : Transformation<ScaleByStddev<BiasCorrection>> {
-  double decay = 0.9, eps = 1e-8, initial_scale = 0.0;
-  bool eps_in_sqrt = true;
-
-  template <class P>
-  auto init(const P& params) const {
-    P mu = tree_utils::tree_zeros_like(params);
-    P nu = tree_utils::tree_full_like(params, initial_scale);
-    if constexpr (BiasCorrection) {
-      return ScaleByRStdDevWithCountState<P>{zero_count(), std::move(mu), std::move(nu)};
-    } else {
-      return ScaleByRStdDevState<P>{std::move(mu), std::move(nu)};
-    }
-  }
-  template <class U, class S, class Q>
-  std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
-    auto mu = tree_utils::tree_update_moment(updates, state.mu, decay, 1);
-    auto nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
-    auto mu_hat = mu;
-    auto nu_hat = nu;
-    S next;
-    if constexpr (BiasCorrection) {
-      Array count_inc = safe_increment(state.count);
-      mu_hat = tree_utils::tree_bias_correction(mu, decay, count_inc);
-      nu_hat = tree_utils::tree_bias_correction(nu, decay, count_inc);
-      next = S{count_inc, mu, nu};
-    } else {
-      next = S{mu, nu};
-    }
-    U out = linum::detail::tree_apply_skip_empty(
-        updates,
-        [&](const Array& g, const Array& m, const Array& n) {
-          Array var = n - m * m;
-          return (eps_in_sqrt ? rsqrt(var + eps) : 1.0 / (sqrt(var) + eps)) * g;
-        },
-        mu_hat, nu_hat);
-    return {std::move(out), std::move(next)};
-  }
-};
 template <bool BiasCorrection = false>
 ScaleByStddev<BiasCorrection> scale_by_stddev(double decay = 0.9, double eps = 1e-8,
                                               double initial_scale = 0.0, bool eps_in_sqrt = true) {
-  ScaleByStddev<BiasCorrection> t;
-  t.decay = decay, t.eps = eps, t.initial_scale = initial_scale, t.eps_in_sqrt = eps_in_sqrt;
-  return t;
+  return {{}, decay, eps, initial_scale, eps_in_sqrt};
 }
 
 // optax.scale_by_rss (Adagrad): updates / sqrt(sum of squared gradients + eps), 0 where the sum
