@@ -29,6 +29,9 @@ class Keys {
   const std::uint32_t* data_;
 };
 
+// The batch dims of a key array's shape (lead..., 2).
+inline Shape key_lead(const Shape& keys) { return Shape(keys.begin(), keys.end() - 1); }
+
 // The static parameters every sampler has: the per-key sample shape (for split: the shape of the
 // key grid), the dtype, and the threefry mode, captured when the op is created so that a
 // transform replaying the primitive draws the same numbers.
@@ -65,23 +68,35 @@ Array per_key_float(const SamplerBase& s, const char* name, const Shape& lead, K
 
 void print_sampler_params(std::ostream& os, const SamplerBase& s);
 
+// What both primitives share: the sampler, its name, no derivative and the params' printing.
+template <class Sampler>
+class SamplerPrim : public Primitive {
+ public:
+  explicit SamplerPrim(Sampler s) : s_(std::move(s)) {}
+  const char* name() const override { return Sampler::name; }
+  bool differentiable() const override { return false; }
+  void print_params(std::ostream& os) const override { print_sampler_params(os, s_); }
+
+ protected:
+  Sampler s_;
+};
+
 // A primitive taking one key array (lead..., 2). Sampler: a SamplerBase with
 //   static constexpr const char* name;  Array eval(const Shape& lead, Keys keys) const;
 template <class Sampler>
-class KeyPrim final : public Primitive {
+class KeyPrim final : public SamplerPrim<Sampler> {
+  using SamplerPrim<Sampler>::s_;
+
  public:
-  explicit KeyPrim(Sampler s) : s_(std::move(s)) {}
-  const char* name() const override { return Sampler::name; }
-  bool differentiable() const override { return false; }
+  using SamplerPrim<Sampler>::SamplerPrim;
 
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    const Shape lead(in[0].shape.begin(), in[0].shape.end() - 1);
+    const Shape lead = key_lead(in[0].shape);
     return {{s_.out_shape(lead), s_.out_dtype()}};
   }
-  void print_params(std::ostream& os) const override { print_sampler_params(os, s_); }
 
   Arrays eval(std::span<const Array> in) const override {
-    const Shape lead(in[0].shape().begin(), in[0].shape().end() - 1);
+    const Shape lead = key_lead(in[0].shape());
     return {s_.eval(lead, Keys(in[0]))};
   }
 
@@ -89,9 +104,6 @@ class KeyPrim final : public Primitive {
     const Array keys = linum::detail::move_bdim(in[0], bdims[0], 0, 0);
     return {{bind1(std::make_shared<const KeyPrim>(s_), {keys})}, {0}};
   }
-
- private:
-  Sampler s_;
 };
 
 // Leading-dims broadcast of the key grid against the second operand's grid: for each output grid
@@ -125,27 +137,26 @@ Array per_position_int32(const SamplerBase& s, const char* name, const GridMap& 
 // SamplerBase with static constexpr const char* name; int operand_rank;
 //   Array eval(const GridMap& m, Keys keys, const Array& operand, const Shape& core) const;
 template <class Sampler>
-class KeyOperandPrim final : public Primitive {
+class KeyOperandPrim final : public SamplerPrim<Sampler> {
+  using SamplerPrim<Sampler>::s_;
+
  public:
-  explicit KeyOperandPrim(Sampler s) : s_(std::move(s)) {}
-  const char* name() const override { return Sampler::name; }
-  bool differentiable() const override { return false; }
+  using SamplerPrim<Sampler>::SamplerPrim;
 
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    const Shape lead(in[0].shape.begin(), in[0].shape.end() - 1);
+    const Shape lead = key_lead(in[0].shape);
     const Shape& os = in[1].shape;
     const Shape grid = linum::detail::broadcast_shapes(
-        lead, Shape(os.begin(), os.end() - s_.operand_rank), name());
+        lead, Shape(os.begin(), os.end() - s_.operand_rank), this->name());
     return {{s_.out_shape(grid), s_.out_dtype()}};
   }
-  void print_params(std::ostream& os) const override { print_sampler_params(os, s_); }
 
   Arrays eval(std::span<const Array> in) const override {
-    const Shape lead(in[0].shape().begin(), in[0].shape().end() - 1);
+    const Shape lead = key_lead(in[0].shape());
     const Shape& os = in[1].shape();
     const Shape op_lead(os.begin(), os.end() - s_.operand_rank);
     const Shape core(os.end() - s_.operand_rank, os.end());
-    return {s_.eval(broadcast_grids(lead, op_lead, name()), Keys(in[0]), in[1], core)};
+    return {s_.eval(broadcast_grids(lead, op_lead, this->name()), Keys(in[0]), in[1], core)};
   }
 
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
@@ -163,9 +174,6 @@ class KeyOperandPrim final : public Primitive {
     auto self = std::make_shared<const KeyOperandPrim>(s_);
     return {{bind1(self, {lift(in[0], bdims[0], key_rank), lift(in[1], bdims[1], op_rank)})}, {0}};
   }
-
- private:
-  Sampler s_;
 };
 
 }  // namespace linum::random::detail
