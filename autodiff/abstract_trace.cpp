@@ -20,7 +20,9 @@ const AbstractTracer* as_abstract(const Array& x) {
 Array AbstractTrace::wrap(const ShapeDtype& aval) {
   for (auto d : aval.shape)
     if (d < 0) throw ValueError("eval_shape: negative dimension in shape " + shape_str(aval.shape));
-  return Array(make_small<AbstractTracer>(aval.shape, aval.dtype, level(), uid()));
+  auto t = make_small<AbstractTracer>(aval.shape, aval.dtype, level(), uid());
+  t->weak_type = aval.weak_type && aval.dtype != bool_;
+  return Array(std::move(t));
 }
 
 Arrays AbstractTrace::process(const PrimPtr& prim, std::span<const Array> in) {

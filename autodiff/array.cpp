@@ -118,9 +118,10 @@ T convert_value(S v) {
 }
 }  // namespace
 
-Array make_scalar(double value, DType dtype) {
+Array make_scalar(double value, DType dtype, bool weak_type) {
   Array a = empty({}, dtype);
   dispatch(dtype, [&]<class T>() { *out_ptr<T>(a) = convert_value<T>(value); });
+  a.impl()->weak_type = weak_type && dtype != bool_;
   return a;
 }
 
@@ -527,11 +528,12 @@ std::string repr(const Array& a) {
     std::ostringstream os;
     os << "Traced<ShapedArray(" << a.dtype() << '[';  // JAX's short form: float32[2,3]
     for (std::size_t i = 0; i < a.shape().size(); ++i) os << (i ? "," : "") << a.shape()[i];
-    os << "])>";
+    os << ']' << (a.weak_type() ? ", weak_type=True" : "") << ")>";
     return os.str();
   }
   const std::string prefix = "Array(";
-  const std::string dtype_str = "dtype=" + std::string(dtype_name(a.dtype())) + ")";
+  const std::string dtype_str = "dtype=" + std::string(dtype_name(a.dtype())) +
+                                (a.weak_type() ? ", weak_type=True" : "") + ")";
   std::string s;
   if (a.size() == 0) {
     s = "[], shape=" + shape_str(a.shape());

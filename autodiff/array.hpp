@@ -36,6 +36,9 @@ namespace detail {
 struct ArrayImpl {
   Shape shape;
   DType dtype = DType::float32;
+  // JAX's weak type: the value came from a C++ scalar (or only from such values), so it takes
+  // the dtype of the array it meets instead of promoting it (x_f32 * Array(2.0) stays float32).
+  bool weak_type = false;
   int level = -1;
   std::uint64_t trace_uid = 0;
   ArrayImpl() = default;
@@ -110,7 +113,8 @@ class Array {
   Array() = default;  // an empty handle; ops reject it, transform rules read it as a symbolic zero
   explicit Array(std::shared_ptr<detail::ArrayImpl> impl) : impl_(std::move(impl)) {}
 
-  // A scalar (rank-0) array: Array(2.0f) is float32, Array(2.0) float64, Array(2) int32.
+  // A scalar (rank-0) array: Array(2.0f) is float32, Array(2.0) float64, Array(2) int32, all
+  // weakly typed as a Python scalar is in JAX (bool excepted).
   template <class V, class = std::enable_if_t<std::is_arithmetic_v<V>>>
   Array(V value);  // NOLINT(google-explicit-constructor): scalars convert like JAX's Python scalars
 
@@ -127,6 +131,12 @@ class Array {
   int ndim() const { return static_cast<int>(shape().size()); }
   std::int64_t size() const { return shape_size(shape()); }
   bool is_tracer() const { return impl_ && impl_->level >= 0; }
+  // JAX's weak_type: true for C++ scalars converted to arrays and for results computed only
+  // from such values; astype and every creation function give strongly typed arrays.
+  bool weak_type() const {
+    if (!impl_) detail::throw_empty_handle("Array::weak_type");
+    return impl_->weak_type;
+  }
 
   // Element access on concrete arrays; throws for tracers and for a T that is not the dtype's type.
   template <class V>
@@ -208,7 +218,7 @@ Array array(T value) {
 Array array(const Array& a, DType dtype);  // a copy converted to dtype
 
 namespace detail {
-Array make_scalar(double value, DType dtype);
+Array make_scalar(double value, DType dtype, bool weak_type = false);
 Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dtype);
 template <class T>
 Array from_values(const T* src, const Shape& shape) {
@@ -222,13 +232,13 @@ Array::Array(V value) {
   if constexpr (std::is_same_v<V, bool>)
     *this = detail::make_scalar(value, bool_);
   else if constexpr (std::is_same_v<V, double>)
-    *this = detail::make_scalar(value, float64);
+    *this = detail::make_scalar(value, float64, true);
   else if constexpr (std::is_floating_point_v<V>)
-    *this = detail::make_scalar(value, float32);
+    *this = detail::make_scalar(value, float32, true);
   else if constexpr (std::is_unsigned_v<V>)
-    *this = detail::make_scalar(static_cast<double>(value), uint32);
+    *this = detail::make_scalar(static_cast<double>(value), uint32, true);
   else
-    *this = detail::make_scalar(static_cast<double>(value), int32);
+    *this = detail::make_scalar(static_cast<double>(value), int32, true);
 }
 
 template <class V>

@@ -21,11 +21,17 @@ DType promote_types(DType a, DType b) {
   return rank(a) >= rank(b) ? a : b;
 }
 
-DType promote_weak(DType d, DType scalar_kind) {
-  // A weak scalar never widens an array of its own kind or above.
-  if (scalar_kind == DType::bool_) return d;
-  if (scalar_kind == DType::int32) return d == DType::bool_ ? DType::int32 : d;
-  return is_floating(d) ? d : DType::float32;
+ResultType result_type(DType a, bool a_weak, DType b, bool b_weak) {
+  a_weak = a_weak && a != DType::bool_;  // bool has no weak form
+  b_weak = b_weak && b != DType::bool_;
+  if (a_weak == b_weak) {
+    const DType d = promote_types(a, b);
+    return {d, a_weak && d != DType::bool_};
+  }
+  const DType weak = a_weak ? a : b, strong = a_weak ? b : a;
+  const auto kind = [](DType d) { return is_floating(d) ? 2 : is_integer(d) ? 1 : 0; };
+  if (kind(weak) <= kind(strong)) return {strong, false};
+  return {is_floating(weak) ? DType::float32 : weak, true};
 }
 
 }  // namespace linum

@@ -58,8 +58,14 @@ constexpr DType dtype_of() {
 // bool < int32/uint32 < float32 < float64; int32 with uint32 gives int32 (JAX without x64).
 DType promote_types(DType a, DType b);
 
-// The dtype that a weakly typed C++ scalar of kind `scalar_kind` takes next to an array of dtype `d`
-// (JAX's weak types: 2 * float32 array stays float32, 1.5 * int32 array becomes float32).
-DType promote_weak(DType d, DType scalar_kind);
+// The dtype of an op's result and whether it is weakly typed (JAX's lattice with weak types):
+// a weak operand takes the other's dtype when that is of its kind or above (x_f32 * 2.0 stays
+// float32, a uint32 array + 1 stays uint32); above it, the result is weak int32 / float32
+// (int32 array * 1.5 is weak float32). Two weak or two strong operands promote as usual.
+struct ResultType {
+  DType dtype;
+  bool weak_type;
+};
+ResultType result_type(DType a, bool a_weak, DType b, bool b_weak);
 
 }  // namespace linum

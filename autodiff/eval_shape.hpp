@@ -18,7 +18,7 @@ struct is_leaf<ShapeDtype> : std::true_type {};
 namespace linum {
 
 // The aval of an array (concrete or traced): what eval_shape reports for it.
-inline ShapeDtype shape_dtype(const Array& a) { return {a.shape(), a.dtype()}; }
+inline ShapeDtype shape_dtype(const Array& a) { return {a.shape(), a.dtype(), a.weak_type()}; }
 
 namespace detail {
 

@@ -18,6 +18,7 @@ class Primitive;
 struct ShapeDtype {
   Shape shape;
   DType dtype = DType::float32;
+  bool weak_type = false;  // as jax.ShapeDtypeStruct's: the value came only from C++ scalars
   bool operator==(const ShapeDtype&) const = default;
 };
 using Avals = std::vector<ShapeDtype>;
@@ -61,6 +62,10 @@ class Primitive {
   // Non-differentiable primitives (comparisons, argmax, stop_gradient) produce plain values
   // under grad and jvp: no tape node, zero tangent.
   virtual bool differentiable() const { return true; }
+
+  // Whether the outputs are weakly typed (JAX's weak_type_rule): by default when every input
+  // is; index-valued primitives (argmax) strip it, convert_element_type sets it explicitly.
+  virtual bool weak_type_rule(bool all_inputs_weak) const { return all_inputs_weak; }
 
   // Abstract evaluation (eval_shape, cond's untaken branch): output shapes and dtypes from the
   // inputs' alone; the one shape rule of this primitive, shared by every transform.

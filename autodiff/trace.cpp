@@ -93,27 +93,39 @@ Array bottom_value(const Array& x) {
 
 }  // namespace detail
 
+namespace {
+// Marks fresh outputs weakly typed; bool has no weak form in JAX's lattice.
+Arrays with_weak_type(Arrays outs) {
+  for (Array& o : outs)
+    if (o.valid() && o.dtype() != bool_) o.impl()->weak_type = true;
+  return outs;
+}
+}  // namespace
+
 Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
   int top = -1;
   const detail::ArrayImpl* top_impl = nullptr;
+  bool all_weak = !in.empty();
   for (const Array& a : in) {
     const auto* impl = a.impl().get();
     if (!impl)
       throw ValueError(std::string(prim->name()) +
                        ": got an empty Array handle (default-constructed)");
+    all_weak = all_weak && impl->weak_type;
     if (impl->level > top) {
       top = impl->level;
       top_impl = impl;
     }
   }
+  const bool weak = prim->weak_type_rule(all_weak);
   if (top < 0) {
     detail::OpScope scope(prim->name());  // allocation errors name the op
-    return prim->eval(in);
+    return weak ? with_weak_type(prim->eval(in)) : prim->eval(in);
   }
   auto& stack = detail::t_stack;
   if (top >= static_cast<int>(stack.size()) || stack[top]->uid() != top_impl->trace_uid)
     detail::throw_escaped(*prim, *top_impl);
-  return stack[top]->process(prim, in);
+  return weak ? with_weak_type(stack[top]->process(prim, in)) : stack[top]->process(prim, in);
 }
 
 Array bind1(const PrimPtr& prim, std::span<const Array> in) {

@@ -611,14 +611,14 @@ std::pair<Array, Array> promote(const Array& a, const Array& b, const char* op) 
   check_valid(a, op);
   check_valid(b, op);
   broadcast_shapes(a.shape(), b.shape(), op);
-  const DType d = promote_types(a.dtype(), b.dtype());
-  return {astype(a, d), astype(b, d)};
+  const ResultType r = result_type(a, b);
+  return {promote_to(a, r), promote_to(b, r)};
 }
 
 // Transcendental functions compute in floating point: integer inputs become float32, as in jnp.
 Array to_inexact(const Array& x, const char* op) {
   check_valid(x, op);
-  return is_floating(x.dtype()) ? x : astype(x, float32);
+  return is_floating(x.dtype()) ? x : convert_element_type(x, float32, x.weak_type());
 }
 
 // jnp's numeric ops read bool as int32 (promote_dtypes_numeric).
@@ -659,13 +659,18 @@ Array integer_pow(const Array& x, std::int64_t y) {
   return bind1(std::make_shared<const IntegerPow>(y), {x});
 }
 
-// astype: the VJP casts the cotangent back; integer inputs get no gradient.
+// astype: the VJP casts the cotangent back; integer inputs get no gradient. `weak` is the
+// result's weak type (astype gives strong arrays; promotion of weak operands keeps them weak).
 struct Convert final : Primitive {
   DType to;
-  explicit Convert(DType d) : to(d) {}
+  bool weak;
+  Convert(DType d, bool weak_type) : to(d), weak(weak_type) {}
   const char* name() const override { return "convert_element_type"; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {{in[0].shape, to}}; }
-  void print_params(std::ostream& os) const override { os << "new_dtype=" << to; }
+  bool weak_type_rule(bool) const override { return weak; }
+  void print_params(std::ostream& os) const override {
+    os << "new_dtype=" << to << " weak_type=" << (weak ? "True" : "False");
+  }
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
     return {from_buffer(in_ptr<std::uint8_t>(x), x.shape(), x.dtype(), to)};
@@ -677,7 +682,7 @@ struct Convert final : Primitive {
     return {is_floating(p[0].dtype()) && ct[0].valid() ? astype(ct[0], p[0].dtype()) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
-    return {{astype(in[0], to)}, {bdims[0]}};
+    return {{convert_element_type(in[0], to, weak)}, {bdims[0]}};
   }
 };
 
@@ -685,7 +690,22 @@ struct Convert final : Primitive {
 
 Array weak_scalar(double value, DType scalar_kind, const Array& like) {
   check_valid(like, "weak_scalar");
-  return make_scalar(value, promote_weak(like.dtype(), scalar_kind));
+  return make_scalar(value, result_type(like.dtype(), like.weak_type(), scalar_kind, true).dtype, true);
+}
+
+ResultType result_type(const Array& a, const Array& b) {
+  return linum::result_type(a.dtype(), a.weak_type(), b.dtype(), b.weak_type());
+}
+
+Array convert_element_type(const Array& x, DType dtype, bool weak_type) {
+  check_valid(x, "convert_element_type");
+  weak_type = weak_type && dtype != bool_;
+  if (x.dtype() == dtype && x.weak_type() == weak_type) return x;
+  return bind1(std::make_shared<const Convert>(dtype, weak_type), {x});
+}
+
+Array promote_to(const Array& x, ResultType r) {
+  return x.dtype() == r.dtype ? x : convert_element_type(x, r.dtype, r.weak_type);
 }
 
 }  // namespace detail
@@ -698,9 +718,9 @@ Array multiply(const Array& a, const Array& b) { return binary<Mul>(a, b, "multi
 Array divide(const Array& a, const Array& b) {
   check_valid(a, "divide");
   check_valid(b, "divide");
-  const DType d = promote_types(a.dtype(), b.dtype());
-  const DType f = is_floating(d) ? d : float32;
-  return binary<Div>(astype(a, f), astype(b, f), "divide");
+  ResultType r = result_type(a, b);
+  if (!is_floating(r.dtype)) r.dtype = float32;
+  return binary<Div>(promote_to(a, r), promote_to(b, r), "divide");
 }
 Array maximum(const Array& a, const Array& b) { return binary<Max>(a, b, "maximum"); }
 Array minimum(const Array& a, const Array& b) { return binary<Min>(a, b, "minimum"); }
@@ -782,8 +802,8 @@ Array where(const Array& cond, const Array& x, const Array& y) {
     throw ValueError("where: shapes " + shape_str(cond.shape()) + " (condition), " + shape_str(x.shape()) +
                      " (x) and " + shape_str(y.shape()) + " (y) are incompatible for broadcasting");
   }
-  const DType d = promote_types(x.dtype(), y.dtype());
-  return bind1(singleton<Select>(), {to_bool(cond, "where"), astype(x, d), astype(y, d)});
+  const ResultType r = result_type(x, y);
+  return bind1(singleton<Select>(), {to_bool(cond, "where"), promote_to(x, r), promote_to(y, r)});
 }
 
 // jnp.clip(x, lo, hi) = minimum(hi, maximum(lo, x)); an empty handle means no bound (None).
@@ -804,8 +824,7 @@ Array relu(const Array& x) { return bind1(singleton<Relu>(), {to_numeric(x, "rel
 
 Array astype(const Array& x, DType dtype) {
   check_valid(x, "astype");
-  if (x.dtype() == dtype) return x;
-  return bind1(std::make_shared<const Convert>(dtype), {x});
+  return convert_element_type(x, dtype, false);
 }
 
 }  // namespace linum

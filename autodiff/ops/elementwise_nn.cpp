@@ -1,8 +1,10 @@
-// jax.nn activations and jnp.logaddexp, composed from elementwise primitives: their derivatives
-// come from the primitives' rules, written so that the kinks get JAX's values.
+// jax.nn activations, jax.nn.standardize and jnp.logaddexp, composed from primitives: their
+// derivatives come from the primitives' rules, written so that the kinks get JAX's values.
 #include <cmath>
 
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/reduction.hpp>
+#include <linum/autodiff/ops/shape.hpp>
 
 namespace linum {
 
@@ -12,8 +14,9 @@ Array logaddexp(const Array& a, const Array& b) {
   detail::check_valid(a, "logaddexp");
   detail::check_valid(b, "logaddexp");
   detail::broadcast_shapes(a.shape(), b.shape(), "logaddexp");
-  const DType d = promote_types(promote_types(a.dtype(), b.dtype()), float32);
-  Array x = astype(a, d), y = astype(b, d);
+  ResultType r = detail::result_type(a, b);
+  if (!is_floating(r.dtype)) r.dtype = float32;
+  Array x = detail::promote_to(a, r), y = detail::promote_to(b, r);
   Array hi = maximum(x, y), lo = minimum(x, y);
   return where(isnan(subtract(x, y)), add(x, y), add(hi, log1p(exp(subtract(lo, hi)))));
 }
@@ -29,7 +32,7 @@ Array log_sigmoid(const Array& x) { return negative(softplus(negative(x))); }
 
 Array gelu(const Array& x, bool approximate) {
   detail::check_valid(x, "gelu");
-  Array v = is_floating(x.dtype()) ? x : astype(x, float32);
+  Array v = is_floating(x.dtype()) ? x : detail::convert_element_type(x, float32, x.weak_type());
   if (approximate) {
     const double sqrt_2_over_pi = std::sqrt(2.0 / M_PI);
     Array cdf = 0.5 * (1.0 + tanh(sqrt_2_over_pi * (v + 0.044715 * power(v, 3))));
@@ -68,6 +71,35 @@ Array relu6(const Array& x) {
 Array hard_tanh(const Array& x) {
   detail::check_valid(x, "hard_tanh");
   return where(greater(x, 1), 1, where(less(x, -1), -1, x));
+}
+Array hard_sigmoid(const Array& x) {
+  detail::check_valid(x, "hard_sigmoid");
+  return relu6(x + 3.0) / 6.0;
+}
+Array hard_silu(const Array& x) { return x * hard_sigmoid(x); }
+Array hard_swish(const Array& x) { return hard_silu(x); }
+
+Array glu(const Array& x, int axis) {
+  detail::check_valid(x, "glu");
+  if (x.ndim() == 0)
+    throw ValueError("glu: expected an array with at least one axis, got a scalar");
+  const int ax = axis < 0 ? axis + x.ndim() : axis;
+  if (ax < 0 || ax >= x.ndim())
+    throw ValueError("glu: axis " + std::to_string(axis) + " is out of bounds for an array of " +
+                     "shape " + shape_str(x.shape()));
+  if (x.shape(ax) % 2 != 0)
+    throw ValueError("glu: axis " + std::to_string(axis) + " of shape " + shape_str(x.shape()) +
+                     " must have an even size");
+  const Arrays halves = split(x, 2, ax);
+  return halves[0] * sigmoid(halves[1]);
+}
+
+Array standardize(const Array& x, const Axes& axis, const std::optional<Array>& mean_,
+                  const std::optional<Array>& variance, double epsilon) {
+  detail::check_valid(x, "standardize");
+  const Array m = mean_ ? *mean_ : mean(x, axis, true);
+  const Array v = variance ? *variance : mean(square(x), axis, true) - square(m);
+  return (x - m) * rsqrt(v + epsilon);
 }
 
 }  // namespace linum

@@ -288,8 +288,8 @@ Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers
 std::pair<Array, Array> promote_pair(const Array& a, const Array& b, const char* op) {
   check_valid(a, op);
   check_valid(b, op);
-  const DType t = promote_types(a.dtype(), b.dtype());
-  return {astype(a, t), astype(b, t)};
+  const ResultType r = result_type(a, b);
+  return {promote_to(a, r), promote_to(b, r)};
 }
 
 [[noreturn]] void throw_contract(const char* op, const Array& a, const Array& b) {

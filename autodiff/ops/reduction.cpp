@@ -475,6 +475,7 @@ struct ArgChoose final : Primitive {
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{reduced_shape(in[0].shape, {axis}), int32}};
   }
+  bool weak_type_rule(bool) const override { return false; }  // indices are never weak
   void print_params(std::ostream& os) const override {
     os << "axes=(" << axis << ",) index_dtype=int32";
   }

@@ -23,6 +23,11 @@ Array argmin(const Array& x, std::optional<int> axis = std::nullopt, bool keepdi
 Array logsumexp(const Array& x, const Axes& axis = {}, bool keepdims = false);
 Array softmax(const Array& x, const Axes& axis = -1);
 Array log_softmax(const Array& x, const Axes& axis = -1);
+// jax.nn.standardize: (x - mean) * rsqrt(variance + epsilon) over `axis`; a missing variance is
+// mean(x²) - mean², as JAX computes it. jax.nn.normalize is the same function.
+Array standardize(const Array& x, const Axes& axis = -1,
+                  const std::optional<Array>& mean = std::nullopt,
+                  const std::optional<Array>& variance = std::nullopt, double epsilon = 1e-5);
 // One-hot encoding of integer labels along a new last axis (jax.nn.one_hot).
 Array one_hot(const Array& labels, std::int64_t num_classes, DType dtype = float32);
 

@@ -451,21 +451,21 @@ Array concatenate(const Arrays& xs, int axis) {
           "shapes " +
           shapes_str(xs));
   const int ax = normalize_axis(axis, nd, "concatenate");
-  DType dt = xs[0].dtype();
+  ResultType dt{xs[0].dtype(), xs[0].weak_type()};
   for (const auto& x : xs) {
     for (int d = 0; d < nd; ++d)
       if (d != ax && x.shape()[d] != xs[0].shape()[d])
         throw ValueError("concatenate: arrays must have the same shape except along axis " +
                          std::to_string(ax) + ", got shapes " + shapes_str(xs));
-    dt = promote_types(dt, x.dtype());
+    dt = result_type(dt.dtype, dt.weak_type, x.dtype(), x.weak_type());
   }
   Shape out = xs[0].shape();
   for (std::size_t i = 1; i < xs.size(); ++i)
     out[ax] = checked_add("concatenate", out[ax], xs[i].shape()[ax]);
-  check_shape("concatenate", out, dt);
-  if (xs.size() == 1) return astype(xs[0], dt);
+  check_shape("concatenate", out, dt.dtype);
+  if (xs.size() == 1) return promote_to(xs[0], dt);
   Arrays in;
-  for (const auto& x : xs) in.push_back(astype(x, dt));
+  for (const auto& x : xs) in.push_back(promote_to(x, dt));
   return bind(std::make_shared<const Concatenate>(ax), in)[0];
 }
 

@@ -11,8 +11,8 @@
 #include <xtensor/xmath.hpp>
 
 #include <linum/autodiff/xtensor.hpp>
-#include "support/testing.hpp"
 #include <linum/linum.hpp>
+#include "support/testing.hpp"
 
 using linum::Array;
 using linum::Shape;
@@ -184,12 +184,13 @@ TEST_CASE("repr matches JAX for small arrays of every dtype") {
   CHECK(linum::repr(linum::array({{1.f, 2.f}, {3.f, 4.f}})) ==
         "Array([[1., 2.],\n       [3., 4.]], dtype=float32)");
   CHECK(linum::repr(linum::array({1.f, 2.5f})) == "Array([1. , 2.5], dtype=float32)");
-  CHECK(linum::repr(Array(0.5f)) == "Array(0.5, dtype=float32)");
-  CHECK(linum::repr(Array(1.0f)) == "Array(1., dtype=float32)");
+  CHECK(linum::repr(Array(0.5f)) == "Array(0.5, dtype=float32, weak_type=True)");
+  CHECK(linum::repr(Array(1.0f)) == "Array(1., dtype=float32, weak_type=True)");
+  CHECK(linum::repr(linum::astype(Array(0.5f), linum::float32)) == "Array(0.5, dtype=float32)");
   CHECK(linum::repr(linum::array({1, 2, 3})) == "Array([1, 2, 3], dtype=int32)");
   CHECK(linum::repr(linum::array({-1, 10})) == "Array([-1, 10], dtype=int32)");
   CHECK(linum::repr(linum::array({1u, 2u})) == "Array([1, 2], dtype=uint32)");
-  CHECK(linum::repr(Array(3)) == "Array(3, dtype=int32)");
+  CHECK(linum::repr(Array(3)) == "Array(3, dtype=int32, weak_type=True)");
   CHECK(linum::repr(linum::array({true, false})) == "Array([ True, False], dtype=bool)");
   CHECK(linum::repr(linum::array({true, true})) == "Array([ True,  True], dtype=bool)");
   CHECK(linum::repr(Array(true)) == "Array(True, dtype=bool)");
