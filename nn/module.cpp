@@ -67,6 +67,7 @@ thread_local std::vector<std::pair<std::uintptr_t, std::uintptr_t>> g_constructi
 thread_local std::vector<CaptureFilter> g_capture;
 thread_local int g_detached = 0;
 thread_local std::vector<PathRecorder*> g_path_recorders;
+thread_local std::vector<InputRecorder> g_input_recorders;
 }  // namespace
 
 namespace {
@@ -121,6 +122,16 @@ DetachedConstruction::DetachedConstruction() { ++g_detached; }
 DetachedConstruction::~DetachedConstruction() { --g_detached; }
 PathRecorder::PathRecorder() { g_path_recorders.push_back(this); }
 PathRecorder::~PathRecorder() { g_path_recorders.pop_back(); }
+InputRecorderScope::InputRecorderScope(InputRecorder r) {
+  g_input_recorders.push_back(std::move(r));
+}
+InputRecorderScope::~InputRecorderScope() { g_input_recorders.pop_back(); }
+const InputRecorder* input_recorder() {
+  return g_input_recorders.empty() ? nullptr : &g_input_recorders.back();
+}
+void append_leaves(const Tree& t, Arrays& out) {
+  for (const Array& l : pytree::tree_leaves<Array>(t)) out.push_back(l);
+}
 
 Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
                const std::vector<ShapeDtype>& avals) {

@@ -93,8 +93,32 @@ inline std::string attr_repr(const char* v) { return attr_repr(std::string(v)); 
 std::string attr_repr(const std::vector<std::int64_t>& v);
 std::string attr_repr(std::nullopt_t);
 
+class ModuleBase;
+
 namespace detail {
 struct ModuleState;
+// The Array inputs (Tree arguments contribute their leaves) of each __call__, reported as the
+// call starts while a recorder is installed: what nn::tabulate's inputs column shows.
+using InputRecorder = std::function<void(const ModuleBase&, const Arrays&)>;
+const InputRecorder* input_recorder();
+struct InputRecorderScope {
+  explicit InputRecorderScope(InputRecorder r);
+  ~InputRecorderScope();
+  InputRecorderScope(const InputRecorderScope&) = delete;
+  InputRecorderScope& operator=(const InputRecorderScope&) = delete;
+};
+void append_leaves(const Tree& t, Arrays& out);
+template <class... A>
+Arrays array_inputs(const A&... args) {
+  Arrays out;
+  auto add = [&](const auto& a) {
+    using T = std::remove_cvref_t<decltype(a)>;
+    if constexpr (std::is_same_v<T, Array>) out.push_back(a);
+    if constexpr (std::is_same_v<T, Tree>) append_leaves(a, out);
+  };
+  (add(args), ...);
+  return out;
+}
 }  // namespace detail
 
 class ModuleBase {
@@ -358,7 +382,12 @@ class Module : public ModuleBase {
   template <class... A>
   decltype(auto) operator()(A&&... args) {
     return run_method(
-        "__call__", [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); },
+        "__call__",
+        [&]() -> decltype(auto) {
+          if (const auto* record = detail::input_recorder())
+            (*record)(*this, detail::array_inputs(args...));
+          return self().call(std::forward<A>(args)...);
+        },
         detail::is_compact<D>());
   }
   // A named method through the wrapper (capture_intermediates sees `name`):

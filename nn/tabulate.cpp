@@ -133,7 +133,8 @@ std::string repeat(const std::string& s, std::size_t n) {
 }  // namespace
 
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
-                            const std::vector<Array>& root_inputs, const TabulateOptions& opts) {
+                            const std::vector<TabulateInputs>& inputs,
+                            const TabulateOptions& opts) {
   std::vector<std::string> cols;
   for (const auto& [c, v] : variables.as_dict())
     if (c != "intermediates") cols.push_back(c);
@@ -169,10 +170,13 @@ std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& 
     std::vector<std::string> cells;
     cells.push_back(join(r.path) + (r.method == "__call__" ? "" : " (" + r.method + ")"));
     cells.push_back(r.type);
+    // A module's first __call__ shows its inputs (other methods' arguments are not recorded).
     std::string in;
-    if (r.path.empty()) {
-      for (const auto& a : root_inputs)
-        in += (in.empty() ? "" : "\n") + std::string(root_inputs.size() > 1 ? "- " : "") +
+    const auto rec = std::find_if(inputs.begin(), inputs.end(),
+                                  [&](const TabulateInputs& i) { return i.path == r.path; });
+    if (r.method == "__call__" && rec != inputs.end()) {
+      for (const auto& a : rec->inputs)
+        in += (in.empty() ? "" : "\n") + std::string(rec->inputs.size() > 1 ? "- " : "") +
               value_repr(a);
     }
     cells.push_back(in);

@@ -22,10 +22,15 @@ struct TabulateCall {
   std::vector<std::string> path;
   std::string type, method;
 };
+// The Array inputs of one __call__ (recorded as the call starts).
+struct TabulateInputs {
+  std::vector<std::string> path;
+  Arrays inputs;
+};
 // The table for a run: calls recorded by the capture filter, the captured outputs (in
-// variables["intermediates"]), the root inputs and the variables init created.
+// variables["intermediates"]), each call's inputs and the variables init created.
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
-                            const std::vector<Array>& root_inputs, const TabulateOptions& opts);
+                            const std::vector<TabulateInputs>& inputs, const TabulateOptions& opts);
 }  // namespace detail
 
 // nn.tabulate(module, rngs, depth=...)(args...) -> the table as a string.
@@ -39,14 +44,13 @@ auto tabulate(const M& module, R rngs, TabulateOptions opts = {}) {
       calls->push_back({m.path(), m.type_name(), method});
       return true;
     });
+    auto inputs = std::make_shared<std::vector<detail::TabulateInputs>>();
+    detail::InputRecorderScope record_inputs([inputs](const ModuleBase& m, const Arrays& a) {
+      inputs->push_back({m.path(), a});
+    });
     InitOptions io{.mutable_ = opts.mutable_, .capture_intermediates = record};
     Tree vars = module.init(rngs, args..., io);
-    std::vector<Array> inputs;
-    auto add = [&](const auto& a) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, Array>) inputs.push_back(a);
-    };
-    (add(args), ...);
-    return detail::render_tabulate(*calls, vars, inputs, opts);
+    return detail::render_tabulate(*calls, vars, *inputs, opts);
   };
 }
 

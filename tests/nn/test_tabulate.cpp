@@ -40,8 +40,7 @@ bool has_line(const std::string& table, const std::string& needle) {
 
 TEST_CASE("tabulate(MLP): Flax's table — rows in call order, shapes, per-module params, totals") {
   const std::string t = nn::tabulate(MLP(), random::key(0))(ones({16, 9}));
-  // Flax's docstring table for this model (flax/linen/summary.py), except that linum leaves a
-  // submodule's inputs cell empty (only the root's inputs are known here).
+  // Flax's docstring table for this model (flax/linen/summary.py).
   const std::string expected =
       "\n"
       "                                MLP Summary\n"
@@ -50,12 +49,12 @@ TEST_CASE("tabulate(MLP): Flax's table — rows in call order, shapes, per-modul
       "┡━━━━━━━━━╇━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━┩\n"
       "│         │ MLP    │ float32[16,9] │ float32[16,2] │                      │\n"
       "├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤\n"
-      "│ Dense_0 │ Dense  │               │ float32[16,4] │ bias: float32[4]     │\n"
+      "│ Dense_0 │ Dense  │ float32[16,9] │ float32[16,4] │ bias: float32[4]     │\n"
       "│         │        │               │               │ kernel: float32[9,4] │\n"
       "│         │        │               │               │                      │\n"
       "│         │        │               │               │ 40 (160 B)           │\n"
       "├─────────┼────────┼───────────────┼───────────────┼──────────────────────┤\n"
-      "│ Dense_1 │ Dense  │               │ float32[16,2] │ bias: float32[2]     │\n"
+      "│ Dense_1 │ Dense  │ float32[16,4] │ float32[16,2] │ bias: float32[2]     │\n"
       "│         │        │               │               │ kernel: float32[4,2] │\n"
       "│         │        │               │               │                      │\n"
       "│         │        │               │               │ 10 (40 B)            │\n"
@@ -83,6 +82,9 @@ TEST_CASE("tabulate: a column per collection, nested paths, and depth folding th
   CHECK(order == std::vector<std::string>{"│ LayerNorm_0 ", "│ MLP_0 ", "│ MLP_0/Dense_0 ",
                                           "│ MLP_0/Dense_1 ", "│ BatchNorm_0 "});
   CHECK(has_line(t, "mean: float32[2]"));
+  // Each submodule's inputs: MLP_0 gets LayerNorm's output, MLP_0/Dense_1 the hidden (8, 4).
+  CHECK(has_line(t, "│ MLP_0         │ MLP       │ float32[8,3] │ float32[8,2] │"));
+  CHECK(has_line(t, "│ MLP_0/Dense_1 │ Dense     │ float32[8,4] │ float32[8,2] │"));
   // params: LayerNorm 6 + Dense 16 + Dense 10 + BatchNorm 4 = 36; batch_stats 4; all 40.
   CHECK(has_line(t, "Total │ 36 (144 B)"));
   CHECK(has_line(t, "Total Parameters: 40 (160 B)"));
