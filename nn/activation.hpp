@@ -1,8 +1,10 @@
 // flax.linen activations and pooling: jax.nn's functions as function objects, so that
-// `nn::relu` can be called (nn::relu(x)) and passed as a layer (Sequential({..., nn::relu})).
+// `nn::relu` can be called (nn::relu(x)) and passed as a layer (Sequential({..., nn::relu})),
+// and the PReLU module.
 #pragma once
 
 #include <linum/autodiff/ops.hpp>
+#include <linum/nn/module.hpp>
 
 namespace linum::nn {
 
@@ -18,6 +20,14 @@ LINUM_NN_UNARY(tanh, linum::tanh(x));
 LINUM_NN_UNARY(silu, linum::silu(x));
 LINUM_NN_UNARY(swish, linum::silu(x));
 LINUM_NN_UNARY(softplus, linum::softplus(x));
+LINUM_NN_UNARY(relu6, linum::relu6(x));
+LINUM_NN_UNARY(soft_sign, linum::soft_sign(x));
+LINUM_NN_UNARY(log_sigmoid, linum::log_sigmoid(x));
+LINUM_NN_UNARY(selu, linum::selu(x));
+LINUM_NN_UNARY(hard_tanh, linum::hard_tanh(x));
+LINUM_NN_UNARY(hard_sigmoid, linum::hard_sigmoid(x));
+LINUM_NN_UNARY(hard_silu, linum::hard_silu(x));
+LINUM_NN_UNARY(hard_swish, linum::hard_silu(x));
 #undef LINUM_NN_UNARY
 
 inline constexpr struct log_softmax_fn {
@@ -41,9 +51,42 @@ inline constexpr struct leaky_relu_fn {
     return linum::leaky_relu(x, negative_slope);
   }
 } leaky_relu{};
+inline constexpr struct celu_fn {
+  Array operator()(const Array& x, double alpha = 1.0) const { return linum::celu(x, alpha); }
+} celu{};
+inline constexpr struct glu_fn {
+  Array operator()(const Array& x, int axis = -1) const { return linum::glu(x, axis); }
+} glu{};
+inline constexpr struct standardize_fn {
+  Array operator()(const Array& x, const Axes& axis = -1,
+                   const std::optional<Array>& mean = std::nullopt,
+                   const std::optional<Array>& variance = std::nullopt,
+                   double epsilon = 1e-5) const {
+    return linum::standardize(x, axis, mean, variance, epsilon);
+  }
+} standardize{}, normalize{};  // jax.nn.normalize is standardize's older name
+using linum::logsumexp;
+using linum::one_hot;
 
-// flax.linen.avg_pool / max_pool (window_shape, strides, padding), NHWC.
+struct PReLUConfig {
+  DType param_dtype = float32;
+  double negative_slope_init = 0.01;
+  std::optional<std::string> name = {};
+};
+
+// flax.linen.PReLU: leaky relu with a learned scalar slope, param `negative_slope` of shape ().
+struct PReLU : Module<PReLU>, PReLUConfig {
+  PReLU() = default;
+  explicit PReLU(PReLUConfig c) : PReLUConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x);
+};
+
+// flax.linen.avg_pool / max_pool / min_pool / pool (window_shape, strides, padding), NHWC.
 using linum::avg_pool;
 using linum::max_pool;
+using linum::min_pool;
+using linum::pool;
 
 }  // namespace linum::nn

@@ -1,5 +1,5 @@
-// flax.linen.Dense and Conv: Flax's fields, defaults (lecun_normal kernels, zero biases) and
-// parameter names, so the same seed gives the same parameters as Flax.
+// flax.linen.Dense, Conv, ConvTranspose and Einsum: Flax's fields, defaults (lecun_normal kernels,
+// zero biases) and parameter names, so the same seed gives the same parameters as Flax.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +56,48 @@ struct Conv : Module<Conv>, ConvConfig {
     if (name) named(*name);
   }
   Array call(const Array& x);
+};
+
+struct ConvTransposeConfig {
+  std::int64_t features = 0;
+  std::vector<std::int64_t> kernel_size = {};
+  std::vector<std::int64_t> strides = {};  // 1 per spatial dim
+  Padding padding = "SAME";
+  std::vector<std::int64_t> kernel_dilation = {};  // 1 per spatial dim
+  bool use_bias = true;
+  bool transpose_kernel = false;
+  DType param_dtype = float32;
+  initializers::Initializer kernel_init = default_kernel_init();
+  initializers::Initializer bias_init = initializers::zeros_init();
+  std::optional<std::string> name = {};
+};
+
+// flax.linen.ConvTranspose: lax.conv_transpose over NHWC inputs (or unbatched); kernel
+// kernel_size + (in, features) — (features, in) with transpose_kernel — and bias (features,).
+struct ConvTranspose : Module<ConvTranspose>, ConvTransposeConfig {
+  explicit ConvTranspose(ConvTransposeConfig c) : ConvTransposeConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x);
+};
+
+struct EinsumConfig {
+  std::vector<std::int64_t> shape = {};  // the kernel's shape
+  std::optional<std::string> einsum_str = {};
+  bool use_bias = true;
+  DType param_dtype = float32;
+  initializers::Initializer kernel_init = default_kernel_init();
+  initializers::Initializer bias_init = initializers::zeros_init();
+  std::optional<std::string> name = {};
+};
+
+// flax.linen.Einsum: jnp.einsum(einsum_str, inputs, kernel) with a kernel of `shape`, plus a bias
+// over the output axes the kernel's term names. einsum_str is given here or at call time.
+struct Einsum : Module<Einsum>, EinsumConfig {
+  explicit Einsum(EinsumConfig c) : EinsumConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x, const std::optional<std::string>& einsum_str = std::nullopt);
 };
 
 }  // namespace linum::nn

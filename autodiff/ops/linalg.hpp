@@ -19,11 +19,17 @@ struct DotDimensionNumbers {
 };
 Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims);
 
+// jnp.einsum with one or two operands: explicit ("ij,jk->ik") or implicit ("ij,jk") output,
+// `...` for broadcast dims; an index repeated within one operand (a diagonal) is an error.
+Array einsum(const std::string& subscripts, const Array& a);
+Array einsum(const std::string& subscripts, const Array& a, const Array& b);
+Array einsum(const std::string& subscripts, const Arrays& operands);
+
 // Padding for conv/reduce_window: "SAME", "VALID", or explicit (low, high) per spatial dim.
 struct Padding {
   std::string mode;  // "SAME", "VALID", or empty for explicit
   std::vector<std::pair<std::int64_t, std::int64_t>> pads;
-  Padding(const char* m) : mode(m) {}  // NOLINT(google-explicit-constructor)
+  Padding(const char* m) : mode(m) {}             // NOLINT(google-explicit-constructor)
   Padding(std::string m) : mode(std::move(m)) {}  // NOLINT(google-explicit-constructor)
   Padding(std::vector<std::pair<std::int64_t, std::int64_t>> p) : pads(std::move(p)) {}  // NOLINT
 };
@@ -38,6 +44,12 @@ struct ConvOptions {
   std::int64_t feature_group_count = 1;
 };
 Array conv_general_dilated(const Array& lhs, const Array& rhs, const ConvOptions& opts = {});
+// lax.conv_transpose (NHWC x HWIO): conv_general_dilated of lhs dilated by `strides`; SAME gives
+// in * stride outputs. transpose_kernel flips the window and swaps I/O, which makes it the VJP
+// of a strided convolution with that kernel.
+Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<std::int64_t>& strides,
+                     const Padding& padding, const std::vector<std::int64_t>& rhs_dilation = {},
+                     bool transpose_kernel = false);
 
 // lax.reduce_window with the sum or max monoid (init value 0 / -inf).
 enum class WindowReduce { sum, max };
@@ -48,6 +60,12 @@ Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
 Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
+// flax.linen.min_pool (float inputs) and flax.linen.pool with the sum or max monoid; pool's init
+// must be that monoid's identity (padding reads init, so any other value would change windows).
+Array min_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
+Array pool(const Array& x, double init, WindowReduce op, const std::vector<std::int64_t>& window,
+           std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
 
 // Threads used by BLAS (OpenBLAS's own pool) for contractions and convolutions. linum runs no
 // other thread pool, so BLAS never fights another pool for the cores. The default is OpenBLAS's

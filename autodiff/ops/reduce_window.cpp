@@ -361,8 +361,8 @@ Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int6
 namespace {
 
 // flax.linen.pooling.pool: the window covers the dims between the batch dims and the features.
-Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window, Vec strides,
-           const Padding& padding) {
+Array window_pool(const char* name, const Array& x, WindowReduce op, const Vec& window, Vec strides,
+                  const Padding& padding) {
   check_valid(x, name);
   const int k = static_cast<int>(window.size());
   if (x.ndim() < k + 1)
@@ -396,7 +396,7 @@ Array pool(const char* name, const Array& x, WindowReduce op, const Vec& window,
 
 Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides, const Padding& padding) {
-  Array s = pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding);
+  Array s = window_pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding);
   // count_include_pad=True (Flax's default): every window divides by its full size.
   const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
   return s / static_cast<double>(n);
@@ -404,7 +404,26 @@ Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
 
 Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides, const Padding& padding) {
-  return pool("max_pool", x, WindowReduce::max, window, std::move(strides), padding);
+  return window_pool("max_pool", x, WindowReduce::max, window, std::move(strides), padding);
+}
+
+Array min_pool(const Array& x, const std::vector<std::int64_t>& window,
+               std::vector<std::int64_t> strides, const Padding& padding) {
+  if (!is_floating(x.dtype()))  // -x would wrap the integer minimum
+    throw TypeError("min_pool: expected a float32 or float64 input, got " +
+                    std::string(dtype_name(x.dtype())));
+  return negative(
+      window_pool("min_pool", negative(x), WindowReduce::max, window, std::move(strides), padding));
+}
+
+Array pool(const Array& x, double init, WindowReduce op, const std::vector<std::int64_t>& window,
+           std::vector<std::int64_t> strides, const Padding& padding) {
+  const double identity = op == WindowReduce::sum ? 0.0 : -std::numeric_limits<double>::infinity();
+  if (init != identity)
+    throw ValueError("pool: init must be the identity of the reduction (" +
+                     std::string(op == WindowReduce::sum ? "0 for sum" : "-inf for max") +
+                     "), got " + std::to_string(init));
+  return window_pool("pool", x, op, window, std::move(strides), padding);
 }
 
 }  // namespace linum

@@ -1,5 +1,6 @@
-// The seeds' layers (Dense, Conv, BatchNorm, Dropout, Sequential) against hand computations,
-// and the extracting-intermediates patterns of seed 000 (sow, capture_intermediates, method=).
+// The seeds' layers (Dense, Conv, BatchNorm, Dropout, Sequential) and ConvTranspose / Einsum
+// against hand computations, and the extracting-intermediates patterns of seed 000 (sow,
+// capture_intermediates, method=).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,11 +9,13 @@
 #include <linum/nn/nn.hpp>
 #include <linum/nn/serialization.hpp>
 
+#include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
+using testing::check_error;
 using testing::shape_of;
 namespace init = linum::nn::initializers;
 
@@ -74,6 +77,71 @@ TEST_CASE("Conv: SAME padding output shape and the value at one pixel by hand") 
   CHECK_THROWS_AS(
       nn::Conv({.features = 3, .kernel_size = {3, 3}}).init(random::key(0), ones({5, 2})),
       ValueError);
+}
+
+TEST_CASE("ConvTranspose: Flax's kernel shapes; the output is lax.conv_transpose plus the bias") {
+  const Array x = random::normal(random::key(2), {2, 4, 3, 2});
+  nn::ConvTranspose ct({.features = 3,
+                        .kernel_size = {3, 2},
+                        .strides = {2, 2},
+                        .bias_init = nn::initializers::constant(0.5)});
+  auto [y, v] = ct.init_with_output(random::key(0), x);
+  CHECK(y.shape() == Shape{2, 8, 6, 3});  // SAME: in * stride
+  CHECK(shape_of(v["params"]["kernel"]) == Shape{3, 2, 2, 3});
+  CHECK(shape_of(v["params"]["bias"]) == Shape{3});
+  const Array k = v["params"]["kernel"].leaf();
+  CHECK(allclose(y, conv_transpose(x, k, {2, 2}, "SAME") + 0.5f));
+  // An unbatched input gives an unbatched output.
+  CHECK(allclose(ct.apply(v, squeeze(slice(x, {{0, 1}}), 0)), squeeze(slice(y, {{0, 1}}), 0)));
+
+  // transpose_kernel stores (features, in) and flips the window; VALID grows by k - s.
+  nn::ConvTranspose tk({.features = 3,
+                        .kernel_size = {3, 2},
+                        .strides = {2, 1},
+                        .padding = "VALID",
+                        .use_bias = false,
+                        .transpose_kernel = true});
+  auto [y2, v2] = tk.init_with_output(random::key(1), x);
+  CHECK(shape_of(v2["params"]["kernel"]) == Shape{3, 2, 3, 2});
+  CHECK_FALSE(v2["params"].contains("bias"));
+  CHECK(y2.shape() == Shape{2, 9, 4, 3});
+  CHECK(allclose(y2, conv_transpose(x, v2["params"]["kernel"].leaf(), {2, 1}, "VALID", {}, true)));
+  CHECK_THROWS_AS(
+      nn::ConvTranspose({.features = 3, .kernel_size = {3, 3}}).init(random::key(0), ones({5, 2})),
+      ValueError);
+}
+
+TEST_CASE("Einsum: Flax's docstring shapes; output is jnp.einsum plus the kernel-axes bias") {
+  const Array x = random::normal(random::key(4), {3, 4, 5});
+  nn::Einsum layer({.shape = {5, 6, 7},
+                    .einsum_str = "abc,cde->abde",
+                    .bias_init = nn::initializers::normal(1.0)});
+  auto [y, v] = layer.init_with_output(random::key(0), x);
+  CHECK(shape_of(v["params"]["kernel"]) == Shape{5, 6, 7});
+  CHECK(shape_of(v["params"]["bias"]) == Shape{6, 7});
+  const Array k = v["params"]["kernel"].leaf(), b = v["params"]["bias"].leaf();
+  CHECK(allclose(y, einsum("abc,cde->abde", x, k) + reshape(b, {1, 1, 6, 7}), 1e-4f));
+  // The equation at call time; the bias follows the output order of the kernel's letters.
+  nn::Einsum late({.shape = {5, 6}, .use_bias = true});
+  auto [y2, v2] = late.init_with_output(random::key(1), x, std::string("...c,cd->d..."));
+  CHECK(shape_of(v2["params"]["bias"]) == Shape{6});
+  CHECK(y2.shape() == Shape{6, 3, 4});
+  check_error<ValueError>(
+      [&] {
+        nn::Einsum({.shape = {5, 6}, .einsum_str = "ac,cd->ad"})
+            .init(random::key(0), x, std::string("ac,cd->ad"));
+      },
+      {"Einsum", "just once"});
+  check_error<ValueError>(
+      [&] {
+        nn::Einsum({.shape = {5, 6}}).init(random::key(0), x);
+      },
+      {"Einsum", "must be passed"});
+  check_error<ValueError>(
+      [&] {
+        nn::Einsum({.shape = {5, 6}, .einsum_str = "abc,cd"}).init(random::key(0), x);
+      },
+      {"Einsum", "->"});
 }
 
 TEST_CASE("BatchNorm: normalised output and running statistics equal a hand computation") {
