@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <linum/autodiff/transforms.hpp>
+#include <linum/pytree/frozen_dict.hpp>
 
 namespace linum {
 namespace detail {
@@ -53,15 +54,22 @@ Tree graft_dynamic(const Tree& y, std::size_t& i, Fn& inner) {
   switch (y.kind()) {
     case NodeKind::Leaf: return to_dynamic_tree(inner(i++));
     case NodeKind::Dict: return Tree(graft_entries(y.as_dict(), i, inner));
+    case NodeKind::FrozenDict:  // stays a FrozenDict node, as JAX keeps each node's type
+      return Tree(pytree::FrozenDict<Array>(graft_entries(y.as_mapping(), i, inner)));
     case NodeKind::Tuple:
     case NodeKind::List: {
       Tree::seq_type out;
       for (const auto& e : y.items()) out.push_back(graft_dynamic(e, i, inner));
       return y.is_tuple() ? Tree::tuple(std::move(out)) : Tree::list(std::move(out));
     }
-    default:
-      return y;  // None and empty_node hold no leaves
+    case NodeKind::None:
+    case NodeKind::EmptyNode: return y;  // no leaves
+    case NodeKind::NamedTuple:
+    case NodeKind::Custom:
+    case NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them
   }
+  throw TypeError("jacobian: a dynamic Tree output holds a " +
+                  std::string(pytree::kind_name(y.kind())));
 }
 
 template <class Y, class Fn>
