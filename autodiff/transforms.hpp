@@ -337,15 +337,23 @@ class AxisSpec {
   AxisSpec(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None
   AxisSpec(std::initializer_list<AxisSpec> items) : kind_(Kind::Seq), items_(items) {}
   // From a dynamic tree of axes built at run time (per-key axes of a params dict): a leaf is an
-  // axis (kNone: None), None is None, a dict a dict, a tuple or list a tuple.
+  // axis (kNone: None), None is None, a dict or FrozenDict a dict, a tuple or list a tuple.
   AxisSpec(const pytree::BasicTree<int>& axes);  // NOLINT(google-explicit-constructor)
+  // Per-key axes of a tuple-keyed dict (flatten_dict of an axes tree, for flatten_dict's params).
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  AxisSpec(const pytree::Dict<pytree::Path, pytree::BasicTree<int>>& axes);
   static AxisSpec seq(std::vector<AxisSpec> items);
   static AxisSpec dict(std::vector<std::pair<std::string, AxisSpec>> items);
+  // A dict with tuple keys, {('a', 'b'): 0, ...}: the prefix of a tuple-keyed dict (what
+  // traverse_util.flatten_dict returns), as a JAX dict spec with tuple keys.
+  static AxisSpec tuple_dict(std::vector<std::pair<pytree::Path, AxisSpec>> items);
 
   Kind kind() const { return kind_; }
   std::optional<int> axis() const { return axis_; }  // a leaf's axis (nullopt: None)
   const std::vector<AxisSpec>& items() const { return items_; }
-  const std::vector<std::string>& keys() const { return keys_; }  // a dict's keys, sorted
+  // A dict's keys, sorted; a tuple-keyed dict's as TreeDef node data (pytree's encode_tuple_key).
+  const std::vector<std::string>& keys() const { return keys_; }
+  bool has_tuple_keys() const { return tuple_keys_; }
   std::string to_string() const;  // "(0, None, {'w': 1})", as JAX prints in_axes
 
   // For code written against the first vmap API (in_axes a std::vector<int>, out_axes an int):
@@ -364,6 +372,7 @@ class AxisSpec {
   std::optional<int> axis_;
   std::vector<AxisSpec> items_;
   std::vector<std::string> keys_;
+  bool tuple_keys_ = false;
 };
 
 // vmap's options, in JAX's order: vmap(f, {in_axes, out_axes, axis_name, axis_size}).
