@@ -10,11 +10,6 @@
 #include <linum/autodiff/trace.hpp>
 #include <linum/autodiff/tree_bridge.hpp>
 
-namespace linum::pytree {
-template <>
-struct is_leaf<ShapeDtype> : std::true_type {};
-}  // namespace linum::pytree
-
 namespace linum {
 
 // The aval of an array (concrete or traced): what eval_shape reports for it.

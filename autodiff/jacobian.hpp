@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <linum/autodiff/transforms.hpp>
+#include <linum/pytree/frozen_dict.hpp>
 
 namespace linum {
 namespace detail {
@@ -31,32 +32,44 @@ Tree to_dynamic_tree(const X& x) {
   }
 }
 
+template <class Fn>
+Tree graft_dynamic(const Tree& y, std::size_t& i, Fn& inner);
+
+// The entries of a dict or FrozenDict output, grafted in sorted-key (leaf) order.
+template <class Fn>
+Tree::dict_type graft_entries(const Tree::dict_type& d, std::size_t& i, Fn& inner) {
+  Tree::dict_type out;
+  for (std::size_t pos : d.sorted_positions()) {
+    const auto& kv = *(d.begin() + static_cast<std::ptrdiff_t>(pos));
+    out.insert_or_assign(kv.first, graft_dynamic(kv.second, i, inner));
+  }
+  return out;
+}
+
 // The output structure with each leaf (the i-th in flattening order) replaced by inner(i), a
 // value of the input structure. A dynamic Tree output holds the inner values as subtrees.
 template <class Fn>
 Tree graft_dynamic(const Tree& y, std::size_t& i, Fn& inner) {
   using pytree::NodeKind;
   switch (y.kind()) {
-    case NodeKind::Leaf:
-      return to_dynamic_tree(inner(i++));
-    case NodeKind::Dict: {
-      Tree::dict_type out;
-      const auto& d = y.as_dict();
-      for (std::size_t pos : d.sorted_positions()) {
-        const auto& kv = *(d.begin() + static_cast<std::ptrdiff_t>(pos));
-        out.insert_or_assign(kv.first, graft_dynamic(kv.second, i, inner));
-      }
-      return Tree(std::move(out));
-    }
+    case NodeKind::Leaf: return to_dynamic_tree(inner(i++));
+    case NodeKind::Dict: return Tree(graft_entries(y.as_dict(), i, inner));
+    case NodeKind::FrozenDict:  // stays a FrozenDict node, as JAX keeps each node's type
+      return Tree(pytree::FrozenDict<Array>(graft_entries(y.as_mapping(), i, inner)));
     case NodeKind::Tuple:
     case NodeKind::List: {
       Tree::seq_type out;
       for (const auto& e : y.items()) out.push_back(graft_dynamic(e, i, inner));
       return y.is_tuple() ? Tree::tuple(std::move(out)) : Tree::list(std::move(out));
     }
-    default:
-      return y;  // None and empty_node hold no leaves
+    case NodeKind::None:
+    case NodeKind::EmptyNode: return y;  // no leaves
+    case NodeKind::NamedTuple:
+    case NodeKind::Custom:
+    case NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them
   }
+  throw TypeError("jacobian: a dynamic Tree output holds a " +
+                  std::string(pytree::kind_name(y.kind())));
 }
 
 template <class Y, class Fn>
@@ -68,12 +81,7 @@ auto graft(const Y& y, std::size_t& i, Fn& inner) {
   } else if constexpr (c == Category::Dynamic) {
     return graft_dynamic(y, i, inner);
   } else if constexpr (c == Category::Frozen) {
-    typename Y::dict_type out;
-    for (std::size_t pos : y.sorted_positions()) {
-      const auto& kv = *(y.begin() + static_cast<std::ptrdiff_t>(pos));
-      out.insert_or_assign(kv.first, graft_dynamic(kv.second, i, inner));
-    }
-    return Y(std::move(out));
+    return Y(graft_entries(y.dict(), i, inner));
   } else if constexpr (c == Category::Optional) {
     using R = decltype(graft(std::declval<const typename Y::value_type&>(), i, inner));
     return y ? std::optional<R>(graft(*y, i, inner)) : std::optional<R>();
@@ -151,15 +159,35 @@ Array jac_cols(const Array& cols, std::int64_t off, std::int64_t n, const Shape&
 // The standard basis of a leaf among `total` coordinates starting at `off`: shape (total,) + like.
 Array basis_block(const Array& like, std::int64_t off, std::int64_t total);
 void check_jac_dtypes(const Arrays& leaves, const char* fn, const char* what);
+// The standard basis of all leaves' coordinates (`total` of them): one basis_block per leaf.
+inline Arrays standard_basis(const Arrays& leaves, const std::vector<std::int64_t>& sizes,
+                             std::int64_t total) {
+  Arrays basis;
+  std::int64_t off = 0;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    basis.push_back(basis_block(leaves[i], off, total));
+    off += sizes[i];
+  }
+  return basis;
+}
+// The Jacobian, paired with f's aux output (the third entry of vjp_impl/jvp_impl) under has_aux.
+template <bool Aux, class J, class R>
+auto with_aux(J jac, const R& r) {
+  if constexpr (Aux)
+    return std::make_pair(std::move(jac), std::get<2>(r));
+  else
+    return jac;
+}
 
 }  // namespace detail
 
 // jacrev(f, argnums<I...>, has_aux?, allow_int?)(args...): the Jacobian by reverse mode.
 template <class F, int... I, class... Opts>
 requires(detail::is_grad_option_v<Opts>&&...) auto jacrev(F f, Argnums<I...> an, Opts...) {
-  constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
   return [ h = detail::Held<F>{std::move(f)},
            an ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
+    // Declared in here: GCC 12 calls an outer one unused when only template arguments use it.
+    constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
     std::tuple<A...> targs(args...);
     auto g = detail::bind_argnums<I...>(h.f, targs);
     auto r = detail::vjp_impl<aux>(g, "jacrev", detail::has_option_v<AllowInt, Opts...>,
@@ -174,25 +202,16 @@ requires(detail::is_grad_option_v<Opts>&&...) auto jacrev(F f, Argnums<I...> an,
     Arrays xl = detail::tree_arrays(x_like);
     Arrays rows;  // per input leaf: (m,) + x_j.shape
     if (m > 0) {
-      Arrays basis;
-      std::int64_t off = 0;
-      for (std::size_t i = 0; i < yl.size(); ++i) {
-        basis.push_back(detail::basis_block(yl[i], off, m));
-        off += ys[i];
-      }
       using Y = std::decay_t<decltype(y)>;
-      rows = detail::tree_arrays(
-          vmap([&](const Y& ct) { return pull(ct); })(detail::tree_rebuild(y, basis)));
+      rows = detail::tree_arrays(vmap([&](const Y& ct) { return pull(ct); })(
+          detail::tree_rebuild(y, detail::standard_basis(yl, ys, m))));
     }
     auto offs = detail::offsets(ys);
     auto jac = detail::assemble_jacobian(y, x_like, xl.size(), [&](std::size_t i, std::size_t j) {
       return m > 0 ? detail::jac_rows(rows[j], offs[i], ys[i], yl[i].shape(), m)
                    : detail::zero_block(yl[i], xl[j], xl[j].dtype());
     });
-    if constexpr (aux)
-      return std::make_pair(std::move(jac), std::get<2>(r));
-    else
-      return jac;
+    return detail::with_aux<aux>(std::move(jac), r);
   };
 }
 template <class F, class... Opts>
@@ -222,13 +241,9 @@ requires(std::is_same_v<Opts, HasAux>&&...) auto jacfwd(F f, Argnums<I...> an, O
         return detail::jvp_impl<false>(g, primals, t);
     };
     // n == 0: one jvp on empty tangents gives the output structure (its tangents are dropped).
-    Arrays basis;
-    std::int64_t off = 0;
-    for (std::size_t j = 0; j < xl.size(); ++j) {
-      basis.push_back(n > 0 ? detail::basis_block(xl[j], off, n) : zeros_like(xl[j]));
-      off += xs[j];
-    }
-    P tangents = detail::tree_rebuild(primals, basis);
+    P tangents = detail::tree_rebuild(
+        primals, n > 0 ? detail::standard_basis(xl, xs, n)
+                       : detail::tree_apply(xl, [](const Array& x) { return zeros_like(x); }));
     VmapOptions o;
     o.out_axes = aux ? AxisSpec{AxisSpec::kNone, 0, AxisSpec::kNone} : AxisSpec{AxisSpec::kNone, 0};
     auto r = n > 0 ? vmap(push, o)(tangents) : push(tangents);
@@ -240,10 +255,7 @@ requires(std::is_same_v<Opts, HasAux>&&...) auto jacfwd(F f, Argnums<I...> an, O
       return n > 0 ? detail::jac_cols(cols[i], offs[j], xs[j], xl[j].shape(), n)
                    : detail::zero_block(yl[i], xl[j], yl[i].dtype());
     });
-    if constexpr (aux)
-      return std::make_pair(std::move(jac), std::get<2>(r));
-    else
-      return jac;
+    return detail::with_aux<aux>(std::move(jac), r);
   };
 }
 template <class F, class... Opts>

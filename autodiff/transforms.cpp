@@ -16,19 +16,51 @@ AxisSpec AxisSpec::seq(std::vector<AxisSpec> items) {
   return s;
 }
 
-AxisSpec AxisSpec::dict(std::vector<std::pair<std::string, AxisSpec>> items) {
+namespace {
+
+// A dict spec's key as JAX prints it, and as the TreeDef's node data holds it.
+std::string key_repr(const std::string& k) { return pytree::str_repr(k); }
+std::string key_repr(const pytree::Path& k) { return pytree::repr_as_tuple(k); }
+std::string key_data(const std::string& k) { return k; }
+std::string key_data(const pytree::Path& k) { return pytree::detail::encode_tuple_key(k); }
+
+// A dict spec's entries, sorted by key as the TreeDef orders them; a repeated key is an error.
+template <class K>
+void sorted_dict_entries(std::vector<std::pair<K, AxisSpec>>& items, std::vector<std::string>& keys,
+                         std::vector<AxisSpec>& specs, const char* fn) {
   std::sort(items.begin(), items.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
-  AxisSpec s;
-  s.kind_ = Kind::Dict;
-  s.axis_.reset();
-  for (auto& [k, v] : items) {
-    if (!s.keys_.empty() && s.keys_.back() == k)
-      throw ValueError("AxisSpec::dict: duplicate key '" + k + "'");
-    s.keys_.push_back(k);
-    s.items_.push_back(std::move(v));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0 && items[i - 1].first == items[i].first)
+      throw ValueError(std::string(fn) + ": duplicate key " + key_repr(items[i].first));
+    keys.push_back(key_data(items[i].first));
+    specs.push_back(std::move(items[i].second));
   }
+}
+
+}  // namespace
+
+AxisSpec AxisSpec::dict(std::vector<std::pair<std::string, AxisSpec>> items) {
+  AxisSpec s;
+  s.axis_.reset();
+  s.kind_ = Kind::Dict;
+  sorted_dict_entries(items, s.keys_, s.items_, "AxisSpec::dict");
   return s;
+}
+
+AxisSpec AxisSpec::tuple_dict(std::vector<std::pair<pytree::Path, AxisSpec>> items) {
+  AxisSpec s;
+  s.axis_.reset();
+  s.tuple_keys_ = true;
+  s.kind_ = Kind::Dict;
+  sorted_dict_entries(items, s.keys_, s.items_, "AxisSpec::tuple_dict");
+  return s;
+}
+
+AxisSpec::AxisSpec(const pytree::Dict<pytree::Path, pytree::BasicTree<int>>& axes) {
+  std::vector<std::pair<pytree::Path, AxisSpec>> items;
+  for (const auto& [k, v] : axes) items.emplace_back(k, AxisSpec(v));
+  *this = tuple_dict(std::move(items));
 }
 
 AxisSpec::AxisSpec(const pytree::BasicTree<int>& t) {
@@ -40,9 +72,10 @@ AxisSpec::AxisSpec(const pytree::BasicTree<int>& t) {
     case NodeKind::None:
       *this = AxisSpec(std::nullopt);
       return;
-    case NodeKind::Dict: {
+    case NodeKind::Dict:
+    case NodeKind::FrozenDict: {
       std::vector<std::pair<std::string, AxisSpec>> items;
-      for (const auto& [k, v] : t.as_dict()) items.emplace_back(k, AxisSpec(v));
+      for (const auto& [k, v] : t.as_mapping()) items.emplace_back(k, AxisSpec(v));
       *this = dict(std::move(items));
       return;
     }
@@ -82,8 +115,12 @@ std::string AxisSpec::to_string() const {
     }
     case Kind::Dict: {
       std::string s = "{";
-      for (std::size_t i = 0; i < items_.size(); ++i)
-        s += (i ? ", '" : "'") + keys_[i] + "': " + items_[i].to_string();
+      for (std::size_t i = 0; i < items_.size(); ++i) {
+        s += i ? ", " : "";
+        const std::string& k = keys_[i];
+        s += tuple_keys_ ? key_repr(pytree::detail::decode_tuple_key(k)) : key_repr(k);
+        s += ": " + items_[i].to_string();
+      }
       return s + "}";
     }
   }
@@ -248,8 +285,11 @@ void broadcast_prefix(const AxisSpec& spec, const pytree::TreeDef& def,
       broadcast_prefix(spec.items()[i], kids[i], out, fail);
     return;
   }
-  if ((k != NodeKind::Dict && k != NodeKind::FrozenDict) || root.arity != spec.keys().size())
-    throw ValueError(fail);
+  // As JAX matches dict prefixes: same keys, string keys for a (Frozen)dict, tuple keys for
+  // a tuple-keyed dict (flatten_dict's result).
+  const bool dict_node = spec.has_tuple_keys() ? k == NodeKind::TupleDict
+                                               : (k == NodeKind::Dict || k == NodeKind::FrozenDict);
+  if (!dict_node || root.arity != spec.keys().size()) throw ValueError(fail);
   for (std::size_t i = 0; i < spec.keys().size(); ++i)
     if (def.data(root, i) != spec.keys()[i]) throw ValueError(fail);
   auto kids = def.children();

@@ -83,6 +83,15 @@ T unwrap_tree(const TapeTrace& tape, const T& t) {
   return tree_apply(t, [&](const Array& a) { return tape.unwrap(a).first; });
 }
 
+// The aux output of f's (out, aux) result, unwrapped from the tape; 0 without has_aux.
+template <bool Aux, class R>
+auto unwrap_aux(const TapeTrace& tape, const R& result) {
+  if constexpr (Aux)
+    return unwrap_tree(tape, std::get<1>(result));
+  else
+    return 0;
+}
+
 template <class Tuple, int... I>
 auto select_args(const Tuple& t, Argnums<I...>) {
   if constexpr (sizeof...(I) == 1)
@@ -123,12 +132,7 @@ auto value_and_grad_impl(F& f, const char* fn, Argnums<I...> an, const Args&... 
   const Array& out = main_out<Aux>(result);
   check_grad_output(out, fn);
   auto [primal, var] = tape->unwrap(out);
-  auto aux = [&] {
-    if constexpr (Aux)
-      return unwrap_tree(*tape, std::get<1>(result));
-    else
-      return 0;
-  }();
+  auto aux = unwrap_aux<Aux>(*tape, result);
   scope.close();
   Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, w, fn);
   tape->clear();
@@ -138,22 +142,34 @@ auto value_and_grad_impl(F& f, const char* fn, Argnums<I...> an, const Args&... 
   return std::make_tuple(primal, aux, select_args(grads, an));
 }
 
+// The closure of value_and_grad (WithValue) and of grad: value_and_grad_impl under the name
+// `fn`, its result packed as JAX packs each.
+template <bool WithValue, class F, int... I, class... Opts>
+auto grad_closure(F f, Argnums<I...> an, const char* fn, Opts...) {
+  constexpr bool aux = has_option_v<HasAux, Opts...>;
+  return [ h = Held<F>{std::move(f)}, an,
+           fn ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
+    auto [v, a, g] =
+        value_and_grad_impl<aux, has_option_v<AllowInt, Opts...>>(h.f, fn, an, args...);
+    if constexpr (WithValue && aux)
+      return std::make_pair(std::make_pair(v, a), g);
+    else if constexpr (WithValue)
+      return std::make_pair(v, g);
+    else if constexpr (aux)
+      return std::make_pair(g, a);
+    else
+      return g;
+  };
+}
+
 }  // namespace detail
 
 // value_and_grad(f)(x) -> (f(x), df/dx). With has_aux: ((value, aux), grad), as in JAX.
 // Options: has_aux, allow_int.
 template <class F, int... I, class... Opts>
-requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Argnums<I...> an, Opts...) {
-  constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
-  return [ h = detail::Held<F>{std::move(f)},
-           an ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
-    auto [v, a, g] = detail::value_and_grad_impl<aux, detail::has_option_v<AllowInt, Opts...>>(
-        h.f, "value_and_grad", an, args...);
-    if constexpr (aux)
-      return std::make_pair(std::make_pair(v, a), g);
-    else
-      return std::make_pair(v, g);
-  };
+requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Argnums<I...> an,
+                                                                  Opts... opts) {
+  return detail::grad_closure<true>(std::move(f), an, "value_and_grad", opts...);
 }
 template <class F, class... Opts>
 requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Opts... opts) {
@@ -163,17 +179,8 @@ requires(detail::is_grad_option_v<Opts>&&...) auto value_and_grad(F f, Opts... o
 // grad(f)(x) -> df/dx for a scalar-valued f. Several argnums give a tuple of gradients;
 // with has_aux the result is (grad, aux). Options: has_aux, allow_int.
 template <class F, int... I, class... Opts>
-requires(detail::is_grad_option_v<Opts>&&...) auto grad(F f, Argnums<I...> an, Opts...) {
-  constexpr bool aux = detail::has_option_v<HasAux, Opts...>;
-  return [ h = detail::Held<F>{std::move(f)},
-           an ]<class... A>(const A&... args) requires std::invocable<F&, const A&...> {
-    auto [v, a, g] = detail::value_and_grad_impl<aux, detail::has_option_v<AllowInt, Opts...>>(
-        h.f, "grad", an, args...);
-    if constexpr (aux)
-      return std::make_pair(g, a);
-    else
-      return g;
-  };
+requires(detail::is_grad_option_v<Opts>&&...) auto grad(F f, Argnums<I...> an, Opts... opts) {
+  return detail::grad_closure<false>(std::move(f), an, "grad", opts...);
 }
 template <class F, class... Opts>
 requires(detail::is_grad_option_v<Opts>&&...) auto grad(F f, Opts... opts) {
@@ -201,12 +208,7 @@ auto vjp_impl(F& f, const char* fn, bool allow_int, const Args&... primals) {
     out_primals.push_back(p);
     out_vars.push_back(v);
   }
-  auto aux = [&] {
-    if constexpr (Aux)
-      return unwrap_tree(*tape, std::get<1>(result));
-    else
-      return 0;
-  }();
+  auto aux = unwrap_aux<Aux>(*tape, result);
   scope.close();
   using Out = std::decay_t<decltype(out)>;
   Out primal_out = tree_rebuild(out, out_primals);
@@ -335,15 +337,23 @@ class AxisSpec {
   AxisSpec(std::nullopt_t) {}  // NOLINT(google-explicit-constructor): None
   AxisSpec(std::initializer_list<AxisSpec> items) : kind_(Kind::Seq), items_(items) {}
   // From a dynamic tree of axes built at run time (per-key axes of a params dict): a leaf is an
-  // axis (kNone: None), None is None, a dict a dict, a tuple or list a tuple.
+  // axis (kNone: None), None is None, a dict or FrozenDict a dict, a tuple or list a tuple.
   AxisSpec(const pytree::BasicTree<int>& axes);  // NOLINT(google-explicit-constructor)
+  // Per-key axes of a tuple-keyed dict (flatten_dict of an axes tree, for flatten_dict's params).
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  AxisSpec(const pytree::Dict<pytree::Path, pytree::BasicTree<int>>& axes);
   static AxisSpec seq(std::vector<AxisSpec> items);
   static AxisSpec dict(std::vector<std::pair<std::string, AxisSpec>> items);
+  // A dict with tuple keys, {('a', 'b'): 0, ...}: the prefix of a tuple-keyed dict (what
+  // traverse_util.flatten_dict returns), as a JAX dict spec with tuple keys.
+  static AxisSpec tuple_dict(std::vector<std::pair<pytree::Path, AxisSpec>> items);
 
   Kind kind() const { return kind_; }
   std::optional<int> axis() const { return axis_; }  // a leaf's axis (nullopt: None)
   const std::vector<AxisSpec>& items() const { return items_; }
-  const std::vector<std::string>& keys() const { return keys_; }  // a dict's keys, sorted
+  // A dict's keys, sorted; a tuple-keyed dict's as TreeDef node data (pytree's encode_tuple_key).
+  const std::vector<std::string>& keys() const { return keys_; }
+  bool has_tuple_keys() const { return tuple_keys_; }
   std::string to_string() const;  // "(0, None, {'w': 1})", as JAX prints in_axes
 
   // For code written against the first vmap API (in_axes a std::vector<int>, out_axes an int):
@@ -362,6 +372,7 @@ class AxisSpec {
   std::optional<int> axis_;
   std::vector<AxisSpec> items_;
   std::vector<std::string> keys_;
+  bool tuple_keys_ = false;
 };
 
 // vmap's options, in JAX's order: vmap(f, {in_axes, out_axes, axis_name, axis_size}).

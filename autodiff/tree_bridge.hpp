@@ -11,10 +11,17 @@
 #include <linum/pytree/tree.hpp>
 #include <linum/pytree/tree_util.hpp>
 
+namespace linum {
+struct ShapeDtype;  // autodiff/primitive.hpp
+}  // namespace linum
+
 namespace linum::pytree {
-// Arrays are the leaves of every pytree the transforms see.
+// Arrays are the leaves of every pytree the transforms see; eval_shape's ShapeDtype placeholders
+// stand in for them.
 template <>
 struct is_leaf<Array> : std::true_type {};
+template <>
+struct is_leaf<ShapeDtype> : std::true_type {};
 }  // namespace linum::pytree
 
 namespace linum {

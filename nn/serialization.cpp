@@ -46,9 +46,9 @@ std::string RestorePath::str() const {
 }
 
 Tree tree_to_state_dict(const Tree& t) {
-  if (t.is_dict()) {
+  if (t.is_dict() || t.is_frozen_dict()) {  // Flax: a FrozenDict's state is a plain dict
     Tree::dict_type d;
-    for (const auto& [k, v] : t.as_dict()) d.insert_or_assign(k, tree_to_state_dict(v));
+    for (const auto& [k, v] : t.as_mapping()) d.insert_or_assign(k, tree_to_state_dict(v));
     return Tree(std::move(d));
   }
   if (t.is_tuple() || t.is_list()) {
@@ -133,15 +133,18 @@ Array array_from_state(const Array& target, const Tree& state, RestorePath& path
 
 Tree tree_from_state_dict(const Tree& target, const Tree& state, RestorePath& path) {
   switch (target.kind()) {
-    case pytree::NodeKind::Dict: {
+    case pytree::NodeKind::Dict:
+    case pytree::NodeKind::FrozenDict: {  // Flax's _restore_dict and _restore_frozen_dict
+      const auto& entries = target.as_mapping();
       std::set<std::string> keys;
-      for (const auto& kv : target.as_dict()) keys.insert(kv.first);
+      for (const auto& kv : entries) keys.insert(kv.first);
       check_dict_keys(keys, state, path);
       Tree::dict_type out;
-      for (const auto& [k, v] : target.as_dict()) {
+      for (const auto& [k, v] : entries) {
         PathGuard g(path, k);
         out.insert_or_assign(k, tree_from_state_dict(v, state.as_dict().at(k), path));
       }
+      if (target.is_frozen_dict()) return Tree(pytree::FrozenDict<Array>(std::move(out)));
       return Tree(std::move(out));
     }
     case pytree::NodeKind::Tuple:
@@ -160,9 +163,14 @@ Tree tree_from_state_dict(const Tree& target, const Tree& state, RestorePath& pa
     case pytree::NodeKind::EmptyNode:
       expect_state_dict(state, "an empty_node", path);
       return target;
-    default:  // None: not registered in Flax, so the state is taken as it is
+    case pytree::NodeKind::None:  // not registered in Flax, so the state is taken as it is
       return state;
+    case pytree::NodeKind::NamedTuple:
+    case pytree::NodeKind::Custom:
+    case pytree::NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them
   }
+  throw TypeError("from_state_dict: the target holds " + kind_of(target) + " at path " +
+                  path.str());
 }
 
 }  // namespace detail
@@ -258,9 +266,17 @@ void pack_tree(Packer& pk, const Tree& t, std::size_t max_chunk, bool chunkable)
       pk.pack_array(static_cast<std::uint32_t>(t.size()));
       for (const auto& v : t.items()) pack_tree(pk, v, max_chunk, false);
       return;
-    default:
+    case pytree::NodeKind::EmptyNode:
       throw TypeError("msgpack_serialize: can not serialize flax's empty_node");
+    case pytree::NodeKind::FrozenDict:  // msgpack packs only exact dicts; Flax's packb fails too
+      throw TypeError(
+          "msgpack_serialize: can not serialize a FrozenDict; to_bytes writes its state dict, a "
+          "plain dict");
+    case pytree::NodeKind::NamedTuple:
+    case pytree::NodeKind::Custom:
+    case pytree::NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them
   }
+  throw TypeError("msgpack_serialize: can not serialize " + kind_of(t));
 }
 
 }  // namespace

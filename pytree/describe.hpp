@@ -47,7 +47,7 @@ std::string describe(const T& x) {
         const bool frozen = x.is_frozen_dict();
         std::string s = frozen ? "a FrozenDict with keys [" : "a dict with keys [";
         std::size_t n = 0;
-        for (auto* kv : sorted_entries(frozen ? x.as_frozen_dict().dict() : x.as_dict())) {
+        for (auto* kv : sorted_entries(x.as_mapping())) {
           s += n++ ? ", " : "";
           s += str_repr(kv->first);
         }

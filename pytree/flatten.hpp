@@ -86,7 +86,7 @@ void walk_dynamic(V& v, const BasicTree<L>& t) {
       return;
     case NodeKind::Dict:
     case NodeKind::FrozenDict: {
-      const auto& d = t.is_frozen_dict() ? t.as_frozen_dict().dict() : t.as_dict();
+      const auto& d = t.as_mapping();
       const auto order = d.sorted_positions();
       const std::size_t node = v.begin(t.kind(), d.size());
       for (std::size_t pos : order)

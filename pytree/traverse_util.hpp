@@ -51,8 +51,7 @@ void flatten_into(Dict<Key, BasicTree<L>>& result, const typename BasicTree<L>::
     if (!(v.is_dict() || v.is_frozen_dict()) || (opts.is_leaf && opts.is_leaf(prefix, v))) {
       result.insert_or_assign(key(prefix), v);
     } else {
-      flatten_into(result, v.is_frozen_dict() ? v.as_frozen_dict().dict() : v.as_dict(), prefix,
-                   opts, key);
+      flatten_into(result, v.as_mapping(), prefix, opts, key);
     }
     prefix.pop_back();
   }

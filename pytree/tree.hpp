@@ -102,6 +102,15 @@ class BasicTree {
     return *std::get<kFrozen>(expect(kFrozen, "as_frozen_dict"));
   }
   seq_type& as_list() { return std::get<kList>(expect(kList, "as_list")); }
+  // The entries of a dict or of a FrozenDict node: code that reads a mapping takes either.
+  const dict_type& as_mapping() const {
+    if (is_frozen_dict()) return std::get<kFrozen>(v_)->dict();
+    if (!is_dict()) {
+      throw TypeError(detail::cat("Tree::as_mapping: expected a dict or a FrozenDict, got a ",
+                                  kind_name(kind())));
+    }
+    return std::get<kDict>(v_);
+  }
 
   // The elements of a tuple or a list.
   const seq_type& items() const {
@@ -309,8 +318,7 @@ class BasicTree {
   }
   // The entries of a dict or a FrozenDict node, for lookups.
   const dict_type& lookup_dict(const char* fn, std::string_view key) const {
-    if (is_frozen_dict()) return std::get<kFrozen>(v_)->dict();
-    return expect_dict(fn, key);
+    return is_frozen_dict() ? as_mapping() : expect_dict(fn, key);
   }
   static NodeKind kinds_by_index(std::size_t i) {
     static constexpr NodeKind kinds[] = {NodeKind::None,      NodeKind::Leaf, NodeKind::Dict,

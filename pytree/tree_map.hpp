@@ -530,16 +530,13 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
     case NodeKind::Dict:
     case NodeKind::FrozenDict: {
       // A FrozenDict node stays frozen, a plain dict plain (JAX keeps each node's type).
-      auto entries = [](const auto& t) -> const auto& {
-        return t.is_frozen_dict() ? t.as_frozen_dict().dict() : t.as_dict();
-      };
-      check_dict_keys(cx, entries(t0), entries(ts)...);
+      check_dict_keys(cx, t0.as_mapping(), ts.as_mapping()...);
       typename Out::dict_type out;
-      const auto& d = entries(t0);
+      const auto& d = t0.as_mapping();
       for (std::size_t pos : d.sorted_positions()) {
         const auto& kv = *(d.begin() + static_cast<std::ptrdiff_t>(pos));
         out.insert_or_assign(kv.first, cx.child(KeyRef::dict(kv.first), [&] {
-          return map_dynamic(call, cx, kv.second, entries(ts).find(kv.first)->second...);
+          return map_dynamic(call, cx, kv.second, ts.as_mapping().find(kv.first)->second...);
         }));
       }
       if (kind == NodeKind::FrozenDict)

@@ -74,6 +74,9 @@ struct ConvGeom {
       wpos.push_back(j);
     }
   }
+  // Columns of P per group, and P's leading dimension (all groups).
+  i64 kg() const { return win * Cg; }
+  i64 ldp() const { return G * win * Cg; }
   Shape out_shape() const {
     Shape s{N};
     s.insert(s.end(), out.begin(), out.end());
@@ -81,7 +84,7 @@ struct ConvGeom {
     return s;
   }
   // Rows of P per chunk: bounds the patch buffer to about 16 MB of floats.
-  i64 chunk() const { return std::max<i64>(1, (i64{1} << 22) / std::max<i64>(1, G * win * Cg)); }
+  i64 chunk() const { return std::max<i64>(1, (i64{1} << 22) / std::max<i64>(1, ldp())); }
 
   // Visits the patch rows [r0, r1) as runs: f(row - r0, first window position, count, offset
   // of the first input pixel's channel 0, or -1 for `count` positions of padding). Along the
@@ -148,7 +151,7 @@ template <class T>
 void im2col(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
   const i64 C = g.C, Cg = g.Cg, G = g.G, win = g.win;
   g.visit(r0, r1, [&](i64 r, i64 w, i64 cnt, i64 off) {
-    T* row = P + r * G * win * Cg;
+    T* row = P + r * g.ldp();
     if (G == 1) {
       if (off < 0)
         std::fill_n(row + w * C, cnt * C, T(0));
@@ -174,7 +177,7 @@ void col2im(const ConvGeom& g, const T* P, T* x, i64 r0, i64 r1) {
   const i64 C = g.C, Cg = g.Cg, G = g.G, win = g.win;
   g.visit(r0, r1, [&](i64 r, i64 w, i64 cnt, i64 off) {
     if (off < 0) return;
-    const T* row = P + r * G * win * Cg;
+    const T* row = P + r * g.ldp();
     if (G == 1) {
       const T* src = row + w * C;
       T* dst = x + off;
@@ -194,75 +197,71 @@ void col2im(const ConvGeom& g, const T* P, T* x, i64 r0, i64 r1) {
 template <class T>
 std::unique_ptr<T[]> patch_buffer(const ConvGeom& g) {
   return std::unique_ptr<T[]>(
-      new T[static_cast<std::size_t>(std::min(g.chunk(), g.rows) * g.G * g.win * g.Cg)]);
+      new T[static_cast<std::size_t>(std::min(g.chunk(), g.rows) * g.ldp())]);
+}
+
+// Runs body(r0, r1, P) over chunks [r0, r1) of the patch matrix's rows, P a buffer for them.
+template <class T, class F>
+void for_each_patch_chunk(const ConvGeom& g, F&& body) {
+  const i64 ch = g.chunk();
+  auto P = patch_buffer<T>(g);
+  for (i64 r0 = 0; r0 < g.rows; r0 += ch) body(r0, std::min(g.rows, r0 + ch), P.get());
+}
+
+// One GEMM per feature group: a and c advance by their group steps, b (w or ct, leading
+// dimension O) by Og.
+template <class T>
+void group_gemms(const ConvGeom& g, bool ta, bool tb, i64 m, i64 n, i64 k, const T* a, i64 lda,
+                 i64 a_step, const T* b, T* c, i64 ldc, i64 c_step, bool acc) {
+  for (i64 gi = 0; gi < g.G; ++gi)
+    gemm<T>(ta, tb, m, n, k, a + gi * a_step, lda, b + gi * g.Og, g.O, c + gi * c_step, ldc, acc);
 }
 
 // out = conv(x, w): per group, P_g (rows, win*Cg) times w_g (win*Cg, Og) into out's columns.
 template <class T>
 void conv_forward(const ConvGeom& g, const T* x, const T* w, T* out) {
-  const i64 ldp = g.G * g.win * g.Cg, kg = g.win * g.Cg;
   if (g.identity) {
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(false, false, g.rows, g.Og, g.Cg, x + gi * g.Cg, g.C, w + gi * g.Og, g.O,
-              out + gi * g.Og, g.O, false);
+    group_gemms<T>(g, false, false, g.rows, g.Og, g.Cg, x, g.C, g.Cg, w, out, g.O, g.Og, false);
     return;
   }
-  const i64 ch = g.chunk();
-  auto P = patch_buffer<T>(g);
-  for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
-    const i64 r1 = std::min(g.rows, r0 + ch);
-    im2col(g, x, P.get(), r0, r1);
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(false, false, r1 - r0, g.Og, kg, P.get() + gi * kg, ldp, w + gi * g.Og, g.O,
-              out + r0 * g.O + gi * g.Og, g.O, false);
-  }
+  for_each_patch_chunk<T>(g, [&](i64 r0, i64 r1, T* P) {
+    im2col(g, x, P, r0, r1);
+    group_gemms<T>(g, false, false, r1 - r0, g.Og, g.kg(), P, g.ldp(), g.kg(), w, out + r0 * g.O,
+                   g.O, g.Og, false);
+  });
 }
 
 // x_bar = conv_transpose_lhs(ct, w): patches' cotangent ct_g · w_g^T, then col2im.
 template <class T>
 void conv_grad_lhs(const ConvGeom& g, const T* ct, const T* w, T* xbar) {
-  const i64 ldp = g.G * g.win * g.Cg, kg = g.win * g.Cg;
   if (g.identity) {
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(false, true, g.rows, g.Cg, g.Og, ct + gi * g.Og, g.O, w + gi * g.Og, g.O,
-              xbar + gi * g.Cg, g.C, false);
+    group_gemms<T>(g, false, true, g.rows, g.Cg, g.Og, ct, g.O, g.Og, w, xbar, g.C, g.Cg, false);
     return;
   }
   std::fill(xbar, xbar + g.N * g.in_sp * g.C, T(0));
-  const i64 ch = g.chunk();
-  auto P = patch_buffer<T>(g);
-  for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
-    const i64 r1 = std::min(g.rows, r0 + ch);
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(false, true, r1 - r0, kg, g.Og, ct + r0 * g.O + gi * g.Og, g.O, w + gi * g.Og, g.O,
-              P.get() + gi * kg, ldp, false);
-    col2im(g, P.get(), xbar, r0, r1);
-  }
+  for_each_patch_chunk<T>(g, [&](i64 r0, i64 r1, T* P) {
+    group_gemms<T>(g, false, true, r1 - r0, g.kg(), g.Og, ct + r0 * g.O, g.O, g.Og, w, P, g.ldp(),
+                   g.kg(), false);
+    col2im(g, P, xbar, r0, r1);
+  });
 }
 
 // w_bar = conv_transpose_rhs(x, ct): P_g^T · ct_g, accumulated over row chunks, lands in HWIO.
 template <class T>
 void conv_grad_rhs(const ConvGeom& g, const T* x, const T* ct, T* wbar) {
-  const i64 ldp = g.G * g.win * g.Cg, kg = g.win * g.Cg;
   if (g.rows == 0) {
     std::fill(wbar, wbar + g.win * g.Cg * g.O, T(0));
     return;
   }
   if (g.identity) {
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(true, false, g.Cg, g.Og, g.rows, x + gi * g.Cg, g.C, ct + gi * g.Og, g.O,
-              wbar + gi * g.Og, g.O, false);
+    group_gemms<T>(g, true, false, g.Cg, g.Og, g.rows, x, g.C, g.Cg, ct, wbar, g.O, g.Og, false);
     return;
   }
-  const i64 ch = g.chunk();
-  auto P = patch_buffer<T>(g);
-  for (i64 r0 = 0; r0 < g.rows; r0 += ch) {
-    const i64 r1 = std::min(g.rows, r0 + ch);
-    im2col(g, x, P.get(), r0, r1);
-    for (i64 gi = 0; gi < g.G; ++gi)
-      gemm<T>(true, false, kg, g.Og, r1 - r0, P.get() + gi * kg, ldp, ct + r0 * g.O + gi * g.Og,
-              g.O, wbar + gi * g.Og, g.O, r0 > 0);
-  }
+  for_each_patch_chunk<T>(g, [&](i64 r0, i64 r1, T* P) {
+    im2col(g, x, P, r0, r1);
+    group_gemms<T>(g, true, false, g.kg(), g.Og, r1 - r0, P, g.ldp(), g.kg(), ct + r0 * g.O, wbar,
+                   g.O, g.Og, r0 > 0);
+  });
 }
 
 template <class F>
@@ -329,14 +328,73 @@ Shape with_feature(Shape s, i64 f) {
   return s;
 }
 
+// Which product of the im2col GEMMs a primitive computes.
+enum class ConvKernel { forward, grad_lhs, grad_rhs };
+
 struct ConvBase : Primitive {
   ConvParams p;
-  explicit ConvBase(ConvParams q) : p(std::move(q)) {}
+  ConvKernel kernel;
+  ConvBase(ConvParams q, ConvKernel k) : p(std::move(q)), kernel(k) {}
+  // This primitive on other operands with params q; a transpose's carried output shape gets its
+  // feature dim times `feature_mult` (batching by feature groups).
+  virtual Array rebind(const Array& a, const Array& b, const ConvParams& q,
+                       i64 feature_mult = 1) const = 0;
+  // The output shape; the transposes' outputs are the operand shapes they carry.
+  virtual Shape out_shape(const Shape& a, const Shape& b) const = 0;
+
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {{out_shape(in[0].shape, in[1].shape), in[0].dtype}};
+  }
+  Arrays eval(std::span<const Array> in) const override {
+    const Shape out_s = out_shape(in[0].shape(), in[1].shape());
+    // The geometry is always (lhs, rhs): a transpose's output stands in for the operand it is.
+    ConvGeom g(kernel == ConvKernel::grad_lhs ? out_s : in[0].shape(),
+               kernel == ConvKernel::grad_rhs ? out_s : in[1].shape(), p);
+    Array out = empty(out_s, in[0].dtype());
+    dispatch_conv(in[0].dtype(), [&]<class T>() {
+      const T *a = in_ptr<T>(in[0]), *b = in_ptr<T>(in[1]);
+      T* o = out_ptr<T>(out);
+      if (kernel == ConvKernel::forward)
+        conv_forward<T>(g, a, b, o);
+      else if (kernel == ConvKernel::grad_lhs)
+        conv_grad_lhs<T>(g, a, b, o);
+      else
+        conv_grad_rhs<T>(g, a, b, o);
+    });
+    return {out};
+  }
+  // Bilinear: d f(a, b) = f(da, b) + f(a, db).
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
+    Array r;
+    if (t[0].valid()) r = rebind(t[0], pr[1], p);
+    if (t[1].valid()) {
+      Array s = rebind(pr[0], t[1], p);
+      r = r.valid() ? add(r, s) : s;
+    }
+    return {r};
+  }
+  // Both operands batched (or the transposes' general case): the batch folds into the feature
+  // groups, one block of groups per example (JAX's rule).
+  Batched vmap_by_groups(std::span<const Array> in, std::span<const int> bd) const {
+    const int ns = static_cast<int>(p.strides.size());
+    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
+    const i64 B = f.p.groups / p.groups;
+    return {{split_axis(rebind(f.ops[0], f.ops[1], f.p, B), ns + 1, B)}, {ns + 1}};
+  }
+  // The cotangent of operand i (0 or 1) given the output's cotangent ct: one convolution.
+  virtual Array operand_cotangent(int i, std::span<const Array> pr, const Array& ct) const = 0;
   // Two bilinear operands: each cotangent is one convolution, run only when that input needs it.
   Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
              std::span<const Array> o) const override {
     const bool both[2] = {true, true};
     return vjp_needed(pr, ct, o, both);
+  }
+  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> need) const override {
+    if (!ct[0].valid()) return {Array(), Array()};
+    return {need[0] ? operand_cotangent(0, pr, ct[0]) : Array(),
+            need[1] ? operand_cotangent(1, pr, ct[0]) : Array()};
   }
   void print_params(std::ostream& os) const override {
     os << "window_strides=" << vec_str(p.strides) << " padding=" << pads_str(p.pads)
@@ -347,34 +405,15 @@ struct ConvBase : Primitive {
 
 // (lhs NHWC, rhs HWIO) -> out NHWC.
 struct Conv final : ConvBase {
-  using ConvBase::ConvBase;
+  explicit Conv(ConvParams q) : ConvBase(std::move(q), ConvKernel::forward) {}
   const char* name() const override { return "conv_general_dilated"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{conv_out_shape(in[0].shape, in[1].shape, p), in[0].dtype}};
+  Array rebind(const Array& a, const Array& b, const ConvParams& q, i64) const override {
+    return conv_bind(a, b, q);
   }
-  Arrays eval(std::span<const Array> in) const override {
-    ConvGeom g(in[0].shape(), in[1].shape(), p);
-    Array out = empty(g.out_shape(), in[0].dtype());
-    dispatch_conv(in[0].dtype(), [&]<class T>() {
-      conv_forward<T>(g, in_ptr<T>(in[0]), in_ptr<T>(in[1]), out_ptr<T>(out));
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    Array r;
-    if (t[0].valid()) r = conv_bind(t[0], pr[1], p);
-    if (t[1].valid()) {
-      Array s = conv_bind(pr[0], t[1], p);
-      r = r.valid() ? add(r, s) : s;
-    }
-    return {r};
-  }
-  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
-                    std::span<const bool> need) const override {
-    if (!ct[0].valid()) return {Array(), Array()};
-    return {need[0] ? conv_transpose_lhs_bind(ct[0], pr[1], p, pr[0].shape()) : Array(),
-            need[1] ? conv_transpose_rhs_bind(pr[0], ct[0], p, pr[1].shape()) : Array()};
+  Shape out_shape(const Shape& a, const Shape& b) const override { return conv_out_shape(a, b, p); }
+  Array operand_cotangent(int i, std::span<const Array> pr, const Array& ct) const override {
+    return i == 0 ? conv_transpose_lhs_bind(ct, pr[1], p, pr[0].shape())
+                  : conv_transpose_rhs_bind(pr[0], ct, p, pr[1].shape());
   }
   // lhs only: the batch joins N (one conv). rhs only, one group: the batch joins the output
   // features. Otherwise: feature groups, one block per example (JAX's rule).
@@ -389,100 +428,59 @@ struct Conv final : ConvBase {
       Array w = merge_axis_into(in[1], bd[1], ns + 1);
       return {{split_axis(conv_bind(in[0], w, p), ns + 1, B)}, {ns + 1}};
     }
-    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
-    return {{split_axis(conv_bind(f.ops[0], f.ops[1], f.p), ns + 1, B)}, {ns + 1}};
+    return vmap_by_groups(in, bd);
   }
 };
 
+// A transpose of conv in one operand: its output has the shape of that operand, carried here.
+struct ConvTransposeBase : ConvBase {
+  using BindFn = Array (*)(const Array&, const Array&, const ConvParams&, const Shape&);
+  Shape carried;
+  const char* name_;
+  BindFn bind_fn;
+  ConvTransposeBase(ConvParams q, ConvKernel k, Shape c, const char* n, BindFn f)
+      : ConvBase(std::move(q), k), carried(std::move(c)), name_(n), bind_fn(f) {}
+  const char* name() const override { return name_; }
+  Array rebind(const Array& a, const Array& b, const ConvParams& q,
+               i64 feature_mult) const override {
+    return bind_fn(a, b, q, with_feature(carried, carried.back() * feature_mult));
+  }
+  Shape out_shape(const Shape&, const Shape&) const override { return carried; }
+};
+
 // (ct NHWO, rhs HWIO) -> lhs cotangent NHWC: the transpose of conv in its lhs.
-struct ConvTransposeLhs final : ConvBase {
-  Shape lhs;
-  ConvTransposeLhs(ConvParams q, Shape l) : ConvBase(std::move(q)), lhs(std::move(l)) {}
-  const char* name() const override { return "conv_general_dilated_transpose_lhs"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{lhs, in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    ConvGeom g(lhs, in[1].shape(), p);
-    Array out = empty(lhs, in[0].dtype());
-    dispatch_conv(in[0].dtype(), [&]<class T>() {
-      conv_grad_lhs<T>(g, in_ptr<T>(in[0]), in_ptr<T>(in[1]), out_ptr<T>(out));
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    Array r;
-    if (t[0].valid()) r = conv_transpose_lhs_bind(t[0], pr[1], p, lhs);
-    if (t[1].valid()) {
-      Array s = conv_transpose_lhs_bind(pr[0], t[1], p, lhs);
-      r = r.valid() ? add(r, s) : s;
-    }
-    return {r};
-  }
+struct ConvTransposeLhs final : ConvTransposeBase {
+  ConvTransposeLhs(ConvParams q, Shape l)
+      : ConvTransposeBase(std::move(q), ConvKernel::grad_lhs, std::move(l),
+                          "conv_general_dilated_transpose_lhs", conv_transpose_lhs_bind) {}
   // <c, T_w^T g> = <T_w c, g>: the cotangent of g is conv(c, w), and of w the rhs transpose.
-  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
-                    std::span<const bool> need) const override {
-    if (!ct[0].valid()) return {Array(), Array()};
-    return {need[0] ? conv_bind(ct[0], pr[1], p) : Array(),
-            need[1] ? conv_transpose_rhs_bind(ct[0], pr[0], p, pr[1].shape()) : Array()};
+  Array operand_cotangent(int i, std::span<const Array> pr, const Array& ct) const override {
+    return i == 0 ? conv_bind(ct, pr[1], p) : conv_transpose_rhs_bind(ct, pr[0], p, pr[1].shape());
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    const int ns = static_cast<int>(p.strides.size());
     if (bd[1] < 0) {
       const i64 B = in[0].shape(bd[0]);
-      Shape l = lhs;
+      Shape l = carried;
       l[0] *= B;
       return {{split_axis(conv_transpose_lhs_bind(merge_axis_into(in[0], bd[0], 0), in[1], p, l), 0,
                           B)},
               {0}};
     }
-    const i64 B = in[1].shape(bd[1]);
-    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
-    Array r = conv_transpose_lhs_bind(f.ops[0], f.ops[1], f.p, with_feature(lhs, lhs.back() * B));
-    return {{split_axis(r, ns + 1, B)}, {ns + 1}};
+    return vmap_by_groups(in, bd);
   }
 };
 
 // (lhs NHWC, ct NHWO) -> rhs cotangent HWIO: the transpose of conv in its rhs.
-struct ConvTransposeRhs final : ConvBase {
-  Shape rhs;
-  ConvTransposeRhs(ConvParams q, Shape r) : ConvBase(std::move(q)), rhs(std::move(r)) {}
-  const char* name() const override { return "conv_general_dilated_transpose_rhs"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{rhs, in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    ConvGeom g(in[0].shape(), rhs, p);
-    Array out = empty(rhs, in[0].dtype());
-    dispatch_conv(in[0].dtype(), [&]<class T>() {
-      conv_grad_rhs<T>(g, in_ptr<T>(in[0]), in_ptr<T>(in[1]), out_ptr<T>(out));
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    Array r;
-    if (t[0].valid()) r = conv_transpose_rhs_bind(t[0], pr[1], p, rhs);
-    if (t[1].valid()) {
-      Array s = conv_transpose_rhs_bind(pr[0], t[1], p, rhs);
-      r = r.valid() ? add(r, s) : s;
-    }
-    return {r};
-  }
+struct ConvTransposeRhs final : ConvTransposeBase {
+  ConvTransposeRhs(ConvParams q, Shape r)
+      : ConvTransposeBase(std::move(q), ConvKernel::grad_rhs, std::move(r),
+                          "conv_general_dilated_transpose_rhs", conv_transpose_rhs_bind) {}
   // <c, S_x^T g> = <conv(x, c), g> = <x, T_c^T g>.
-  Arrays vjp_needed(std::span<const Array> pr, std::span<const Array> ct, std::span<const Array>,
-                    std::span<const bool> need) const override {
-    if (!ct[0].valid()) return {Array(), Array()};
-    return {need[0] ? conv_transpose_lhs_bind(pr[1], ct[0], p, pr[0].shape()) : Array(),
-            need[1] ? conv_bind(pr[0], ct[0], p) : Array()};
+  Array operand_cotangent(int i, std::span<const Array> pr, const Array& ct) const override {
+    return i == 0 ? conv_transpose_lhs_bind(pr[1], ct, p, pr[0].shape()) : conv_bind(pr[0], ct, p);
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    const int ns = static_cast<int>(p.strides.size());
-    const i64 B = in[bd[0] >= 0 ? 0 : 1].shape(bd[0] >= 0 ? bd[0] : bd[1]);
-    BatchInGroups f = fold_into_groups(in, bd, p, {ns + 1, ns + 1});
-    Array r = conv_transpose_rhs_bind(f.ops[0], f.ops[1], f.p, with_feature(rhs, rhs.back() * B));
-    return {{split_axis(r, ns + 1, B)}, {ns + 1}};
+    return vmap_by_groups(in, bd);
   }
 };
 

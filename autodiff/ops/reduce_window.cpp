@@ -128,9 +128,32 @@ struct WindowBase : Primitive {
   }
 };
 
-struct ReduceWindowSum final : WindowBase {
+// The monoids of reduce_window: an identity and an in-place combine.
+struct SumMonoid {
+  template <class T>
+  static T identity() {
+    return T(0);
+  }
+  template <class T>
+  static void combine(T& acc, T v) {
+    acc += v;
+  }
+};
+struct MaxMonoid {
+  template <class T>
+  static T identity() {
+    return lowest<T>();
+  }
+  template <class T>
+  static void combine(T& acc, T v) {
+    if (v > acc || v != v) acc = v;  // NaN propagates, as XLA's max
+  }
+};
+
+// reduce_window with monoid M: each output is M's reduction of its window's valid elements.
+template <class M>
+struct ReduceWindow : WindowBase {
   using WindowBase::WindowBase;
-  const char* name() const override { return "reduce_window_sum"; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{window_out_shape(in[0].shape, p), in[0].dtype}};
   }
@@ -141,13 +164,18 @@ struct ReduceWindowSum final : WindowBase {
       const T* x = in_ptr<T>(in[0]);
       T* o = out_ptr<T>(out);
       g.visit([&](i64 oo, const i64* offs, int cnt) {
-        std::fill(o + oo, o + oo + g.inner, T(0));
+        std::fill(o + oo, o + oo + g.inner, M::template identity<T>());
         for (int i = 0; i < cnt; ++i)
-          for (i64 c = 0; c < g.inner; ++c) o[oo + c] += x[offs[i] + c];
+          for (i64 c = 0; c < g.inner; ++c) M::combine(o[oo + c], x[offs[i] + c]);
       });
     });
     return {out};
   }
+};
+
+struct ReduceWindowSum final : ReduceWindow<SumMonoid> {
+  using ReduceWindow::ReduceWindow;
+  const char* name() const override { return "reduce_window_sum"; }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
              std::span<const Array>) const override {
     return {reduce_window_sum_bind(t[0], p)};
@@ -197,29 +225,9 @@ struct WindowSpread final : WindowBase {
   }
 };
 
-struct ReduceWindowMax final : WindowBase {
-  using WindowBase::WindowBase;
+struct ReduceWindowMax final : ReduceWindow<MaxMonoid> {
+  using ReduceWindow::ReduceWindow;
   const char* name() const override { return "reduce_window_max"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{window_out_shape(in[0].shape, p), in[0].dtype}};
-  }
-  Arrays eval(std::span<const Array> in) const override {
-    WindowGeom g(in[0].shape(), p);
-    Array out = empty(g.out, in[0].dtype());
-    dispatch(in[0].dtype(), [&]<class T>() {
-      const T* x = in_ptr<T>(in[0]);
-      T* o = out_ptr<T>(out);
-      g.visit([&](i64 oo, const i64* offs, int cnt) {
-        std::fill(o + oo, o + oo + g.inner, lowest<T>());
-        for (int i = 0; i < cnt; ++i)
-          for (i64 c = 0; c < g.inner; ++c) {
-            const T v = x[offs[i] + c];
-            if (v > o[oo + c] || v != v) o[oo + c] = v;  // NaN propagates, as XLA's max
-          }
-      });
-    });
-    return {out};
-  }
   // The tangent (cotangent) at the first maximum of each window (XLA's select with >=).
   Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
              std::span<const Array>) const override {
@@ -241,10 +249,31 @@ std::pair<Arrays, WindowParams> batch_both(std::span<const Array> in, std::span<
   return {{move_bdim(in[0], bd[0], 0, B), move_bdim(in[1], bd[1], 0, B)}, with_batch_dim(p, 0)};
 }
 
-// select_and_gather_add: out[window] = t at the window's first maximum of x. Linear in t; x only
-// routes, so it gets no derivative.
-struct SelectAndGather final : WindowBase {
-  using WindowBase::WindowBase;
+// The select primitives (t, x): linear in t, each the other's transpose; x only routes, so it
+// gets no derivative.
+struct SelectBase : WindowBase {
+  using BindFn = Array (*)(const Array&, const Array&, const WindowParams&);
+  BindFn self, transposed;
+  SelectBase(WindowParams q, BindFn s, BindFn t)
+      : WindowBase(std::move(q)), self(s), transposed(t) {}
+  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
+             std::span<const Array>) const override {
+    return {t[0].valid() ? self(t[0], pr[1], p) : Array()};
+  }
+  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
+             std::span<const Array>) const override {
+    return {ct[0].valid() ? transposed(ct[0], pr[1], p) : Array(), Array()};
+  }
+  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
+    auto [a, q] = batch_both(in, bd, p);
+    return {{self(a[0], a[1], q)}, {0}};
+  }
+};
+
+// select_and_gather_add: out[window] = t at the window's first maximum of x.
+struct SelectAndGather final : SelectBase {
+  explicit SelectAndGather(WindowParams q)
+      : SelectBase(std::move(q), select_and_gather_bind, select_and_scatter_bind) {}
   const char* name() const override { return "select_and_gather_add"; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{window_out_shape(in[1].shape, p), in[0].dtype}};
@@ -262,23 +291,12 @@ struct SelectAndGather final : WindowBase {
     });
     return {out};
   }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {t[0].valid() ? select_and_gather_bind(t[0], pr[1], p) : Array()};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? select_and_scatter_bind(ct[0], pr[1], p) : Array(), Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    auto [a, q] = batch_both(in, bd, p);
-    return {{select_and_gather_bind(a[0], a[1], q)}, {0}};
-  }
 };
 
 // select_and_scatter_add: each window's cotangent goes to the window's first maximum of x.
-struct SelectAndScatter final : WindowBase {
-  using WindowBase::WindowBase;
+struct SelectAndScatter final : SelectBase {
+  explicit SelectAndScatter(WindowParams q)
+      : SelectBase(std::move(q), select_and_scatter_bind, select_and_gather_bind) {}
   const char* name() const override { return "select_and_scatter_add"; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{in[1].shape, in[0].dtype}};
@@ -295,18 +313,6 @@ struct SelectAndScatter final : WindowBase {
       });
     });
     return {out};
-  }
-  Arrays jvp(std::span<const Array> pr, std::span<const Array> t,
-             std::span<const Array>) const override {
-    return {t[0].valid() ? select_and_scatter_bind(t[0], pr[1], p) : Array()};
-  }
-  Arrays vjp(std::span<const Array> pr, std::span<const Array> ct,
-             std::span<const Array>) const override {
-    return {ct[0].valid() ? select_and_gather_bind(ct[0], pr[1], p) : Array(), Array()};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bd) const override {
-    auto [a, q] = batch_both(in, bd, p);
-    return {{select_and_scatter_bind(a[0], a[1], q)}, {0}};
   }
 };
 

@@ -520,6 +520,25 @@ void check_nonempty(const Array& x, const std::vector<int>& axes, const char* op
 
 Array to_float(const Array& x) { return is_floating(x.dtype()) ? x : astype(x, float32); }
 
+// What a public reduction reduces: bools summed as int32 (numpy's sum/prod), any value tested
+// against zero (all/any), or the operand itself.
+enum class Operand { as_is, bool_as_int, truth };
+
+// jnp.<op>(x, axis, keepdims) for a reduction primitive P; `no_identity` (max/min) makes an
+// empty reduction numpy's error.
+template <class P>
+Array public_reduce(const char* op, const Array& x, const Axes& axis, bool keepdims, Operand how,
+                    bool no_identity = false) {
+  check_valid(x, op);
+  auto axes = normalize_axes(axis, x.ndim(), op);
+  if (no_identity) check_nonempty(x, axes, op);
+  const bool is_bool = x.dtype() == bool_;
+  Array v = x;
+  if (how == Operand::bool_as_int && is_bool) v = astype(x, int32);
+  if (how == Operand::truth && !is_bool) v = not_equal(x, 0);
+  return reduce<P>(v, axes, keepdims);
+}
+
 Array arg_reduce(const Array& x, std::optional<int> axis, bool keepdims, bool is_max) {
   const char* op = is_max ? "argmax" : "argmin";
   check_valid(x, op);
@@ -539,9 +558,7 @@ Array arg_reduce(const Array& x, std::optional<int> axis, bool keepdims, bool is
 using namespace detail;
 
 Array sum(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "sum");
-  auto axes = normalize_axes(axis, x.ndim(), "sum");
-  return reduce<Sum>(x.dtype() == bool_ ? astype(x, int32) : x, axes, keepdims);
+  return public_reduce<Sum>("sum", x, axis, keepdims, Operand::bool_as_int);
 }
 
 Array mean(const Array& x, const Axes& axis, bool keepdims) {
@@ -551,35 +568,23 @@ Array mean(const Array& x, const Axes& axis, bool keepdims) {
 }
 
 Array max(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "max");
-  auto axes = normalize_axes(axis, x.ndim(), "max");
-  check_nonempty(x, axes, "max");
-  return reduce<ReduceMax>(x, axes, keepdims);
+  return public_reduce<ReduceMax>("max", x, axis, keepdims, Operand::as_is, true);
 }
 
 Array min(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "min");
-  auto axes = normalize_axes(axis, x.ndim(), "min");
-  check_nonempty(x, axes, "min");
-  return reduce<ReduceMin>(x, axes, keepdims);
+  return public_reduce<ReduceMin>("min", x, axis, keepdims, Operand::as_is, true);
 }
 
 Array prod(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "prod");
-  auto axes = normalize_axes(axis, x.ndim(), "prod");
-  return reduce<ReduceProd>(x.dtype() == bool_ ? astype(x, int32) : x, axes, keepdims);
+  return public_reduce<ReduceProd>("prod", x, axis, keepdims, Operand::bool_as_int);
 }
 
 Array all(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "all");
-  auto axes = normalize_axes(axis, x.ndim(), "all");
-  return reduce<ReduceAnd>(x.dtype() == bool_ ? x : not_equal(x, 0), axes, keepdims);
+  return public_reduce<ReduceAnd>("all", x, axis, keepdims, Operand::truth);
 }
 
 Array any(const Array& x, const Axes& axis, bool keepdims) {
-  check_valid(x, "any");
-  auto axes = normalize_axes(axis, x.ndim(), "any");
-  return reduce<ReduceOr>(x.dtype() == bool_ ? x : not_equal(x, 0), axes, keepdims);
+  return public_reduce<ReduceOr>("any", x, axis, keepdims, Operand::truth);
 }
 
 // jnp.var: mean squared deviation with N - ddof in the denominator (N <= ddof gives inf/NaN).

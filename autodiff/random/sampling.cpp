@@ -1,10 +1,6 @@
 // The samplers of jax/_src/random/core.py over raw buffers, with XLA:CPU's arithmetic: the
 // affine map of uniform is one FMA (as LLVM contracts it), everything else rounds per operation.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include <linum/autodiff/random/fp_contract_off.hpp>
 
 #include <linum/autodiff/random/sampling.hpp>
 

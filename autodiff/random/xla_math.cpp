@@ -1,11 +1,7 @@
 // XLA:CPU-exact special functions for jax.random. Every a*b+c that LLVM contracts on CPU is an
 // explicit std::fma here; every other product and sum must round on its own, so the compiler
 // is told not to contract (it would with -march=native otherwise).
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#include <linum/autodiff/random/fp_contract_off.hpp>
 
 #include <linum/autodiff/random/xla_math.hpp>
 

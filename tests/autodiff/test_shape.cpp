@@ -5,8 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "check_grads.hpp"
-#include "support/testing.hpp"
+#include "op_testing.hpp"  // LINUM_CHECK_ERROR
 
 using linum::Array;
 using linum::Arrays;
@@ -16,19 +15,6 @@ using linum::testing::check_grads;
 using std::nullopt;
 
 namespace {
-
-// Expects `expr` to throw E with a message containing `part`.
-#define CHECK_ERROR(expr, E, part)                    \
-  do {                                                \
-    try {                                             \
-      (void)(expr);                                   \
-      FAIL("expected " #E " containing: " << (part)); \
-    } catch (const E& e_) {                           \
-      const std::string msg_ = e_.what();             \
-      INFO("message: " << msg_);                      \
-      CHECK(msg_.find(part) != std::string::npos);    \
-    }                                                 \
-  } while (0)
 
 void check_array(const Array& a, const Shape& shape, const std::vector<double>& expected) {
   REQUIRE(a.shape() == shape);
@@ -105,11 +91,11 @@ std::vector<int> in_axes(std::vector<int> axes) { return axes; }
 TEST_CASE("reshape infers -1 and rejects sizes that do not match") {
   Array x = iota({2, 3});
   check_array(linum::reshape(x, {3, -1}), {3, 2}, {0, 1, 2, 3, 4, 5});
-  CHECK_ERROR(linum::reshape(x, {4, 2}), linum::ValueError,
-              "reshape: cannot reshape array of shape (2, 3) (size 6) into shape (4, 2)");
-  CHECK_ERROR(linum::reshape(x, {-1, -1}), linum::ValueError,
-              "can only specify one unknown dimension");
-  CHECK_ERROR(linum::reshape(x, {-1, 4}), linum::ValueError, "into shape (-1, 4)");
+  LINUM_CHECK_ERROR(linum::reshape(x, {4, 2}), linum::ValueError,
+                    "reshape: cannot reshape array of shape (2, 3) (size 6) into shape (4, 2)");
+  LINUM_CHECK_ERROR(linum::reshape(x, {-1, -1}), linum::ValueError,
+                    "can only specify one unknown dimension");
+  LINUM_CHECK_ERROR(linum::reshape(x, {-1, 4}), linum::ValueError, "into shape (-1, 4)");
 }
 
 TEST_CASE("squeeze removes size-1 axes, all or the given ones") {
@@ -118,11 +104,12 @@ TEST_CASE("squeeze removes size-1 axes, all or the given ones") {
   check_array(linum::squeeze(x, 0), {3, 1}, {0, 1, 2});
   check_array(linum::squeeze(x, -1), {1, 3}, {0, 1, 2});
   check_array(linum::squeeze(x, {0, 2}), {3}, {0, 1, 2});
-  CHECK_ERROR(linum::squeeze(x, 1), linum::ValueError,
-              "squeeze: cannot select an axis to squeeze out which has size not equal to one, got "
-              "shape=(1, 3, 1) and dimensions=(1,)");
-  CHECK_ERROR(linum::squeeze(x, 3), linum::IndexError,
-              "squeeze: axis 3 is out of bounds for an array of rank 3");
+  LINUM_CHECK_ERROR(
+      linum::squeeze(x, 1), linum::ValueError,
+      "squeeze: cannot select an axis to squeeze out which has size not equal to one, got "
+      "shape=(1, 3, 1) and dimensions=(1,)");
+  LINUM_CHECK_ERROR(linum::squeeze(x, 3), linum::IndexError,
+                    "squeeze: axis 3 is out of bounds for an array of rank 3");
   check_grads([](const Array& a) { return linum::squeeze(linum::sin(a), 0); }, randn({1, 3, 1}, 1));
   check_vmap([](const Array& a) { return linum::squeeze(a, 1); }, randn({3, 4, 1}, 2));
 }
@@ -143,9 +130,11 @@ TEST_CASE("expand_dims, moveaxis and transpose move values where numpy does") {
   check_array(linum::expand_dims(x, -1), {2, 3, 1}, {0, 1, 2, 3, 4, 5});
   check_array(linum::moveaxis(iota({2, 1, 3}), 0, -1), {1, 3, 2}, {0, 3, 1, 4, 2, 5});
   check_array(linum::transpose(x), {3, 2}, {0, 3, 1, 4, 2, 5});
-  CHECK_ERROR(linum::expand_dims(x, 3), linum::IndexError, "expand_dims: axis 3 is out of bounds");
-  CHECK_ERROR(linum::moveaxis(x, 2, 0), linum::IndexError, "moveaxis: axis 2 is out of bounds");
-  CHECK_ERROR(linum::transpose(x, {0, 0}), linum::ValueError, "transpose: repeated axis");
+  LINUM_CHECK_ERROR(linum::expand_dims(x, 3), linum::IndexError,
+                    "expand_dims: axis 3 is out of bounds");
+  LINUM_CHECK_ERROR(linum::moveaxis(x, 2, 0), linum::IndexError,
+                    "moveaxis: axis 2 is out of bounds");
+  LINUM_CHECK_ERROR(linum::transpose(x, {0, 0}), linum::ValueError, "transpose: repeated axis");
   check_vmap([](const Array& a) { return linum::moveaxis(a, 0, 2); }, in_axes({1}),
              randn({2, 3, 4, 5}, 3));
 }
@@ -169,17 +158,19 @@ TEST_CASE("concatenate joins along a non-zero axis and promotes dtypes") {
 }
 
 TEST_CASE("concatenate rejects mismatched shapes, ranks and axes") {
-  CHECK_ERROR(linum::concatenate({iota({2, 3}), iota({3, 3})}, 1), linum::ValueError,
-              "concatenate: arrays must have the same shape except along axis 1, got shapes (2, "
-              "3), (3, 3)");
-  CHECK_ERROR(linum::concatenate({iota({2}), iota({2, 2})}), linum::ValueError,
-              "concatenate: all input arrays must have the same number of dimensions, got shapes "
-              "(2,), (2, 2)");
-  CHECK_ERROR(linum::concatenate({Array(1.0), Array(2.0)}), linum::ValueError,
-              "zero-dimensional arrays cannot be concatenated");
-  CHECK_ERROR(linum::concatenate({}), linum::ValueError, "need at least one array");
-  CHECK_ERROR(linum::concatenate({iota({2, 2}), iota({2, 2})}, 2), linum::IndexError,
-              "concatenate: axis 2 is out of bounds for an array of rank 2");
+  LINUM_CHECK_ERROR(
+      linum::concatenate({iota({2, 3}), iota({3, 3})}, 1), linum::ValueError,
+      "concatenate: arrays must have the same shape except along axis 1, got shapes (2, "
+      "3), (3, 3)");
+  LINUM_CHECK_ERROR(
+      linum::concatenate({iota({2}), iota({2, 2})}), linum::ValueError,
+      "concatenate: all input arrays must have the same number of dimensions, got shapes "
+      "(2,), (2, 2)");
+  LINUM_CHECK_ERROR(linum::concatenate({Array(1.0), Array(2.0)}), linum::ValueError,
+                    "zero-dimensional arrays cannot be concatenated");
+  LINUM_CHECK_ERROR(linum::concatenate({}), linum::ValueError, "need at least one array");
+  LINUM_CHECK_ERROR(linum::concatenate({iota({2, 2}), iota({2, 2})}, 2), linum::IndexError,
+                    "concatenate: axis 2 is out of bounds for an array of rank 2");
 }
 
 TEST_CASE("concatenate: gradients of three arrays along axis 1, and vmap") {
@@ -205,9 +196,9 @@ TEST_CASE("stack adds a new axis; split cuts sections or at indices") {
   check_array(linum::stack({a, b}), {2, 2}, {1, 2, 3, 4});
   check_array(linum::stack({a, b}, 1), {2, 2}, {1, 3, 2, 4});
   check_array(linum::stack({a, b}, -1), {2, 2}, {1, 3, 2, 4});
-  CHECK_ERROR(linum::stack({a, iota({3})}), linum::ValueError,
-              "stack: all input arrays must have the same shape, got shapes (2,), (3,)");
-  CHECK_ERROR(linum::stack({a, b}, 2), linum::IndexError, "stack: axis 2 is out of bounds");
+  LINUM_CHECK_ERROR(linum::stack({a, iota({3})}), linum::ValueError,
+                    "stack: all input arrays must have the same shape, got shapes (2,), (3,)");
+  LINUM_CHECK_ERROR(linum::stack({a, b}, 2), linum::IndexError, "stack: axis 2 is out of bounds");
 
   Arrays p = linum::split(iota({6}), 3);
   REQUIRE(p.size() == 3);
@@ -222,10 +213,10 @@ TEST_CASE("stack adds a new axis; split cuts sections or at indices") {
       linum::split(iota({5}), std::vector<std::int64_t>{2, 10});  // numpy clamps like slicing
   check_array(r[1], {3}, {2, 3, 4});
   check_array(r[2], {0}, {});
-  CHECK_ERROR(linum::split(iota({5}), 2), linum::ValueError,
-              "split: array split does not result in an equal division");
-  CHECK_ERROR(linum::split(iota({4}), 0), linum::ValueError,
-              "number sections must be larger than 0");
+  LINUM_CHECK_ERROR(linum::split(iota({5}), 2), linum::ValueError,
+                    "split: array split does not result in an equal division");
+  LINUM_CHECK_ERROR(linum::split(iota({4}), 0), linum::ValueError,
+                    "number sections must be larger than 0");
 
   check_grads(
       [](const Array& x) {
@@ -297,9 +288,9 @@ TEST_CASE("slice follows Python's start:stop:step, negative steps and clamping i
   CHECK(s.dtype() == linum::int32);
   check_array(s, {3, 2}, {3, 1, 7, 5, 11, 9});
 
-  CHECK_ERROR(linum::slice(x, {{0, 5, 0}}), linum::ValueError, "slice step cannot be zero");
-  CHECK_ERROR(linum::slice(m, {{}, {}, {}}), linum::IndexError,
-              "too many indices for array: array is 2-dimensional, but 3 were indexed");
+  LINUM_CHECK_ERROR(linum::slice(x, {{0, 5, 0}}), linum::ValueError, "slice step cannot be zero");
+  LINUM_CHECK_ERROR(linum::slice(m, {{}, {}, {}}), linum::IndexError,
+                    "too many indices for array: array is 2-dimensional, but 3 were indexed");
 }
 
 TEST_CASE("slice: gradients with strides and negative steps, second order, and vmap") {
@@ -329,19 +320,20 @@ TEST_CASE("lax_slice takes start, limit and positive strides, and checks them") 
   Array m = iota({3, 4});
   check_array(linum::lax_slice(m, {0, 1}, {3, 4}, {2, 2}), {2, 2}, {1, 3, 9, 11});
   check_array(linum::lax_slice(m, {1, 0}, {2, 3}), {1, 3}, {4, 5, 6});
-  CHECK_ERROR(
+  LINUM_CHECK_ERROR(
       linum::lax_slice(m, {-1, 0}, {2, 3}), linum::ValueError,
       "lax_slice: start_indices must be greater than or equal to zero, got start_indices (-1, 0)");
-  CHECK_ERROR(
+  LINUM_CHECK_ERROR(
       linum::lax_slice(m, {0, 0}, {4, 3}), linum::ValueError,
       "limit_indices must be less than or equal to operand shape, got limit_indices (4, 3) for "
       "operand shape (3, 4)");
-  CHECK_ERROR(linum::lax_slice(m, {2, 0}, {1, 3}), linum::ValueError,
-              "limit_indices must be greater than or equal to start_indices");
-  CHECK_ERROR(linum::lax_slice(m, {0, 0}, {1, 3}, {1, 0}), linum::ValueError,
-              "strides must be positive, got (1, 0)");
-  CHECK_ERROR(linum::lax_slice(m, {0}, {1}), linum::ValueError,
-              "start_indices must have length equal to the number of dimensions of the operand");
+  LINUM_CHECK_ERROR(linum::lax_slice(m, {2, 0}, {1, 3}), linum::ValueError,
+                    "limit_indices must be greater than or equal to start_indices");
+  LINUM_CHECK_ERROR(linum::lax_slice(m, {0, 0}, {1, 3}, {1, 0}), linum::ValueError,
+                    "strides must be positive, got (1, 0)");
+  LINUM_CHECK_ERROR(
+      linum::lax_slice(m, {0}, {1}), linum::ValueError,
+      "start_indices must have length equal to the number of dimensions of the operand");
   check_grads(
       [](const Array& x) {
         return linum::lax_slice(x, {1, 0}, {3, 4}, {1, 3}) * 3.0;
@@ -367,18 +359,18 @@ TEST_CASE("dynamic_slice clamps start indices so that the slice fits, as JAX") {
   CHECK(b.dtype() == linum::bool_);
   check_array(b, {2}, {0, 1});
 
-  CHECK_ERROR(linum::dynamic_slice(x, Arrays{Array(1.0f)}, {2}), linum::TypeError,
-              "dynamic_slice: start_indices must be integers, got dtype float32");
-  CHECK_ERROR(linum::dynamic_slice(x, Arrays{ints({1, 2})}, {2}), linum::TypeError,
-              "dynamic_slice: start_indices must be scalars, got an index of shape (2,)");
-  CHECK_ERROR(
+  LINUM_CHECK_ERROR(linum::dynamic_slice(x, Arrays{Array(1.0f)}, {2}), linum::TypeError,
+                    "dynamic_slice: start_indices must be integers, got dtype float32");
+  LINUM_CHECK_ERROR(linum::dynamic_slice(x, Arrays{ints({1, 2})}, {2}), linum::TypeError,
+                    "dynamic_slice: start_indices must be scalars, got an index of shape (2,)");
+  LINUM_CHECK_ERROR(
       linum::dynamic_slice(m, {1}, {2}), linum::ValueError,
       "dynamic_slice: start_indices must have length equal to the number of dimensions of the "
       "operand, got 1 indices for operand shape (3, 4)");
-  CHECK_ERROR(linum::dynamic_slice(m, {0, 0}, {4, 1}), linum::ValueError,
-              "slice_sizes (4, 1) for operand shape (3, 4)");
-  CHECK_ERROR(linum::dynamic_slice(m, {0, 0}, {1}), linum::ValueError,
-              "slice_sizes must have the same length as start_indices");
+  LINUM_CHECK_ERROR(linum::dynamic_slice(m, {0, 0}, {4, 1}), linum::ValueError,
+                    "slice_sizes (4, 1) for operand shape (3, 4)");
+  LINUM_CHECK_ERROR(linum::dynamic_slice(m, {0, 0}, {1}), linum::ValueError,
+                    "slice_sizes must have the same length as start_indices");
 }
 
 TEST_CASE("dynamic_slice: gradients, and vmap with batched start indices is one gather") {
@@ -422,12 +414,13 @@ TEST_CASE("dynamic_update_slice overwrites a clamped window") {
   check_array(
       linum::dynamic_update_slice(m, linum::ones({2, 1}, linum::int32), Arrays{Array(1), Array(2)}),
       {3, 3}, {0, 0, 0, 0, 0, 1, 0, 0, 1});
-  CHECK_ERROR(linum::dynamic_update_slice(z, linum::array({1.0f}), {0}), linum::TypeError,
-              "dynamic_update_slice: update dtype float32 does not match operand dtype float64");
-  CHECK_ERROR(linum::dynamic_update_slice(z, linum::zeros({6}, linum::float64), {0}),
-              linum::ValueError,
-              "update shape (6,) must have the operand's rank and fit in operand shape (5,)");
-  CHECK_ERROR(
+  LINUM_CHECK_ERROR(
+      linum::dynamic_update_slice(z, linum::array({1.0f}), {0}), linum::TypeError,
+      "dynamic_update_slice: update dtype float32 does not match operand dtype float64");
+  LINUM_CHECK_ERROR(linum::dynamic_update_slice(z, linum::zeros({6}, linum::float64), {0}),
+                    linum::ValueError,
+                    "update shape (6,) must have the operand's rank and fit in operand shape (5,)");
+  LINUM_CHECK_ERROR(
       linum::dynamic_update_slice(z, u, {0, 1}), linum::ValueError,
       "dynamic_update_slice: start_indices must have length equal to the number of dimensions");
 }
@@ -482,13 +475,13 @@ TEST_CASE("take gathers along an axis or the flattened array; out-of-range indic
   check_array(t3, {2, 2, 2}, {4, 5, 0, 1, 10, 11, 6, 7});
   CHECK(linum::take(iota({3}, linum::int32), ints({1})).dtype() == linum::int32);
 
-  CHECK_ERROR(linum::take(x, linum::array({1.0f})), linum::TypeError,
-              "take: indices must be integers, got dtype float32");
-  CHECK_ERROR(linum::take(x, linum::array({true})), linum::TypeError, "got dtype bool");
-  CHECK_ERROR(linum::take(m, ints({0}), 2), linum::IndexError,
-              "take: axis 2 is out of bounds for an array of rank 2");
-  CHECK_ERROR(linum::take(linum::zeros({0}), ints({0})), linum::IndexError,
-              "take: cannot take from axis 0 of size 0");
+  LINUM_CHECK_ERROR(linum::take(x, linum::array({1.0f})), linum::TypeError,
+                    "take: indices must be integers, got dtype float32");
+  LINUM_CHECK_ERROR(linum::take(x, linum::array({true})), linum::TypeError, "got dtype bool");
+  LINUM_CHECK_ERROR(linum::take(m, ints({0}), 2), linum::IndexError,
+                    "take: axis 2 is out of bounds for an array of rank 2");
+  LINUM_CHECK_ERROR(linum::take(linum::zeros({0}), ints({0})), linum::IndexError,
+                    "take: cannot take from axis 0 of size 0");
 }
 
 TEST_CASE("take: repeated indices accumulate in the gradient; vmap of every batching case") {
@@ -532,15 +525,15 @@ TEST_CASE("take_along_axis picks one element per position, broadcasting the othe
   check_array(
       linum::take_along_axis(linum::array({{1.0, 2.0, 3.0}}), ints({0, 2, 1, 1}, {2, 2}), 1),
       {2, 2}, {1, 3, 2, 2});
-  CHECK_ERROR(linum::take_along_axis(x, ints({0}), 1), linum::ValueError,
-              "take_along_axis: indices and arr must have the same number of dimensions, got "
-              "shapes (1,) and (2, 3)");
-  CHECK_ERROR(linum::take_along_axis(x, linum::array({{0.0}}), 1), linum::TypeError,
-              "take_along_axis: indices must be integers, got dtype float64");
-  CHECK_ERROR(linum::take_along_axis(x, ints({0, 0, 0}, {3, 1}), 1), linum::ValueError,
-              "do not broadcast");
-  CHECK_ERROR(linum::take_along_axis(x, ints({0, 0}, {2, 1}), 2), linum::IndexError,
-              "axis 2 is out of bounds");
+  LINUM_CHECK_ERROR(linum::take_along_axis(x, ints({0}), 1), linum::ValueError,
+                    "take_along_axis: indices and arr must have the same number of dimensions, got "
+                    "shapes (1,) and (2, 3)");
+  LINUM_CHECK_ERROR(linum::take_along_axis(x, linum::array({{0.0}}), 1), linum::TypeError,
+                    "take_along_axis: indices must be integers, got dtype float64");
+  LINUM_CHECK_ERROR(linum::take_along_axis(x, ints({0, 0, 0}, {3, 1}), 1), linum::ValueError,
+                    "do not broadcast");
+  LINUM_CHECK_ERROR(linum::take_along_axis(x, ints({0, 0}, {2, 1}), 2), linum::IndexError,
+                    "axis 2 is out of bounds");
 }
 
 TEST_CASE("take_along_axis: gradients accumulate over repeats; vmap") {
@@ -570,6 +563,6 @@ TEST_CASE("broadcast_to and transpose: gradients and vmap") {
       randn({3, 1}, 71));
   check_grads([](const Array& x) { return linum::transpose(x, {2, 0, 1}); }, randn({2, 3, 4}, 72));
   check_vmap([](const Array& x) { return linum::broadcast_to(x, {2, 3}); }, randn({4, 3}, 73));
-  CHECK_ERROR(linum::broadcast_to(iota({3}), {4}), linum::ValueError,
-              "broadcast_to: cannot broadcast an array of shape (3,) to shape (4,)");
+  LINUM_CHECK_ERROR(linum::broadcast_to(iota({3}), {4}), linum::ValueError,
+                    "broadcast_to: cannot broadcast an array of shape (3,) to shape (4,)");
 }

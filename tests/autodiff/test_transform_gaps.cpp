@@ -490,6 +490,16 @@ TEST_SUITE("Jacobians over pytrees") {
     check_jac(jf);
   }
 
+  TEST_CASE("a FrozenDict node in a Tree output stays a FrozenDict, holding the Jacobian blocks") {
+    auto f = [](const Tree& x) {
+      return Tree{{"frozen", Tree(linum::pytree::FrozenDict<Array>(jac_f(x).as_dict()))}};
+    };
+    for (const Tree& j : {linum::jacrev(f)(jac_in()), linum::jacfwd(f)(jac_in())}) {
+      REQUIRE(j["frozen"].is_frozen_dict());
+      check_jac(j["frozen"]);
+    }
+  }
+
   TEST_CASE("Jacobians with argnums over several arguments and static containers") {
     auto f = [](const Array& a, const std::map<std::string, Array>& m) {
       return std::make_tuple(a * m.at("s"), linum::sum(a) + m.at("s"));

@@ -105,6 +105,46 @@ TEST_CASE("vmap: Hana structs and FrozenDicts as arguments, in_axes by field or 
   check_close(r, data({2, 3}, 16) * data({3}, 17));
 }
 
+TEST_CASE("vmap: in_axes and out_axes over a tuple-keyed dict (flatten_dict's result), per path") {
+  using linum::pytree::Path;
+  using Flat = linum::pytree::Dict<Path, linum::Tree>;
+  using Axes = linum::pytree::BasicTree<int>;
+  linum::Tree params{{"dense", linum::Tree{{"w", data({3, 4}, 30)}, {"b", data({4}, 31)}}},
+                     {"scale", data({}, 32)}};
+  const Flat flat = linum::traverse_util::flatten_dict(params);
+  // The axes tree, flattened the same way: w mapped on axis 1, b on 0, scale not mapped.
+  const Axes axes{{"dense", Axes{{"w", 1}, {"b", 0}}}, {"scale", kNone}};
+  VmapOptions o;
+  o.in_axes = AxisSpec::seq({linum::traverse_util::flatten_dict(axes)});
+  CHECK(o.in_axes.to_string() == "({('dense', 'b'): 0, ('dense', 'w'): 1, ('scale',): None},)");
+  o.out_axes = AxisSpec::tuple_dict({{Path{"wb"}, 1}, {Path{"s", "b"}, 0}});
+  auto f = [](const Flat& q) {
+    const Array& w = q.at(Path{"dense", "w"}).leaf();
+    const Array& b = q.at(Path{"dense", "b"}).leaf();
+    return Flat{{Path{"wb"}, linum::Tree(w * b)}, {Path{"s", "b"}, linum::Tree(b * 2.0)}};
+  };
+  const Flat got = linum::vmap(f, o)(flat);
+  // Example i takes column i of w and entry i of b; out_axes puts wb's examples on axis 1 again.
+  const Array& w = params["dense"]["w"].leaf();
+  const Array& b = params["dense"]["b"].leaf();
+  check_close(got.at(Path{"wb"}).leaf(), w * b);
+  check_close(got.at(Path{"s", "b"}).leaf(), b * 2.0);
+
+  // A string-keyed spec does not match tuple keys (nor a tuple-keyed one a nested dict).
+  VmapOptions str_keys;
+  str_keys.in_axes = AxisSpec::seq({AxisSpec::dict({{"dense", 0}, {"scale", kNone}})});
+  CHECK_ERROR_CONTAINS(
+      linum::vmap([](const Flat& q) { return q.at(Path{"scale"}).leaf(); }, str_keys)(flat),
+      "vmap in_axes specification must be a tree prefix");
+  CHECK_ERROR_CONTAINS(
+      linum::vmap([](const linum::Tree& q) { return q["scale"].leaf(); }, o)(params),
+      "got specification ({('dense', 'b'): 0, ('dense', 'w'): 1, ('scale',): None},)");
+  CHECK_ERROR_CONTAINS(AxisSpec::tuple_dict({{Path{"a"}, 0}, {Path{"a"}, 1}}),
+                       "AxisSpec::tuple_dict: duplicate key ('a',)");
+  // A FrozenDict of axes is a dict spec, as a plain dict of axes is.
+  CHECK(AxisSpec(Axes(linum::pytree::FrozenDict<int>{{"w", 1}})).to_string() == "{'w': 1}");
+}
+
 TEST_CASE("vmap: axis_size maps a function whose arguments are all unbatched") {
   Array c = linum::array({1.0, 2.0});
   VmapOptions o;

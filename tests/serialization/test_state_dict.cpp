@@ -64,6 +64,31 @@ TEST_SUITE("serialization state dicts") {
     CHECK(values(std::get<4>(back)["f"].leaf()) == Vec{5.0});
   }
 
+  TEST_CASE("a FrozenDict node in a Tree: a plain dict in the state, a FrozenDict on restore") {
+    Tree t{{"params", Tree(FrozenDict<Array>{{"w", linum::array({1.0f, 2.0f})}})},
+           {"b", linum::array({3.0f})}};
+    Tree sd = ser::to_state_dict(t);
+    REQUIRE(sd["params"].is_dict());  // Flax's state dict of a FrozenDict is a plain dict
+    CHECK(values(sd["params"]["w"].leaf()) == Vec{1.0, 2.0});
+    Tree zero = linum::pytree::tree_map([](const Array& a) { return linum::zeros_like(a); }, t);
+    for (const Tree& back :
+         {ser::from_state_dict(zero, sd), ser::from_bytes(zero, ser::to_bytes(t))}) {
+      REQUIRE(back["params"].is_frozen_dict());
+      CHECK(values(back["params"]["w"].leaf()) == Vec{1.0, 2.0});
+      CHECK(values(back["b"].leaf()) == Vec{3.0});
+    }
+    Tree bad = sd;
+    bad["params"] = Tree{{"v", linum::array({0.0f})}};
+    check_error<linum::ValueError>([&] { ser::from_state_dict(zero, bad); },
+                                   {"target dict contains keys {'w'} which are not present in "
+                                    "state dict at path ./params"});
+    // msgpack packs exact dicts only, so Flax's msgpack_serialize rejects a FrozenDict too.
+    CHECK_THROWS_WITH_AS(ser::msgpack_serialize(t),
+                         "msgpack_serialize: can not serialize a FrozenDict; to_bytes writes its "
+                         "state dict, a plain dict",
+                         linum::TypeError);
+  }
+
   TEST_CASE("an Adam state is {'0': {count, mu, nu}, '1': {}} as optax's NamedTuples give") {
     Tree params{{"w", linum::array({1.0f, 2.0f})}};
     auto tx = optim::adam(1e-3);
