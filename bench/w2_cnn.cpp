@@ -1,7 +1,8 @@
 // W2: one train step of the seed CNN (Conv(32,3x3,SAME) relu avg_pool2 Conv(64,3x3,SAME) relu
 // avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC 28x28x1, batch 32, float32:
 // value_and_grad of the mean cross-entropy plus an optim::adam update, written with linum ops.
-// Counters per step: minor page faults (getrusage) and the blocks Array buffers took from the OS.
+// Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
+// handed out (memory_stats); W2_uncached runs the step with the buffer cache off.
 #include <sys/resource.h>
 
 #include <map>
@@ -17,13 +18,7 @@ using Params = std::map<std::string, Array>;
 
 constexpr int kBatch = 32, kClasses = 10;
 
-Array normal(const linum::Shape& s, double scale, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, static_cast<float>(scale));
-  std::vector<float> v(static_cast<std::size_t>(linum::shape_size(s)));
-  for (auto& e : v) e = nd(rng);
-  return linum::array(v, s);
-}
+using linum::bench::normal;
 
 // lecun_normal-scaled kernels and zero biases, as nn::Conv / nn::Dense initialize them.
 Params init_params() {
@@ -74,10 +69,26 @@ void BM_W2(benchmark::State& state) {
   };
   step();  // warm-up: the first step's memory is not steady state
   const long faults0 = minor_faults();
+  const linum::MemoryStats m0 = linum::memory_stats();
   for (auto _ : state) step();
-  state.counters["minflt/step"] = benchmark::Counter(static_cast<double>(minor_faults() - faults0),
-                                                     benchmark::Counter::kAvgIterations);
+  const linum::MemoryStats m1 = linum::memory_stats();
+  auto per_step = [](double v) {
+    return benchmark::Counter(v, benchmark::Counter::kAvgIterations);
+  };
+  state.counters["minflt/step"] = per_step(static_cast<double>(minor_faults() - faults0));
+  state.counters["os_allocs/step"] = per_step(static_cast<double>(m1.os_allocs - m0.os_allocs));
+  state.counters["buffers/step"] = per_step(static_cast<double>(m1.num_allocs - m0.num_allocs));
 }
 BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
+
+// The same step with the buffer cache off (limit 0, as LINUM_CACHED_MEMORY_LIMIT=0 sets it for
+// a whole run): every block comes from the OS (malloc), as before the caching allocator.
+void BM_W2_uncached(benchmark::State& state) {
+  const std::size_t limit = linum::memory_stats().cache_limit;
+  linum::set_cached_memory_limit(0);
+  BM_W2(state);
+  linum::set_cached_memory_limit(limit);
+}
+BENCHMARK(BM_W2_uncached)->Name("W2_uncached")->Apply(linum::bench::configure);
 
 }  // namespace
