@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include <linum/autodiff/allocator.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/trace.hpp>
@@ -86,16 +87,14 @@ ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
   if (bytes <= sizeof(small)) {
     data = small;
   } else {
-    // 64-byte alignment keeps SIMD loads and BLAS on their fast paths.
-    void* p = nullptr;
-    try {
-      p = ::operator new(bytes, std::align_val_t(64));
-    } catch (const std::bad_alloc&) {
+    // From the caching allocator: 64-byte aligned, reused after free without asking the OS.
+    void* p = alloc_buffer(bytes);
+    if (!p)
       throw MemoryError(std::string(op) + ": cannot allocate " + std::to_string(bytes) +
                         " bytes for an array of shape " + shape_str(shape) + " and dtype " +
                         std::string(dtype_name(d)));
-    }
-    owner = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
+    owner = std::shared_ptr<void>(
+        p, [bytes](void* q) { free_buffer(q, bytes); }, SmallAllocator<void*>());
     data = p;
   }
 }
@@ -144,70 +143,6 @@ Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dt
 
 void throw_empty_handle(const char* fn) {
   throw ValueError(std::string(fn) + ": empty Array handle (default-constructed)");
-}
-
-namespace {
-
-// Blocks of kBlockBytes serve every request up to that size; each thread keeps at most
-// kMaxFreeBlocks (16 MB) for reuse and returns the rest to the heap.
-constexpr std::size_t kBlockBytes = 128;
-constexpr std::size_t kMaxFreeBlocks = std::size_t{1} << 17;
-
-// Trivially destructible, so that one TLS access reaches it and it stays readable at thread exit.
-struct FreeList {
-  void* head;
-  std::size_t count;
-  bool owned;  // the owner below is registered to drain the list at thread exit
-  bool gone;   // the owner ran: later blocks go straight back to the heap
-};
-thread_local FreeList t_free_list{nullptr, 0, false, false};
-
-struct FreeListOwner {
-  bool armed = false;
-  ~FreeListOwner() {
-    FreeList& f = t_free_list;
-    f.gone = true;
-    while (f.head) {
-      void* next = *static_cast<void**>(f.head);
-      ::operator delete(f.head);
-      f.head = next;
-    }
-  }
-};
-thread_local FreeListOwner t_free_list_owner;
-
-}  // namespace
-
-// Under AddressSanitizer every block goes to the heap, so that use-after-free stays detectable.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kPoolBlocks = false;
-#else
-constexpr bool kPoolBlocks = true;
-#endif
-
-void* small_alloc(std::size_t bytes) {
-  if (!kPoolBlocks || bytes > kBlockBytes) return ::operator new(bytes);
-  FreeList& f = t_free_list;
-  if (!f.head) return ::operator new(kBlockBytes);
-  void* p = f.head;
-  f.head = *static_cast<void**>(p);
-  --f.count;
-  return p;
-}
-
-void small_free(void* p, std::size_t bytes) noexcept {
-  FreeList& f = t_free_list;
-  if (!kPoolBlocks || bytes > kBlockBytes || f.gone || f.count >= kMaxFreeBlocks) {
-    ::operator delete(p);
-    return;
-  }
-  if (!f.owned) {
-    t_free_list_owner.armed = true;  // first use constructs it, registering its destructor
-    f.owned = true;
-  }
-  *static_cast<void**>(p) = f.head;
-  f.head = p;
-  ++f.count;
 }
 
 void throw_dtype_access(const char* fn, DType have, DType want) {

@@ -4,6 +4,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <random>
+#include <vector>
+
 #include <linum/linum.hpp>
 
 namespace linum::bench {
@@ -22,6 +25,15 @@ inline void configure(benchmark::internal::Benchmark* b) {
 // Sets the BLAS threads from the benchmark's argument.
 inline void set_threads(const benchmark::State& state) {
   linum::set_num_threads(static_cast<int>(state.range(0)));
+}
+
+// An array of shape `s` drawn from N(0, scale^2) with a fixed seed: the workloads' inputs.
+inline Array normal(const Shape& s, double scale, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, static_cast<float>(scale));
+  std::vector<float> v(static_cast<std::size_t>(shape_size(s)));
+  for (auto& e : v) e = nd(rng);
+  return array(v, s);
 }
 
 }  // namespace linum::bench

@@ -1,70 +1,14 @@
 // Workloads W3, W5, W6 of BENCH.md: per-example gradients with vmap(grad), an LSTM scanned over
 // 100 steps, and a 64-layer tanh stack differentiated without remat, with checkpoint per layer
-// and with remat_scan's √N segments. W6 also reports the extra peak memory of Array buffers,
-// counted by replacing the aligned global operator new/delete that every Array buffer larger
-// than 16 bytes goes through (autodiff/array.cpp allocates them with std::align_val_t(64)).
-#include <atomic>
+// and with remat_scan's √N segments. W6 also reports the extra peak memory of Array buffers
+// (linum::memory_stats: requested bytes of live buffers, whether cached blocks or new ones).
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
-#include <new>
 #include <random>
 #include <string>
 
 #include "bench.hpp"
-
-// ---- counting allocator for over-aligned allocations (Array buffers) -------------------------
-
-namespace {
-std::atomic<std::int64_t> g_live{0}, g_peak{0};
-
-void* counted_alloc(std::size_t n, std::size_t align) {
-  // The size lives in a header of `align` bytes in front of the block.
-  const std::size_t total = (n + 2 * align - 1) / align * align;
-  void* base = std::aligned_alloc(align, total);
-  if (!base) return nullptr;
-  *static_cast<std::size_t*>(base) = n;
-  const std::int64_t live = g_live.fetch_add(static_cast<std::int64_t>(n)) + static_cast<std::int64_t>(n);
-  std::int64_t peak = g_peak.load();
-  while (live > peak && !g_peak.compare_exchange_weak(peak, live)) {
-  }
-  return static_cast<char*>(base) + align;
-}
-
-void counted_free(void* p, std::size_t align) {
-  if (!p) return;
-  void* base = static_cast<char*>(p) - align;
-  g_live.fetch_sub(static_cast<std::int64_t>(*static_cast<std::size_t*>(base)));
-  std::free(base);
-}
-}  // namespace
-
-void* operator new(std::size_t n, std::align_val_t al) {
-  if (void* p = counted_alloc(n, static_cast<std::size_t>(al))) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n, std::align_val_t al) { return operator new(n, al); }
-void* operator new(std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
-  return counted_alloc(n, static_cast<std::size_t>(al));
-}
-void* operator new[](std::size_t n, std::align_val_t al, const std::nothrow_t&) noexcept {
-  return counted_alloc(n, static_cast<std::size_t>(al));
-}
-void operator delete(void* p, std::align_val_t al) noexcept { counted_free(p, static_cast<std::size_t>(al)); }
-void operator delete[](void* p, std::align_val_t al) noexcept { counted_free(p, static_cast<std::size_t>(al)); }
-void operator delete(void* p, std::size_t, std::align_val_t al) noexcept {
-  counted_free(p, static_cast<std::size_t>(al));
-}
-void operator delete[](void* p, std::size_t, std::align_val_t al) noexcept {
-  counted_free(p, static_cast<std::size_t>(al));
-}
-void operator delete(void* p, std::align_val_t al, const std::nothrow_t&) noexcept {
-  counted_free(p, static_cast<std::size_t>(al));
-}
-void operator delete[](void* p, std::align_val_t al, const std::nothrow_t&) noexcept {
-  counted_free(p, static_cast<std::size_t>(al));
-}
 
 namespace {
 
@@ -73,13 +17,7 @@ using linum::Arrays;
 using Params = std::map<std::string, Array>;
 constexpr int kNone = linum::VmapOptions::kNone;
 
-Array normal(const linum::Shape& s, double scale, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, static_cast<float>(scale));
-  std::vector<float> v(static_cast<std::size_t>(linum::shape_size(s)));
-  for (auto& e : v) e = nd(rng);
-  return linum::array(v, s);
-}
+using linum::bench::normal;
 
 // ---- W3: per-example gradients of a 32-64-64-1 tanh MLP, squared loss, batch 64 ----------------
 
@@ -89,7 +27,7 @@ struct W3Data {
   W3Data() {
     p = {{"w1", normal({32, 64}, 1 / std::sqrt(32.0), 1)}, {"b1", linum::zeros({64})},
          {"w2", normal({64, 64}, 1 / std::sqrt(64.0), 2)}, {"b2", linum::zeros({64})},
-         {"w3", normal({64, 1}, 1 / std::sqrt(64.0), 3)}, {"b3", linum::zeros({1})}};
+         {"w3", normal({64, 1}, 1 / std::sqrt(64.0), 3)},  {"b3", linum::zeros({1})}};
     x = normal({64, 32}, 1.0, 4);
     y = normal({64, 1}, 1.0, 5);
   }
@@ -184,16 +122,22 @@ BENCHMARK(BM_W5)->Name("W5_lstm_scan")->Apply(linum::bench::configure);
 constexpr int kLayers = 64, kWidth = 512, kBatch6 = 2048;
 using Layer = std::pair<Array, Array>;  // (W, b), stacked over layers
 
-Array dense_tanh(const Array& h, const Layer& wb) { return linum::tanh(linum::matmul(h, wb.first) + wb.second); }
+Array dense_tanh(const Array& h, const Layer& wb) {
+  return linum::tanh(linum::matmul(h, wb.first) + wb.second);
+}
 
 Array w6_loss(const Layer& stacked, const Array& x, int mode) {
-  auto step = [](const Array& h, const Layer& wb) { return std::make_pair(dense_tanh(h, wb), std::nullopt); };
+  auto step = [](const Array& h, const Layer& wb) {
+    return std::make_pair(dense_tanh(h, wb), std::nullopt);
+  };
   if (mode == 0) return linum::sum(linum::scan(step, x, stacked).first);
   if (mode == 1) {
     auto layer = linum::checkpoint(dense_tanh);
-    return linum::sum(linum::scan([&](const Array& h, const Layer& wb) {
-      return std::make_pair(layer(h, wb), std::nullopt);
-    }, x, stacked).first);
+    return linum::sum(
+        linum::scan([&](const Array& h,
+                        const Layer& wb) { return std::make_pair(layer(h, wb), std::nullopt); },
+                    x, stacked)
+            .first);
   }
   return linum::sum(linum::remat_scan(dense_tanh, x, stacked, {8, 8}));
 }
@@ -207,11 +151,11 @@ void BM_W6(benchmark::State& state) {
   auto g = linum::grad([mode](const Layer& p, const Array& xx) { return w6_loss(p, xx, mode); });
   double extra = 0;
   for (auto _ : state) {
-    const std::int64_t base = g_live.load();
-    g_peak.store(base);
+    const std::size_t base = linum::memory_stats().bytes_in_use;
+    linum::reset_peak_memory_stats();
     Layer out = g(stacked, x);
     benchmark::DoNotOptimize(out);
-    extra = std::max(extra, static_cast<double>(g_peak.load() - base));
+    extra = std::max(extra, static_cast<double>(linum::memory_stats().peak_bytes_in_use - base));
   }
   state.counters["extra_MB"] = extra / (1 << 20);
 }
@@ -232,7 +176,8 @@ class Summary : public benchmark::ConsoleReporter {
     for (const auto& r : runs)
       if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median") {
         const std::string k = r.run_name.function_name + "/" + r.run_name.args;
-        ms[k] = r.GetAdjustedRealTime() * benchmark::GetTimeUnitMultiplier(benchmark::kMillisecond) /
+        ms[k] = r.GetAdjustedRealTime() *
+                benchmark::GetTimeUnitMultiplier(benchmark::kMillisecond) /
                 benchmark::GetTimeUnitMultiplier(r.time_unit);
         if (auto it = r.counters.find("extra_MB"); it != r.counters.end()) mb[k] = it->second;
       }
@@ -258,18 +203,21 @@ int main(int argc, char** argv) {
     const double v = get(rep.ms, "W3_vmap_grad/" + a), l = get(rep.ms, "W3_loop/" + a),
                  b = get(rep.ms, "W3_batched/" + a);
     if (v > 0 && b > 0)
-      std::printf("W3 %dthr: vmap(grad) %.3f ms, loop %.3f ms, batched lower bound %.3f ms: "
-                  "vmap/batched %.2f (goal <= 2)\n", t, v, l, b, v / b);
+      std::printf(
+          "W3 %dthr: vmap(grad) %.3f ms, loop %.3f ms, batched lower bound %.3f ms: "
+          "vmap/batched %.2f (goal <= 2)\n",
+          t, v, l, b, v / b);
     if (double w5 = get(rep.ms, "W5_lstm_scan/" + a); w5 > 0)
       std::printf("W5 %dthr: %.2f ms (LibTorch 32-35 ms; goal <= 11.7 ms)\n", t, w5);
     const std::string k = "W6/" + a + "/remat:";
     const double n0 = get(rep.mb, k + "0"), n2 = get(rep.mb, k + "2");
     if (n0 > 0)
-      std::printf("W6 %dthr: no remat %.0f ms / %.0f MB extra; checkpoint per layer %.0f ms / %.0f MB; "
-                  "sqrt(N) segments %.0f ms / %.0f MB: memory ratio %.2f (goal <= 0.4), time ratio "
-                  "%.2f (goal <= 1.35)\n",
-                  t, get(rep.ms, k + "0"), n0, get(rep.ms, k + "1"), get(rep.mb, k + "1"),
-                  get(rep.ms, k + "2"), n2, n2 / n0, get(rep.ms, k + "2") / get(rep.ms, k + "0"));
+      std::printf(
+          "W6 %dthr: no remat %.0f ms / %.0f MB extra; checkpoint per layer %.0f ms / %.0f MB; "
+          "sqrt(N) segments %.0f ms / %.0f MB: memory ratio %.2f (goal <= 0.4), time ratio "
+          "%.2f (goal <= 1.35)\n",
+          t, get(rep.ms, k + "0"), n0, get(rep.ms, k + "1"), get(rep.mb, k + "1"),
+          get(rep.ms, k + "2"), n2, n2 / n0, get(rep.ms, k + "2") / get(rep.ms, k + "0"));
   }
   return 0;
 }

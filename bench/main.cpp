@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
     if (double fl = get("W1_gemm_floor" + a); fl > 0)
       std::printf("sgemm %dthr: %.2f ms for W1's 8 GEMMs (%.0f GFLOP/s)\n", t, fl,
                   2.0 * 128 * (784 * 512 * 2 + 512 * 512 * 3 + 512 * 10 * 3) / (fl * 1e6));
+    if (double w2 = get("W2" + a); w2 > 0)
+      std::printf("W2 %dthr: %.2f ms per train step (value_and_grad + adam)\n", t, w2);
     if (double w4 = get("W4" + a); w4 > 0)
       std::printf(
           "W4 %dthr: %.1f ns/op (op = one source line x = sin(x)*1.0001 + 0.5*x, i.e. 4 "

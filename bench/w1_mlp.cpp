@@ -13,13 +13,7 @@ using linum::Arrays;
 
 constexpr int kBatch = 128, kIn = 784, kHidden = 512, kOut = 10;
 
-Array normal(const linum::Shape& s, double scale, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, static_cast<float>(scale));
-  std::vector<float> v(static_cast<std::size_t>(linum::shape_size(s)));
-  for (auto& e : v) e = nd(rng);
-  return linum::array(v, s);
-}
+using linum::bench::normal;
 
 struct W1Data {
   Arrays params;  // w1, b1, w2, b2, w3, b3

@@ -1,0 +1,94 @@
+// W2: one train step of the seed CNN (Conv(32,3x3,SAME) relu avg_pool2 Conv(64,3x3,SAME) relu
+// avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC 28x28x1, batch 32, float32:
+// value_and_grad of the mean cross-entropy plus an optim::adam update, written with linum ops.
+// Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
+// handed out (memory_stats); W2_uncached runs the step with the buffer cache off.
+#include <sys/resource.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+#include "bench.hpp"
+
+namespace {
+
+using linum::Array;
+using Params = std::map<std::string, Array>;
+
+constexpr int kBatch = 32, kClasses = 10;
+
+using linum::bench::normal;
+
+// lecun_normal-scaled kernels and zero biases, as nn::Conv / nn::Dense initialize them.
+Params init_params() {
+  return {{"conv1_w", normal({3, 3, 1, 32}, 1 / std::sqrt(9.0), 1)},
+          {"conv1_b", linum::zeros({32})},
+          {"conv2_w", normal({3, 3, 32, 64}, 1 / std::sqrt(9.0 * 32), 2)},
+          {"conv2_b", linum::zeros({64})},
+          {"dense1_w", normal({7 * 7 * 64, 256}, 1 / std::sqrt(7.0 * 7 * 64), 3)},
+          {"dense1_b", linum::zeros({256})},
+          {"dense2_w", normal({256, kClasses}, 1 / std::sqrt(256.0), 4)},
+          {"dense2_b", linum::zeros({kClasses})}};
+}
+
+Array cnn(const Params& p, const Array& x) {
+  linum::ConvOptions same;
+  same.padding = "SAME";
+  Array h = linum::relu(linum::conv_general_dilated(x, p.at("conv1_w"), same) + p.at("conv1_b"));
+  h = linum::avg_pool(h, {2, 2}, {2, 2});
+  h = linum::relu(linum::conv_general_dilated(h, p.at("conv2_w"), same) + p.at("conv2_b"));
+  h = linum::avg_pool(h, {2, 2}, {2, 2});
+  h = h.reshape({h.shape(0), -1});
+  h = linum::relu(linum::matmul(h, p.at("dense1_w")) + p.at("dense1_b"));
+  return linum::log_softmax(linum::matmul(h, p.at("dense2_w")) + p.at("dense2_b"));
+}
+
+long minor_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+void BM_W2(benchmark::State& state) {
+  linum::bench::set_threads(state);
+  Params params = init_params();
+  const Array x = normal({kBatch, 28, 28, 1}, 1.0, 5);
+  std::vector<std::int32_t> l(kBatch);
+  for (int i = 0; i < kBatch; ++i) l[i] = (i * 7) % kClasses;
+  const Array labels = linum::one_hot(linum::array(l), kClasses);
+  auto loss = [&](const Params& p) { return -linum::mean(linum::sum(labels * cnn(p, x), 1)); };
+  auto tx = linum::optim::adam(1e-3);
+  auto opt_state = tx.init(params);
+  auto step = [&] {
+    auto [value, grads] = linum::value_and_grad(loss)(params);
+    auto [updates, new_state] = tx.update(grads, opt_state, params);
+    opt_state = new_state;
+    params = linum::optim::apply_updates(params, updates);
+    benchmark::DoNotOptimize(value);
+  };
+  step();  // warm-up: the first step's memory is not steady state
+  const long faults0 = minor_faults();
+  const linum::MemoryStats m0 = linum::memory_stats();
+  for (auto _ : state) step();
+  const linum::MemoryStats m1 = linum::memory_stats();
+  auto per_step = [](double v) {
+    return benchmark::Counter(v, benchmark::Counter::kAvgIterations);
+  };
+  state.counters["minflt/step"] = per_step(static_cast<double>(minor_faults() - faults0));
+  state.counters["os_allocs/step"] = per_step(static_cast<double>(m1.os_allocs - m0.os_allocs));
+  state.counters["buffers/step"] = per_step(static_cast<double>(m1.num_allocs - m0.num_allocs));
+}
+BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
+
+// The same step with the buffer cache off (limit 0, as LINUM_CACHED_MEMORY_LIMIT=0 sets it for
+// a whole run): every block comes from the OS (malloc), as before the caching allocator.
+void BM_W2_uncached(benchmark::State& state) {
+  const std::size_t limit = linum::memory_stats().cache_limit;
+  linum::set_cached_memory_limit(0);
+  BM_W2(state);
+  linum::set_cached_memory_limit(limit);
+}
+BENCHMARK(BM_W2_uncached)->Name("W2_uncached")->Apply(linum::bench::configure);
+
+}  // namespace
