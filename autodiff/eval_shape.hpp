@@ -44,7 +44,7 @@ template <class F, class... Ops>
 auto abstract_call(F&& f, const Ops&... ops) {
   AbstractTrace trace;
   TraceScope scope(trace);
-  auto leaf_in = [&](const auto& leaf) { return to_abstract_leaf(trace, leaf); };
+  [[maybe_unused]] auto leaf_in = [&](const auto& leaf) { return to_abstract_leaf(trace, leaf); };
   return std::forward<F>(f)(map_leaves(ops, leaf_in)...);
 }
 

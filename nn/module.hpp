@@ -111,7 +111,7 @@ void append_leaves(const Tree& t, Arrays& out);
 template <class... A>
 Arrays array_inputs(const A&... args) {
   Arrays out;
-  auto add = [&](const auto& a) {
+  [[maybe_unused]] auto add = [&](const auto& a) {  // unused for a call without arguments
     using T = std::remove_cvref_t<decltype(a)>;
     if constexpr (std::is_same_v<T, Array>) out.push_back(a);
     if constexpr (std::is_same_v<T, Tree>) append_leaves(a, out);
