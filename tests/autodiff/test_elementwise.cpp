@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "op_testing.hpp"
+#include "support/buffer_counter.hpp"
 
 using namespace linum;
 using optest::axes;
@@ -270,6 +271,24 @@ TEST_CASE("relu: values (NaN stays NaN, ints stay ints) and relu'(0) = 0 as jax.
   // maximum(x, 0) keeps its balanced tie rule: 1/2 at 0.
   CHECK(grad_at([](const Array& a) { return maximum(a, 0.0); }, 0.0) == 0.5);
   check_grads([](const Array& a) { return relu(a) * a; }, array({-1.5, 0.3, 2.0}));
+}
+
+TEST_CASE("relu's VJP is one fused pass equal to the select it replaces") {
+  Array x = random::normal(random::key(0), {40, 50}), g = random::normal(random::key(1), {40, 50});
+  auto [y, pull] = vjp([](const Array& a) { return relu(a); }, x);
+  const long before = testing::buffer_count.load();
+  Array ct = std::get<0>(pull(g));
+  // One buffer: the cotangent itself, no bool mask beside it.
+  CHECK(testing::buffer_count.load() - before == 1);
+  CHECK(values(ct) == values(where(greater(x, 0), g, 0)));
+  // Under vmap and in forward mode the fused rule gives the same as the select.
+  Array batched = vmap(grad([](const Array& a) { return sum(relu(a) * a); }))(x);
+  CHECK(values(batched) == values(where(greater(x, 0), 2 * x, 0)));
+  auto [out, tan] = jvp([](const Array& a) { return relu(a); }, std::tuple{x}, std::tuple{g});
+  CHECK(values(tan) == values(ct));
+  // Second order: the derivative of relu' in x is zero, in the cotangent it is the mask again.
+  check_grads([](const Arrays& a) { return grad([&](const Array& p) { return sum(relu(p) * a[1]); })(a[0]); },
+              Arrays{array({-1.5, 0.3, 2.0}), array({0.7, -1.1, 0.4})});
 }
 
 TEST_CASE("jax.nn activations at closed-form points") {
