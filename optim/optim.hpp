@@ -8,6 +8,7 @@
 #include <linum/optim/combine.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
+#include <linum/optim/losses.hpp>
 #include <linum/optim/numerics.hpp>
 #include <linum/optim/schedule.hpp>
 #include <linum/optim/train_state.hpp>
