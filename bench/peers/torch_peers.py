@@ -38,7 +38,8 @@ try:
     import torch
     import torch.nn.functional as F
 except ImportError:
-    print(json.dumps({"error": "python3-torch missing: apt-get install -y python3-torch"}))
+    print(json.dumps({"error": f"no torch in {sys.executable}: apt-get install -y python3-torch "
+                      "and run this with /usr/bin/python3"}))
     sys.exit(3)
 
 torch.set_num_threads(ARGS.threads)
