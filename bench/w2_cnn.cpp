@@ -1,6 +1,8 @@
 // W2: one train step of the seed CNN (Conv(32,3x3,SAME) relu avg_pool2 Conv(64,3x3,SAME) relu
 // avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC 28x28x1, batch 32, float32:
-// value_and_grad of the mean cross-entropy plus an optim::adam update, written with linum ops.
+// value_and_grad of the mean cross-entropy plus an optim::adam update. `W2` writes the network
+// with linum ops on a map of params; `W2_modules` is the same step through the seed's nn::Module
+// CNN (init/apply on a Tree), so the two medians give the module layer's cost.
 // Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
 // handed out (memory_stats); W2_uncached runs the step with the buffer cache off.
 #include <sys/resource.h>
@@ -9,6 +11,9 @@
 #include <random>
 #include <string>
 
+#include <linum/autodiff/random/random.hpp>
+
+#include "../examples/seed_models.hpp"
 #include "bench.hpp"
 
 namespace {
@@ -50,14 +55,21 @@ long minor_faults() {
   return u.ru_minflt;
 }
 
-void BM_W2(benchmark::State& state) {
-  linum::bench::set_threads(state);
-  Params params = init_params();
-  const Array x = normal({kBatch, 28, 28, 1}, 1.0, 5);
-  std::vector<std::int32_t> l(kBatch);
-  for (int i = 0; i < kBatch; ++i) l[i] = (i * 7) % kClasses;
-  const Array labels = linum::one_hot(linum::array(l), kClasses);
-  auto loss = [&](const Params& p) { return -linum::mean(linum::sum(labels * cnn(p, x), 1)); };
+// The batch and its one-hot labels, the same for both versions of the step.
+struct W2Batch {
+  Array x = normal({kBatch, 28, 28, 1}, 1.0, 5);
+  Array labels;
+  W2Batch() {
+    std::vector<std::int32_t> l(kBatch);
+    for (int i = 0; i < kBatch; ++i) l[i] = (i * 7) % kClasses;
+    labels = linum::one_hot(linum::array(l), kClasses);
+  }
+};
+
+// Times train steps (value_and_grad of `loss` + adam) on `params`, any pytree, after one warm-up
+// step, and sets the memory counters.
+template <class P, class Loss>
+void run_train_steps(benchmark::State& state, P params, const Loss& loss) {
   auto tx = linum::optim::adam(1e-3);
   auto opt_state = tx.init(params);
   auto step = [&] {
@@ -79,6 +91,14 @@ void BM_W2(benchmark::State& state) {
   state.counters["os_allocs/step"] = per_step(static_cast<double>(m1.os_allocs - m0.os_allocs));
   state.counters["buffers/step"] = per_step(static_cast<double>(m1.num_allocs - m0.num_allocs));
 }
+
+void BM_W2(benchmark::State& state) {
+  linum::bench::set_threads(state);
+  const W2Batch b;
+  run_train_steps(state, init_params(), [&](const Params& p) {
+    return -linum::mean(linum::sum(b.labels * cnn(p, b.x), 1));
+  });
+}
 BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
 
 // The same step with the buffer cache off (limit 0, as LINUM_CACHED_MEMORY_LIMIT=0 sets it for
@@ -90,5 +110,18 @@ void BM_W2_uncached(benchmark::State& state) {
   linum::set_cached_memory_limit(limit);
 }
 BENCHMARK(BM_W2_uncached)->Name("W2_uncached")->Apply(linum::bench::configure);
+
+// The same step with the seed's CNN module: params from CNN().init, the forward pass through
+// CNN().apply inside value_and_grad, as examples/fashion_mnist.cpp trains it.
+void BM_W2_modules(benchmark::State& state) {
+  linum::bench::set_threads(state);
+  const W2Batch b;
+  const seed_models::CNN model;
+  linum::Tree params = model.init(linum::random::PRNGKey(0), b.x)["params"];
+  run_train_steps(state, params, [&](const linum::Tree& p) {
+    return -linum::mean(linum::sum(b.labels * model.apply(linum::Tree{{"params", p}}, b.x), 1));
+  });
+}
+BENCHMARK(BM_W2_modules)->Name("W2_modules")->Apply(linum::bench::configure);
 
 }  // namespace
