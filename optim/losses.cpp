@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include <xsimd/xsimd.hpp>
+
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
 #include <linum/autodiff/ops/shape.hpp>
@@ -18,15 +20,73 @@ using detail::dispatch_float;
 using detail::in_ptr;
 using detail::out_ptr;
 
+// Σ exp(x[j] - m) over a row, with xsimd's exp on full batches (the exp primitive's kernel).
+template <class T>
+T sum_exp(const T* x, std::int64_t c, T m) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t w = B::size;
+  const B mb(m);
+  B acc(T(0));
+  std::int64_t j = 0;
+  for (; j + w <= c; j += w) acc += xsimd::exp(B::load_unaligned(x + j) - mb);
+  T s = xsimd::hadd(acc);
+  for (; j < c; ++j) s += std::exp(x[j] - m);
+  return s;
+}
+
+// o[j] = a * exp(x[j] - lse): a times the row's softmax.
+template <class T>
+void scaled_softmax(const T* x, std::int64_t c, T lse, T a, T* o) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t w = B::size;
+  const B lb(lse), ab(a);
+  std::int64_t j = 0;
+  for (; j + w <= c; j += w)
+    (ab * xsimd::exp(B::load_unaligned(x + j) - lb)).store_unaligned(o + j);
+  for (; j < c; ++j) o[j] = a * std::exp(x[j] - lse);
+}
+
+// The max of a row, by batches then across the lanes (NaNs propagate through the sum_exp).
+template <class T>
+T row_max(const T* x, std::int64_t c) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t w = B::size;
+  T m = -std::numeric_limits<T>::infinity();
+  std::int64_t j = 0;
+  if (c >= w) {
+    B mb = B::load_unaligned(x);
+    for (j = w; j + w <= c; j += w) mb = xsimd::max(mb, B::load_unaligned(x + j));
+    alignas(B::arch_type::alignment()) T lanes[w];
+    mb.store_aligned(lanes);
+    for (T v : lanes) m = v > m ? v : m;
+  }
+  for (; j < c; ++j) m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+// Σ a[j] (b - x[j]) over a row (b = 0: Σ a[j] when x is null).
+template <class T>
+T row_dot_gap(const T* a, const T* x, T b, std::int64_t c) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t w = B::size;
+  B acc(T(0));
+  const B bb(b);
+  std::int64_t j = 0;
+  for (; j + w <= c; j += w) {
+    const B xa = B::load_unaligned(a + j);
+    acc += x ? xa * (bb - B::load_unaligned(x + j)) : xa;
+  }
+  T s = xsimd::hadd(acc);
+  for (; j < c; ++j) s += x ? a[j] * (b - x[j]) : a[j];
+  return s;
+}
+
 // logsumexp of one row, shifted by its max as jax.nn.logsumexp is (a non-finite max shifts by 0).
 template <class T>
 T row_logsumexp(const T* x, std::int64_t c) {
-  T m = -std::numeric_limits<T>::infinity();
-  for (std::int64_t j = 0; j < c; ++j) m = x[j] > m ? x[j] : m;
+  T m = row_max(x, c);
   if (!std::isfinite(m)) m = T(0);
-  T s = T(0);
-  for (std::int64_t j = 0; j < c; ++j) s += std::exp(x[j] - m);
-  return m + std::log(s);
+  return m + std::log(sum_exp(x, c, m));
 }
 
 void check_label(std::int32_t k, std::int64_t row, std::int64_t classes) {
@@ -83,13 +143,13 @@ struct SoftmaxCrossEntropyGrad final : Primitive {
         if constexpr (kSparse) {
           const std::int32_t k = in_ptr<std::int32_t>(l)[r];
           check_label(k, r, nc);
-          for (std::int64_t j = 0; j < nc; ++j) o[j] = cp[r] * std::exp(xp[j] - lse);
+          scaled_softmax(xp, nc, lse, cp[r], o);
           o[k] -= cp[r];
         } else {
           const T* lp = in_ptr<T>(l) + r * nc;
-          T L = T(0);
-          for (std::int64_t j = 0; j < nc; ++j) L += lp[j];
-          for (std::int64_t j = 0; j < nc; ++j) o[j] = cp[r] * (std::exp(xp[j] - lse) * L - lp[j]);
+          const T L = row_dot_gap<T>(lp, nullptr, T(0), nc);
+          scaled_softmax(xp, nc, lse, cp[r] * L, o);
+          for (std::int64_t j = 0; j < nc; ++j) o[j] -= cp[r] * lp[j];
         }
       }
     });
@@ -142,9 +202,7 @@ struct SoftmaxCrossEntropy final : Primitive {
           o[r] = lse - xp[k];
         } else {
           const T* lp = in_ptr<T>(l) + r * nc;
-          T acc = T(0);
-          for (std::int64_t j = 0; j < nc; ++j) acc += lp[j] * (lse - xp[j]);
-          o[r] = acc;
+          o[r] = row_dot_gap(lp, xp, lse, nc);
         }
       }
     });
