@@ -18,33 +18,54 @@ struct TapeTracer final : ArrayImpl {
   const Array* primal_value() const override { return &primal; }
 };
 
-}  // namespace
-
 // Nodes index into flat vectors so that recording a node allocates nothing (amortised).
-struct TapeTrace::Impl {
-  struct Node {
-    PrimPtr prim;
-    std::uint32_t in_begin;     // inputs' primals at values[in_begin, in_begin + n_in)
-    std::uint32_t out_begin;    // outputs at values[out_begin, out_begin + n_out)
-    std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
-    int out_var0;  // outputs have consecutive variable ids (non-float outputs get none)
-  };
-  std::vector<Node> nodes;
+struct TapeNode {
+  PrimPtr prim;
+  std::uint32_t in_begin;     // inputs' primals at values[in_begin, in_begin + n_in)
+  std::uint32_t out_begin;    // outputs at values[out_begin, out_begin + n_out)
+  std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
+  int out_var0;               // outputs have consecutive variable ids (non-float outputs get none)
+};
+struct TapeBuffers {
+  std::vector<TapeNode> nodes;
   std::vector<Array> values;
   std::vector<int> vars;  // variable id of each entry of `values` (-1: constant for this tape)
+  std::size_t capacity_bytes() const {
+    return nodes.capacity() * sizeof(TapeNode) + values.capacity() * sizeof(Array) +
+           vars.capacity() * sizeof(int);
+  }
+};
+
+// Finished tapes' emptied vectors, kept per thread so that the next grad records into memory
+// that is already mapped: without them every call re-faults and re-grows its node arrays.
+constexpr std::size_t kSpareTapes = 4, kSpareTapeBytes = std::size_t{64} << 20;
+thread_local std::vector<TapeBuffers> spare_tapes;
+
+}  // namespace
+
+struct TapeTrace::Impl : TapeBuffers {
+  using Node = TapeNode;
   int nvars = 0;
 };
 
-TapeTrace::TapeTrace() : impl_(std::make_unique<Impl>()) {}
-TapeTrace::~TapeTrace() { clear(); }
+TapeTrace::TapeTrace() : impl_(std::make_unique<Impl>()) {
+  if (!spare_tapes.empty()) {
+    static_cast<TapeBuffers&>(*impl_) = std::move(spare_tapes.back());
+    spare_tapes.pop_back();
+  }
+}
 
+TapeTrace::~TapeTrace() {
+  clear();
+  if (spare_tapes.size() < kSpareTapes && impl_->capacity_bytes() <= kSpareTapeBytes)
+    spare_tapes.push_back(std::move(static_cast<TapeBuffers&>(*impl_)));
+}
+
+// Releases the values (and so the arrays) but keeps the vectors' capacity (see spare_tapes).
 void TapeTrace::clear() {
   impl_->nodes.clear();
-  impl_->nodes.shrink_to_fit();
   impl_->values.clear();
-  impl_->values.shrink_to_fit();
   impl_->vars.clear();
-  impl_->vars.shrink_to_fit();
 }
 
 std::size_t TapeTrace::num_nodes() const { return impl_->nodes.size(); }

@@ -16,6 +16,7 @@
 #include <linum/autodiff/allocator.hpp>
 #include <linum/autodiff/memory.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/transforms.hpp>
 
 using namespace linum;
 
@@ -230,4 +231,21 @@ TEST_CASE("memory_stats counts Array buffers: allocations, bytes in use, peak, l
   CHECK(s2.peak_bytes_in_use == s0.bytes_in_use + 16384);
   Array tiny = zeros({2});  // inline in the array record: no buffer
   CHECK(memory_stats().num_allocs == s2.num_allocs);
+}
+
+TEST_CASE("a finished grad keeps no array alive: the tape's reused vectors are emptied") {
+  const Array x = linum::full({256, 256}, 0.5);
+  auto f = [](const Array& a) { return linum::sum(linum::tanh(a * a) * linum::exp(a)); };
+  const std::size_t before = linum::memory_stats().bytes_in_use;
+  for (int i = 0; i < 3; ++i) {
+    Array g = linum::grad(f)(x);
+    // Nested tapes (grad of grad) take and return reused vectors too.
+    Array h = linum::grad([&](const Array& a) { return linum::sum(linum::grad(f)(a)); })(x);
+    CHECK(g.shape() == x.shape());
+    CHECK(h.shape() == x.shape());
+  }
+  CHECK(linum::memory_stats().bytes_in_use == before);
+  // A tape reused after a larger one starts empty: the same gradient on every call.
+  const double g0 = linum::grad([](const Array& a) { return linum::sum(a * a); })(Array(3.0)).item<double>();
+  CHECK(g0 == 6.0);
 }
