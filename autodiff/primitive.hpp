@@ -55,6 +55,12 @@ class Primitive {
   virtual Arrays vjp_needed(std::span<const Array> primals, std::span<const Array> cotangents,
                             std::span<const Array> outs, std::span<const bool> needed) const;
 
+  // Whether the VJP rule reads the value of input i / output j, beyond its shape and dtype. The
+  // tape keeps only the values that are read (JAX's residuals) and a shape-only stand-in for the
+  // rest, so reverse mode does not hold every intermediate alive. Default: all are read.
+  virtual bool vjp_reads_input(std::size_t) const { return true; }
+  virtual bool vjp_reads_output(std::size_t) const { return true; }
+
   // Batching: `bdims[i]` is the batch axis of in[i] (-1: unbatched; at least one is batched).
   // The rule must emit vectorized ops, never a loop over the batch.
   virtual Batched vmap(std::span<const Array> in, std::span<const int> bdims) const;

@@ -4,6 +4,7 @@
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <sstream>
 
@@ -17,6 +18,22 @@ struct TapeTracer final : ArrayImpl {
       : ArrayImpl(p.shape(), p.dtype(), lvl, uid), primal(p), var(v) {}
   const Array* primal_value() const override { return &primal; }
 };
+
+// A value no VJP rule reads: its shape, dtype and weak type only. It is a tracer of no trace, so
+// an op on it fails as an escaped tracer instead of reading a freed buffer.
+struct DroppedValue final : ArrayImpl {
+  explicit DroppedValue(const ArrayImpl& a)
+      : ArrayImpl(a.shape, a.dtype, std::numeric_limits<int>::max(), 0) {
+    weak_type = a.weak_type;
+  }
+};
+
+// What the tape keeps of a primal: the value when the rule reads it or when it is small (inline
+// storage: dropping it frees nothing), else a DroppedValue.
+Array residual(Array a, bool read) {
+  if (read || a.size() <= 4) return a;
+  return Array(make_small<DroppedValue>(*a.impl()));
+}
 
 // Nodes index into flat vectors so that recording a node allocates nothing (amortised).
 struct TapeNode {
@@ -109,11 +126,14 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     m.vars.resize(in_begin);
     return outs;
   }
+  for (std::size_t i = 0; i < in.size(); ++i)
+    m.values[in_begin + i] = residual(std::move(m.values[in_begin + i]), prim->vjp_reads_input(i));
   const auto out_begin = static_cast<std::uint32_t>(m.values.size());
   const int out_var0 = m.nvars;
-  for (Array& o : outs) {
+  for (std::size_t j = 0; j < outs.size(); ++j) {
+    Array& o = outs[j];
     const bool diff = is_floating(o.dtype());
-    m.values.push_back(o);
+    m.values.push_back(residual(o, prim->vjp_reads_output(j)));
     m.vars.push_back(diff ? m.nvars : -1);
     if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
   }

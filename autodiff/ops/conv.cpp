@@ -335,6 +335,7 @@ struct ConvBase : Primitive {
   ConvParams p;
   ConvKernel kernel;
   ConvBase(ConvParams q, ConvKernel k) : p(std::move(q)), kernel(k) {}
+  bool vjp_reads_output(std::size_t) const override { return false; }
   // This primitive on other operands with params q; a transpose's carried output shape gets its
   // feature dim times `feature_mult` (batching by feature groups).
   virtual Array rebind(const Array& a, const Array& b, const ConvParams& q,

@@ -123,6 +123,8 @@ struct Unary : Primitive {
     return {unary_kernel<D>(in[0], od)};
   }
   bool differentiable() const override { return !requires { D::kNoGrad; }; }
+  // D::kDerivFromOut: the derivative is a function of the output alone (exp, tanh, logistic).
+  bool vjp_reads_input(std::size_t) const override { return !requires { D::kDerivFromOut; }; }
   // Primitives without D::deriv override jvp/vjp themselves.
   static Array times_deriv(const Array& g, const Array& x, const Array& out) {
     if constexpr (requires { D::deriv(x, out); }) return g.valid() ? multiply(g, D::deriv(x, out)) : Array();
@@ -159,6 +161,9 @@ struct Binary : Primitive {
 
 struct Neg final : Unary<Neg> {
   static constexpr const char* kName = "neg";
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   template <class T> static T f(T x) { return static_cast<T>(-x); }
   template <class B> static B simd(B x) { return -x; }
   Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
@@ -185,6 +190,7 @@ struct Cos final : Unary<Cos> {
 
 struct Exp final : Unary<Exp> {
   static constexpr const char* kName = "exp";
+  static constexpr bool kDerivFromOut = true;
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::exp(x); }
   template <class B> static B simd(B x) { return xsimd::exp(x); }
   static Array deriv(const Array&, const Array& out) { return out; }
@@ -223,6 +229,7 @@ struct Log1p final : Unary<Log1p> {
 
 struct Tanh final : Unary<Tanh> {
   static constexpr const char* kName = "tanh";
+  static constexpr bool kDerivFromOut = true;
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return std::tanh(x); }
   template <class B> static B simd(B x) { return xsimd::tanh(x); }
   static Array deriv(const Array&, const Array& out) { return 1.0 - square(out); }
@@ -231,6 +238,7 @@ struct Tanh final : Unary<Tanh> {
 // jax.nn.sigmoid is lax.logistic: 1 / (1 + exp(-x)), which saturates cleanly at both ends.
 struct Logistic final : Unary<Logistic> {
   static constexpr const char* kName = "logistic";
+  static constexpr bool kDerivFromOut = true;
   template <class T> static T f(T x) requires std::is_floating_point_v<T> { return T(1) / (T(1) + std::exp(-x)); }
   template <class B> static B simd(B x) { return B(1) / (B(1) + xsimd::exp(-x)); }
   static Array deriv(const Array&, const Array& out) { return out * (1.0 - out); }
@@ -343,8 +351,11 @@ struct Relu final : Unary<Relu> {
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
     return {pick(t[0], p[0])};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return {pick(ct[0], p[0])};
+  // relu(x) > 0 exactly where x > 0 (NaN and -0 included), so backward masks by the output and
+  // the tape need not keep the input.
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  Arrays vjp(std::span<const Array>, std::span<const Array> ct, std::span<const Array> o) const override {
+    return {pick(ct[0], o[0])};
   }
 };
 
@@ -404,6 +415,9 @@ struct IntegerPow final : Primitive {
 
 struct Add final : Binary<Add> {
   static constexpr const char* kName = "add";
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   template <class T> static T f(T x, T y) { return static_cast<T>(x + y); }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
     if (!t[0].valid()) return {broadcast_to(t[1], o[0].shape())};
@@ -418,6 +432,9 @@ struct Add final : Binary<Add> {
 
 struct Sub final : Binary<Sub> {
   static constexpr const char* kName = "sub";
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   template <class T> static T f(T x, T y) { return static_cast<T>(x - y); }
   Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array> o) const override {
     if (!t[0].valid()) return {broadcast_to(negative(t[1]), o[0].shape())};
@@ -431,6 +448,8 @@ struct Sub final : Binary<Sub> {
 
 struct Mul final : Binary<Mul> {
   static constexpr const char* kName = "mul";
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   template <class T> static T f(T x, T y) { return static_cast<T>(x * y); }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
     if (!t[0].valid()) return {multiply(p[0], t[1])};

@@ -179,6 +179,8 @@ struct DotGeneral final : Primitive {
   DotDimensionNumbers d;  // validated: non-negative, consistent sizes
   explicit DotGeneral(DotDimensionNumbers dn) : d(std::move(dn)) {}
   const char* name() const override { return "dot_general"; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     const Shape &xs = in[0].shape, &ys = in[1].shape;
     Shape os;

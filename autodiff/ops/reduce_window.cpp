@@ -176,6 +176,9 @@ struct ReduceWindow : WindowBase {
 struct ReduceWindowSum final : ReduceWindow<SumMonoid> {
   using ReduceWindow::ReduceWindow;
   const char* name() const override { return "reduce_window_sum"; }
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
              std::span<const Array>) const override {
     return {reduce_window_sum_bind(t[0], p)};

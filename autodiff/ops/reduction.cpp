@@ -339,6 +339,9 @@ struct Reduce : Primitive {
 struct Sum final : Reduce<Sum> {
   static constexpr const char* kName = "reduce_sum";
   using Reduce::Reduce;
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
+
   Arrays eval(std::span<const Array> in) const override { return {run_reduce<SumR>(in[0], axes)}; }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
              std::span<const Array>) const override {

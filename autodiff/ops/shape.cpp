@@ -12,6 +12,8 @@ namespace detail {
 namespace {
 
 struct Reshape final : Primitive {
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
   Shape shape;
   explicit Reshape(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "reshape"; }
@@ -42,6 +44,8 @@ struct Reshape final : Primitive {
 };
 
 struct BroadcastTo final : Primitive {
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
   Shape shape;
   explicit BroadcastTo(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "broadcast_in_dim"; }
@@ -76,6 +80,8 @@ struct BroadcastTo final : Primitive {
 };
 
 struct Transpose final : Primitive {
+  bool vjp_reads_input(std::size_t) const override { return false; }
+  bool vjp_reads_output(std::size_t) const override { return false; }
   std::vector<int> perm;
   explicit Transpose(std::vector<int> p) : perm(std::move(p)) {}
   const char* name() const override { return "transpose"; }

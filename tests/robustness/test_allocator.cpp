@@ -249,3 +249,29 @@ TEST_CASE("a finished grad keeps no array alive: the tape's reused vectors are e
   const double g0 = linum::grad([](const Array& a) { return linum::sum(a * a); })(Array(3.0)).item<double>();
   CHECK(g0 == 6.0);
 }
+
+TEST_CASE("the tape keeps only what backward reads: a Dense+tanh chain holds one activation per layer") {
+  // 16 x (matmul + bias + tanh) on 256x128 float32: matmul's and add's outputs are read by no VJP
+  // rule (tanh's reads its output), so the tape keeps one 128 KiB activation per layer, not three.
+  constexpr int kLayers = 16;
+  const std::size_t act = 256 * 128 * sizeof(float);
+  std::vector<Array> ws, bs;
+  for (int i = 0; i < kLayers; ++i) {
+    ws.push_back(linum::full({128, 128}, 0.01f));
+    bs.push_back(linum::full({128}, 0.1f));
+  }
+  const Array x = linum::full({256, 128}, 0.5f);
+  auto f = [&](const Array& x0) {
+    Array h = x0;
+    for (int i = 0; i < kLayers; ++i) h = linum::tanh(linum::matmul(h, ws[i]) + bs[i]);
+    return linum::sum(h);
+  };
+  Array g0 = linum::grad(f)(x);  // warm-up: the same buffers each time
+  const std::size_t base = linum::memory_stats().bytes_in_use;
+  linum::reset_peak_memory_stats();
+  Array g = linum::grad(f)(x);
+  const std::size_t extra = linum::memory_stats().peak_bytes_in_use - base;
+  INFO("extra peak " << extra / 1024 << " KiB, one activation " << act / 1024 << " KiB");
+  CHECK(extra <= (kLayers + 6) * act);
+  CHECK(linum::max(linum::abs(g - g0)).item<float>() == 0.0f);
+}
