@@ -53,18 +53,24 @@ struct Simd {
   static void store(T* p, V v) { v.store_unaligned(p); }
   static V root(V x) { return xsimd::sqrt(x); }
 };
-template <class T, class F>
-void for_lanes(std::int64_t n, F&& f) {
+// body.template operator()<A, B, C, L>(i) for every lane L at i of n elements: full xsimd
+// batches, then single elements; the three runtime flags become template arguments so that
+// each loop is branch-free.
+template <class T, bool A, bool B, bool C, class F>
+void loop_lanes(std::int64_t n, F& body) {
   constexpr std::int64_t w = xsimd::batch<T>::size;
   std::int64_t i = 0;
-  for (; i + w <= n; i += w) f(i, Simd<T>{});
-  for (; i < n; ++i) f(i, Scalar<T>{});
+  for (; i + w <= n; i += w) body.template operator()<A, B, C, Simd<T>>(i);
+  for (; i < n; ++i) body.template operator()<A, B, C, Scalar<T>>(i);
 }
-
-// f(std::bool_constant<A>, std::bool_constant<B>, std::bool_constant<C>): branch-free loops.
-template <class F>
-void with_flags(bool a, bool b, bool c, F&& f) {
-  auto pick_c = [&](auto A, auto B) { c ? f(A, B, std::true_type{}) : f(A, B, std::false_type{}); };
+template <class T, class F>
+void loop(std::int64_t n, bool a, bool b, bool c, F&& body) {
+  auto run = [&](auto A, auto B, auto C) {
+    loop_lanes<T, decltype(A)::value, decltype(B)::value, decltype(C)::value>(n, body);
+  };
+  auto pick_c = [&](auto A, auto B) {
+    c ? run(A, B, std::true_type{}) : run(A, B, std::false_type{});
+  };
   auto pick_b = [&](auto A) { b ? pick_c(A, std::true_type{}) : pick_c(A, std::false_type{}); };
   a ? pick_b(std::true_type{}) : pick_b(std::false_type{});
 }
@@ -142,27 +148,23 @@ std::array<Array, 3> adam_leaf(const AdamLeafConfig& c, const Array& g, const Ar
     const T *gp = g.data<T>(), *mp = mu.data<T>(), *vp = nu.data<T>(), *pp = maybe<T>(p);
     T *up = linum::detail::out_ptr<T>(u), *m2p = linum::detail::out_ptr<T>(m2),
       *v2p = linum::detail::out_ptr<T>(v2);
-    with_flags(c.nesterov, ep.decay, ep.scaled, [&](auto nesterov_, auto decay_, auto scaled_) {
-      constexpr bool nesterov = decltype(nesterov_)::value, decay = decltype(decay_)::value,
-                     scaled = decltype(scaled_)::value;
-      for_lanes<T>(g.size(), [&](std::int64_t i, auto lane) {
-        using L = decltype(lane);
-        using V = typename L::V;
-        const V gi = L::load(gp + i);
-        const V m = V(omb1) * gi + V(b1) * L::load(mp + i);
-        const V v = V(omb2) * (gi * gi) + V(b2) * L::load(vp + i);
-        V m_hat;
-        if constexpr (nesterov)
-          m_hat = V(b1) * (m / V(c1n)) + V(omb1) * (gi / V(c1));
-        else
-          m_hat = m / V(c1);
-        const V v_hat = v / V(c2);
-        const V ui = m_hat / (L::root(v_hat + V(eps_root)) + V(eps));
-        L::store(up + i, epilogue<decay, scaled, L>(ui, pp, i, ep));
-        L::store(m2p + i, m);
-        L::store(v2p + i, v);
-      });
-    });
+    loop<T>(g.size(), c.nesterov, ep.decay, ep.scaled,
+            [&]<bool nesterov, bool decay, bool scaled, class L>(std::int64_t i) {
+              using V = typename L::V;
+              const V gi = L::load(gp + i);
+              const V m = V(omb1) * gi + V(b1) * L::load(mp + i);
+              const V v = V(omb2) * (gi * gi) + V(b2) * L::load(vp + i);
+              V m_hat;
+              if constexpr (nesterov)
+                m_hat = V(b1) * (m / V(c1n)) + V(omb1) * (gi / V(c1));
+              else
+                m_hat = m / V(c1);
+              const V v_hat = v / V(c2);
+              const V ui = m_hat / (L::root(v_hat + V(eps_root)) + V(eps));
+              L::store(up + i, epilogue<decay, scaled, L>(ui, pp, i, ep));
+              L::store(m2p + i, m);
+              L::store(v2p + i, v);
+            });
   });
   return {u, m2, v2};
 }
@@ -183,20 +185,16 @@ std::array<Array, 2> trace_leaf(const TraceLeafConfig& c, const Array& g, const 
     const T d = T(c.decay);
     const T *gp = g.data<T>(), *tp = trace.data<T>(), *pp = maybe<T>(p);
     T *up = linum::detail::out_ptr<T>(u), *t2p = linum::detail::out_ptr<T>(t2);
-    with_flags(c.nesterov, ep.decay, ep.scaled, [&](auto nesterov_, auto decay_, auto scaled_) {
-      constexpr bool nesterov = decltype(nesterov_)::value, decay = decltype(decay_)::value,
-                     scaled = decltype(scaled_)::value;
-      for_lanes<T>(g.size(), [&](std::int64_t i, auto lane) {
-        using L = decltype(lane);
-        using V = typename L::V;
-        const V gi = L::load(gp + i);
-        const V t = gi + V(d) * L::load(tp + i);
-        V ui = t;
-        if constexpr (nesterov) ui = gi + V(d) * t;
-        L::store(up + i, epilogue<decay, scaled, L>(ui, pp, i, ep));
-        L::store(t2p + i, t);
-      });
-    });
+    loop<T>(g.size(), c.nesterov, ep.decay, ep.scaled,
+            [&]<bool nesterov, bool decay, bool scaled, class L>(std::int64_t i) {
+              using V = typename L::V;
+              const V gi = L::load(gp + i);
+              const V t = gi + V(d) * L::load(tp + i);
+              V ui = t;
+              if constexpr (nesterov) ui = gi + V(d) * t;
+              L::store(up + i, epilogue<decay, scaled, L>(ui, pp, i, ep));
+              L::store(t2p + i, t);
+            });
   });
   return {u, t2};
 }
@@ -240,27 +238,24 @@ std::array<Array, 3> second_moment_leaf(const SecondMomentLeafConfig& c, const A
     T *up = linum::detail::out_ptr<T>(u), *v2p = linum::detail::out_ptr<T>(v2);
     T* m2p = c.centered ? linum::detail::out_ptr<T>(m2) : nullptr;
     const bool debias = c.debias.has_value(), eps_in_sqrt = c.eps_in_sqrt;
-    with_flags(c.centered, ep.decay, ep.scaled, [&](auto centered_, auto decay_, auto scaled_) {
-      constexpr bool centered = decltype(centered_)::value, decay = decltype(decay_)::value,
-                     scaled = decltype(scaled_)::value;
-      for_lanes<T>(g.size(), [&](std::int64_t i, auto lane) {
-        using L = decltype(lane);
-        using V = typename L::V;
-        const V gi = L::load(gp + i);
-        const V v = V(omd) * (gi * gi) + V(d) * L::load(vp + i);
-        const V v_hat = debias ? v / V(den) : v;
-        V x = v_hat;
-        if constexpr (centered) {
-          const V m = V(omd) * gi + V(d) * L::load(mp + i);
-          const V m_hat = debias ? m / V(den) : m;
-          x = v_hat - m_hat * m_hat;
-          L::store(m2p + i, m);
-        }
-        const V inv = eps_in_sqrt ? V(T(1)) / L::root(x + V(eps)) : V(T(1)) / (L::root(x) + V(eps));
-        L::store(up + i, epilogue<decay, scaled, L>(inv * gi, pp, i, ep));
-        L::store(v2p + i, v);
-      });
-    });
+    loop<T>(g.size(), c.centered, ep.decay, ep.scaled,
+            [&]<bool centered, bool decay, bool scaled, class L>(std::int64_t i) {
+              using V = typename L::V;
+              const V gi = L::load(gp + i);
+              const V v = V(omd) * (gi * gi) + V(d) * L::load(vp + i);
+              const V v_hat = debias ? v / V(den) : v;
+              V x = v_hat;
+              if constexpr (centered) {
+                const V m = V(omd) * gi + V(d) * L::load(mp + i);
+                const V m_hat = debias ? m / V(den) : m;
+                x = v_hat - m_hat * m_hat;
+                L::store(m2p + i, m);
+              }
+              const V inv =
+                  eps_in_sqrt ? V(T(1)) / L::root(x + V(eps)) : V(T(1)) / (L::root(x) + V(eps));
+              L::store(up + i, epilogue<decay, scaled, L>(inv * gi, pp, i, ep));
+              L::store(v2p + i, v);
+            });
   });
   return {u, m2, v2};
 }
