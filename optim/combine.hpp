@@ -31,14 +31,66 @@ struct Chain : Transformation<Chain<Txs...>> {
                   "chain: the state must hold one state per transformation (call init first)");
     U u = updates;
     S next;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params)), ...);
-    }
-    (std::index_sequence_for<Txs...>{});
+    run<0>(u, state, next, params);
     return {std::move(u), std::move(next)};
   }
 
  private:
+  template <std::size_t I>
+  using member_t = std::tuple_element_t<I, std::tuple<Txs...>>;
+  // How many members after I fold into I's pass: a following add_decayed_weights (no mask) and/or
+  // scale (constant learning rate), when I is scale_by_adam, trace or scale_by_rms/stddev.
+  template <std::size_t I>
+  static constexpr std::size_t folded() {
+    constexpr std::size_t n = sizeof...(Txs);
+    if constexpr (I + 1 >= n || !requires { member_t<I>::kFoldsEpilogue; }) {
+      return 0;
+    } else if constexpr (std::is_same_v<member_t<I + 1>, Scale>) {
+      return 1;
+    } else if constexpr (std::is_same_v<member_t<I + 1>, AddDecayedWeights>) {
+      if constexpr (I + 2 < n && std::is_same_v<member_t<I + 2>, Scale>)
+        return 2;
+      else
+        return 1;
+    } else {
+      return 0;
+    }
+  }
+
+  // Runs members I.. in order; a member with folded() > 0 does its followers' work in its own
+  // pass (their states are EmptyState and stay as they were).
+  template <std::size_t I, class U, class S, class Q>
+  void run(U& u, const S& state, S& next, const Q* params) const {
+    if constexpr (I < sizeof...(Txs)) {
+      constexpr std::size_t k = folded<I>();
+      if constexpr (k > 0) {
+        constexpr bool decays = std::is_same_v<member_t<I + 1>, AddDecayedWeights>;
+        // Without params add_decayed_weights must raise its own error: no folding then.
+        if (!decays || params) {
+          detail::Epilogue ep;
+          if constexpr (decays) {
+            ep.decay = true;
+            ep.weight_decay = std::get<I + 1>(transforms).weight_decay;
+          }
+          if constexpr (std::is_same_v<member_t<I + k>, Scale>) {
+            ep.scaled = true;
+            ep.scale = std::get<I + k>(transforms).step_size;
+          }
+          std::tie(u, std::get<I>(next)) =
+              std::get<I>(transforms).update_with(u, std::get<I>(state), params, ep);
+          [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((std::get<I + 1 + J>(next) = std::get<I + 1 + J>(state)), ...);
+          }
+          (std::make_index_sequence<k>{});
+          run<I + 1 + k>(u, state, next, params);
+          return;
+        }
+      }
+      std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params);
+      run<I + 1>(u, state, next, params);
+    }
+  }
+
   template <std::size_t I, class U, class SI, class Q>
   auto step(const U& u, const SI& s, const Q* params) const {
     const auto& tx = std::get<I>(transforms);

@@ -47,11 +47,14 @@ Array update_moment_per_elem_norm(const Array& g, const Array& m, double decay, 
   return (1.0 - decay) * norm + decay * m;
 }
 
+Array bias_correction_denominator(double decay, const Array& count, DType dtype) {
+  // In the moment's dtype: float32 for float32 moments, as JAX computes it.
+  const DType dt = is_floating(dtype) ? dtype : float32;
+  return 1.0 - power(full({}, decay, dt), astype(count, dt));
+}
+
 Array bias_correction(const Array& moment, double decay, const Array& count) {
-  // 1 - decay**count in the moment's dtype: float32 for float32 moments, as JAX computes it.
-  const DType dt = is_floating(moment.dtype()) ? moment.dtype() : float32;
-  Array correction = 1.0 - power(full({}, decay, dt), astype(count, dt));
-  return divide(moment, correction);
+  return divide(moment, bias_correction_denominator(decay, count, moment.dtype()));
 }
 
 Array cast(const Array& x, std::optional<DType> dtype) { return dtype ? astype(x, *dtype) : x; }

@@ -13,6 +13,7 @@
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/optim/base.hpp>
+#include <linum/optim/fused.hpp>
 #include <linum/optim/numerics.hpp>
 #include <linum/optim/schedule.hpp>
 #include <linum/optim/tree_utils.hpp>
@@ -90,7 +91,8 @@ struct Scale : StatelessTransformation<Scale> {
   template <class U, class Q>
   U apply(const U& updates, const Q*) const {
     const double s = step_size;
-    return linum::detail::tree_apply_skip_empty(updates, [s](const Array& g) { return s * g; });
+    return linum::detail::tree_apply_skip_empty(
+        updates, [s](const Array& g) { return detail::scale_leaf(s, g); });
   }
 };
 inline Scale scale(double step_size) {
@@ -158,28 +160,29 @@ struct ScaleByAdam : Transformation<ScaleByAdam> {
     return {zero_count(), tree_utils::tree_zeros_like(params, mu_dtype),
             tree_utils::tree_zeros_like(params)};
   }
+  // Chains fold a following add_decayed_weights / scale into update_with's pass (combine.hpp).
+  static constexpr bool kFoldsEpilogue = true;
   template <class U, class P, class Q>
   std::pair<U, ScaleByAdamState<P>> update_impl(const U& updates, const ScaleByAdamState<P>& state,
-                                                const Q*) const {
-    using namespace tree_utils;
-    P mu = tree_update_moment(updates, state.mu, b1, 1);
-    P nu = tree_update_moment_per_elem_norm(updates, state.nu, b2, 2);
+                                                const Q* params) const {
+    return update_with(updates, state, params, {});
+  }
+  template <class U, class P, class Q>
+  std::pair<U, ScaleByAdamState<P>> update_with(const U& updates, const ScaleByAdamState<P>& state,
+                                                const Q* params, const detail::Epilogue& ep) const {
     Array count_inc = safe_increment(state.count);
-    auto mu_hat = [&] {
-      if (!nesterov) return tree_bias_correction(mu, b1, count_inc);
-      return linum::detail::tree_apply_skip_empty(
-          tree_bias_correction(mu, b1, safe_increment(count_inc)),
-          [b1 = b1](const Array& m, const Array& g) { return b1 * m + (1.0 - b1) * g; },
-          tree_bias_correction(updates, b1, count_inc));
-    }();
-    P nu_hat = tree_bias_correction(nu, b2, count_inc);
-    U out = linum::detail::tree_apply_skip_empty(
-        updates,
-        [&](const Array&, const Array& m, const Array& v) {
-          return m / (sqrt(v + eps_root) + eps);
+    detail::AdamLeafConfig c{
+        b1, b2, eps, eps_root, mu_dtype, nesterov, {b1, count_inc}, {b2, count_inc}, std::nullopt};
+    if (nesterov) c.c1_next.emplace(b1, safe_increment(count_inc));
+    auto [out, leaves] = detail::map_leaves<3>(
+        updates, params, ep.decay,
+        [&](const Array& g, const Array* p, const Array& m, const Array& v) {
+          return detail::adam_leaf(c, g, m, v, p, ep);
         },
-        mu_hat, nu_hat);
-    return {std::move(out), {count_inc, tree_cast(mu, mu_dtype), tree_cast_like(nu, state.nu)}};
+        state.mu, state.nu);
+    return {std::move(out),
+            {count_inc, detail::rebuild_walked(state.mu, leaves[0]),
+             detail::rebuild_walked(state.nu, leaves[1])}};
   }
 };
 inline ScaleByAdam scale_by_adam(double b1 = 0.9, double b2 = 0.999, double eps = 1e-8,
@@ -215,33 +218,37 @@ struct ScaleBySecondMoment : Transformation<ScaleBySecondMoment<Centered, BiasCo
     else
       return ScaleByRmsState<P>{std::move(nu)};
   }
+  static constexpr bool kFoldsEpilogue = true;
   template <class U, class S, class Q>
-  std::pair<U, S> update_impl(const U& updates, const S& state, const Q*) const {
+  std::pair<U, S> update_impl(const U& updates, const S& state, const Q* params) const {
+    return update_with(updates, state, params, {});
+  }
+  template <class U, class S, class Q>
+  std::pair<U, S> update_with(const U& updates, const S& state, const Q* params,
+                              const detail::Epilogue& ep) const {
     S next = state;
-    if constexpr (Centered) next.mu = tree_utils::tree_update_moment(updates, state.mu, decay, 1);
-    next.nu = tree_utils::tree_update_moment_per_elem_norm(updates, state.nu, decay, 2);
-    if constexpr (BiasCorrection) next.count = safe_increment(state.count);
-    auto debiased = [&](const auto& moment) {
-      if constexpr (BiasCorrection)
-        return tree_utils::tree_bias_correction(moment, decay, next.count);
-      else
-        return moment;
+    detail::SecondMomentLeafConfig c{decay, eps, eps_in_sqrt, Centered, std::nullopt};
+    if constexpr (BiasCorrection) {
+      next.count = safe_increment(state.count);
+      c.debias.emplace(decay, next.count);
+    }
+    auto leaf = [&](const Array& g, const Array* p, const Array& m, const Array& v) {
+      return detail::second_moment_leaf(c, g, m, v, p, ep);
     };
-    auto inv_root = [&](const Array& v) {
-      return eps_in_sqrt ? rsqrt(v + eps) : 1.0 / (sqrt(v) + eps);
-    };
-    U out = [&] {
-      if constexpr (Centered)
-        return linum::detail::tree_apply_skip_empty(
-            updates,
-            [&](const Array& g, const Array& m, const Array& n) { return inv_root(n - m * m) * g; },
-            debiased(next.mu), debiased(next.nu));
-      else
-        return linum::detail::tree_apply_skip_empty(
-            updates, [&](const Array& g, const Array& n) { return inv_root(n) * g; },
-            debiased(next.nu));
-    }();
-    return {std::move(out), std::move(next)};
+    if constexpr (Centered) {
+      auto [out, leaves] =
+          detail::map_leaves<3>(updates, params, ep.decay, leaf, state.mu, state.nu);
+      next.mu = detail::rebuild_walked(state.mu, leaves[0]);
+      next.nu = detail::rebuild_walked(state.nu, leaves[1]);
+      return {std::move(out), std::move(next)};
+    } else {
+      auto [out, leaves] = detail::map_leaves<3>(
+          updates, params, ep.decay,
+          [&](const Array& g, const Array* p, const Array& v) { return leaf(g, p, Array(), v); },
+          state.nu);
+      next.nu = detail::rebuild_walked(state.nu, leaves[1]);
+      return {std::move(out), std::move(next)};
+    }
   }
 };
 template <bool BiasCorrection = false>
@@ -352,14 +359,23 @@ struct Trace : Transformation<Trace> {
   TraceState<P> init(const P& params) const {
     return {tree_utils::tree_zeros_like(params, accumulator_dtype)};
   }
+  static constexpr bool kFoldsEpilogue = true;
   template <class U, class P, class Q>
   std::pair<U, TraceState<P>> update_impl(const U& updates, const TraceState<P>& state,
-                                          const Q*) const {
-    auto f = [d = decay](const Array& g, const Array& t) { return g + d * t; };
-    U new_trace = linum::detail::tree_apply_skip_empty(updates, f, state.trace);
-    U out = nesterov ? linum::detail::tree_apply_skip_empty(updates, f, new_trace) : new_trace;
-    P kept = tree_utils::tree_cast_like(P(new_trace), state.trace);
-    return {std::move(out), {std::move(kept)}};
+                                          const Q* params) const {
+    return update_with(updates, state, params, {});
+  }
+  template <class U, class P, class Q>
+  std::pair<U, TraceState<P>> update_with(const U& updates, const TraceState<P>& state,
+                                          const Q* params, const detail::Epilogue& ep) const {
+    const detail::TraceLeafConfig c{decay, nesterov};
+    auto [out, leaves] = detail::map_leaves<2>(
+        updates, params, ep.decay,
+        [&](const Array& g, const Array* p, const Array& t) {
+          return detail::trace_leaf(c, g, t, p, ep);
+        },
+        state.trace);
+    return {std::move(out), {detail::rebuild_walked(state.trace, leaves[0])}};
   }
 };
 inline Trace trace(double decay, bool nesterov = false,
@@ -377,7 +393,10 @@ struct AddDecayedWeights : StatelessTransformation<AddDecayedWeights> {
   U apply(const U& updates, const Q* params) const {
     if (!params) throw_no_params("add_decayed_weights");
     U out = linum::detail::tree_apply_skip_empty(
-        updates, [wd = weight_decay](const Array& g, const Array& p) { return g + wd * p; },
+        updates,
+        [wd = weight_decay](const Array& g, const Array& p) {
+          return detail::decayed_weights_leaf(g, wd, p);
+        },
         *params);
     return out;
   }
