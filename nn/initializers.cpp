@@ -138,33 +138,33 @@ Array Initializer::operator()(const Array& key, const Shape& shape, DType dtype)
 
 Array zeros(const Array&, const Shape& shape, DType dtype) { return linum::zeros(shape, dtype); }
 Array ones(const Array&, const Shape& shape, DType dtype) { return linum::ones(shape, dtype); }
-Initializer zeros_init() { return Initializer(&zeros); }
-Initializer ones_init() { return Initializer(&ones); }
+Initializer zeros_init() { return {&zeros, float32, "zeros"}; }
+Initializer ones_init() { return {&ones, float32, "ones"}; }
 
 Initializer constant(double value, DType dtype) {
   return {[value](const Array&, const Shape& shape, DType d) { return full(shape, value, d); },
-          dtype};
+          dtype, "init"};
 }
 
 Initializer uniform(double scale, DType dtype) {
   return {[scale](const Array& key, const Shape& shape, DType d) {
             return scaled(random::uniform(key, shape, d), scale, d);
           },
-          dtype};
+          dtype, "init"};
 }
 
 Initializer normal(double stddev, DType dtype) {
   return {[stddev](const Array& key, const Shape& shape, DType d) {
             return scaled(random::normal(key, shape, d), stddev, d);
           },
-          dtype};
+          dtype, "init"};
 }
 
 Initializer truncated_normal(double stddev, DType dtype, double lower, double upper) {
   return {[=](const Array& key, const Shape& shape, DType d) {
             return scaled(random::truncated_normal(key, lower, upper, shape, d), stddev, d);
           },
-          dtype};
+          dtype, "init"};
 }
 
 std::pair<double, double> compute_fans(const Shape& shape, const FanAxes& in_axis,
@@ -197,7 +197,7 @@ Initializer variance_scaling(double scale, const std::string& mode, const std::s
             if (distribution == "normal") return multiply(random::normal(key, shape, d), f);
             return multiply(random::uniform(key, shape, d, -1.0, 1.0), f);
           },
-          dtype};
+          dtype, "init"};
 }
 
 Initializer glorot_uniform(FanAxes in_axis, FanAxes out_axis, FanAxes batch_axis, DType dtype) {
@@ -236,7 +236,7 @@ Initializer orthogonal(double scale, int column_axis, DType dtype) {
             rest.push_back(n_cols);
             return scaled(moveaxis(reshape(q, rest), -1, col), scale, d);
           },
-          dtype};
+          dtype, "init"};
 }
 
 Initializer delta_orthogonal(double scale, int column_axis, DType dtype) {
@@ -255,7 +255,11 @@ Initializer delta_orthogonal(double scale, int column_axis, DType dtype) {
             for (std::size_t i = 0; i + 2 < rank; ++i) start[i] = (shape[i] - 1) / 2;
             return dynamic_update_slice(linum::zeros(shape, d), reshape(ortho, patch), start);
           },
-          dtype};
+          dtype, "init"};
 }
 
 }  // namespace linum::nn::initializers
+
+namespace linum::nn {
+std::string attr_repr(const initializers::Initializer& init) { return init.name(); }
+}  // namespace linum::nn

@@ -15,13 +15,17 @@
 namespace linum::nn::initializers {
 
 // A callable init(key, shape[, dtype]); the dtype defaults to the one the builder was given
-// (float32 unless said otherwise), as JAX's `dtype` argument of the builders.
+// (float32 unless said otherwise), as JAX's `dtype` argument of the builders. name() is the
+// Python function's __name__ that Flax's repr prints: "init" for the builders (JAX returns their
+// inner `init`), "zeros" / "ones" for zeros_init() / ones_init(); a C++ lambda or function has no
+// Python name, so it is "<lambda>" unless one is given.
 class Initializer {
  public:
   using Fn = std::function<Array(const Array& key, const Shape& shape, DType dtype)>;
   Initializer() = default;
-  Initializer(Fn fn, DType default_dtype = float32)  // NOLINT(google-explicit-constructor)
-      : fn_(std::move(fn)), dtype_(default_dtype) {}
+  Initializer(Fn fn, DType default_dtype = float32,  // NOLINT(google-explicit-constructor)
+              std::string name = "<lambda>")
+      : fn_(std::move(fn)), dtype_(default_dtype), name_(std::move(name)) {}
   // Plain functions (key, shape, dtype) -> Array convert implicitly, like
   // jax.nn.initializers.zeros.
   Initializer(Array (*fn)(const Array&, const Shape&,
@@ -33,11 +37,13 @@ class Initializer {
   }
   Array operator()(const Array& key, const Shape& shape, DType dtype) const;
   DType dtype() const { return dtype_; }
+  const std::string& name() const { return name_; }
   explicit operator bool() const { return static_cast<bool>(fn_); }
 
  private:
   Fn fn_;
   DType dtype_ = float32;
+  std::string name_ = "<lambda>";
 };
 
 // One axis or several: the in_axis / out_axis / batch_axis / column_axis arguments.
@@ -117,3 +123,8 @@ Initializer orthogonal(double scale = 1.0, int column_axis = -1, DType dtype = f
 Initializer delta_orthogonal(double scale = 1.0, int column_axis = -1, DType dtype = float32);
 
 }  // namespace linum::nn::initializers
+
+namespace linum::nn {
+// The repr() text of an initializer field, as Flax's _attr_repr: the function's name.
+std::string attr_repr(const initializers::Initializer& init);
+}  // namespace linum::nn

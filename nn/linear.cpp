@@ -8,15 +8,63 @@ namespace linum::nn {
 
 initializers::Initializer default_kernel_init() { return initializers::lecun_normal(); }
 
+std::string attr_repr(DType d) { return std::string(dtype_name(d)); }
+std::string attr_repr(const std::optional<DType>& d) {
+  return d ? attr_repr(*d) : attr_repr(std::nullopt);
+}
+
+namespace {
+
+// flax.linen.dtypes.canonicalize_dtype: the given dtype, else the result_type of the operands
+// promoted to float32 at least; either way it must be a floating dtype.
+DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype, const Array& x,
+                         const Array& kernel, const std::optional<Array>& bias) {
+  DType d;
+  if (dtype) {
+    d = *dtype;
+  } else {
+    ResultType r = linum::detail::result_type(x, kernel);
+    if (bias) r = result_type(r.dtype, r.weak_type, bias->dtype(), bias->weak_type());
+    d = is_floating(r.dtype) ? r.dtype : promote_types(float32, r.dtype);
+  }
+  if (!is_floating(d))
+    throw ValueError(std::string(op) + ": Dtype must be inexact (float32 or float64), got " +
+                     std::string(dtype_name(d)));
+  return d;
+}
+
+Array cast(const Array& a, DType d) { return a.dtype() == d ? a : astype(a, d); }
+
+}  // namespace
+
 Array Dense::call(const Array& x) {
   if (features <= 0)
     throw ValueError("Dense: features must be positive, got " + std::to_string(features));
   if (x.ndim() < 1)
     throw ValueError("Dense: expected an input with at least one axis, got a scalar");
   Array kernel = param("kernel", kernel_init, Shape{x.shape(-1), features}, param_dtype);
-  Array y = matmul(x, kernel);
-  if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
+  std::optional<Array> bias;
+  if (use_bias) bias = param("bias", bias_init, Shape{features}, param_dtype);
+  // Flax's promote_dtype(inputs, kernel, bias, dtype=self.dtype).
+  const DType d = canonicalize_dtype("Dense", dtype, x, kernel, bias);
+  Array y = matmul(cast(x, d), cast(kernel, d));
+  if (bias) y = y + cast(*bias, d);
   return y;
+}
+
+Attributes Dense::attributes() const {
+  // linum has one matmul precision and one dot (no custom dot_general) and always promotes with
+  // Flax's promote_dtype, so those fields are the constants Flax's defaults print.
+  return {{"features", nn::attr_repr(features)},
+          {"use_bias", nn::attr_repr(use_bias)},
+          {"dtype", nn::attr_repr(dtype)},
+          {"param_dtype", nn::attr_repr(param_dtype)},
+          {"precision", "None"},
+          {"kernel_init", nn::attr_repr(kernel_init)},
+          {"bias_init", nn::attr_repr(bias_init)},
+          {"promote_dtype", "promote_dtype"},
+          {"dot_general", "None"},
+          {"dot_general_cls", "None"}};
 }
 
 namespace {

@@ -16,9 +16,16 @@ namespace linum::nn {
 // flax.linen.linear.default_kernel_init.
 initializers::Initializer default_kernel_init();
 
+// repr() texts of dtype fields: float32, or None for an unset computation dtype.
+std::string attr_repr(DType d);
+std::string attr_repr(const std::optional<DType>& d);
+
 struct DenseConfig {
   std::int64_t features = 0;
   bool use_bias = true;
+  // The computation dtype: x, kernel and bias are cast to it before the dot; nullopt means
+  // their result_type (float32 at least), as flax.linen.dtypes.promote_dtype.
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer kernel_init = default_kernel_init();
   initializers::Initializer bias_init = initializers::zeros_init();
@@ -32,6 +39,8 @@ struct Dense : Module<Dense>, DenseConfig {
     if (name) named(*name);
   }
   Array call(const Array& x);
+  // Flax's fields in declaration order, for repr().
+  Attributes attributes() const override;
 };
 
 struct ConvConfig {

@@ -230,54 +230,55 @@ TEST_CASE("copy() of a template makes auto-named or named children of the caller
 
 namespace {
 // ---- M71: repr ----
-struct ReprLinear : nn::Module<ReprLinear> {
-  std::int64_t features;
-  bool use_bias = true;
-  explicit ReprLinear(std::int64_t f) : features(f) {}
-  nn::Attributes attributes() const override {
-    return {{"features", nn::attr_repr(features)}, {"use_bias", nn::attr_repr(use_bias)}};
-  }
-  Array call(const Array& x) { return nn::Dense(features)(x); }
-};
-struct ReprMLP : nn::Module<ReprMLP> {
+struct MLP : nn::Module<MLP> {
   std::vector<std::int64_t> sizes{3, 2};
   nn::Attributes attributes() const override {
     return {{"act", "relu"}, {"sizes", nn::attr_repr(sizes)}};
   }
   std::string call(Array x) {
-    for (auto s : sizes) x = nn::relu(ReprLinear(s)(x));
+    for (auto s : sizes) x = nn::relu(nn::Dense(s)(x));
     return repr();
   }
 };
 struct Bare : nn::Module<Bare> {};
+// Flax's repr of a default Dense(features) child.
+std::string dense_repr(const std::string& features) {
+  return "Dense(\n"
+         "        # attributes\n"
+         "        features = " +
+         features +
+         "\n"
+         "        use_bias = True\n"
+         "        dtype = None\n"
+         "        param_dtype = float32\n"
+         "        precision = None\n"
+         "        kernel_init = init\n"
+         "        bias_init = zeros\n"
+         "        promote_dtype = promote_dtype\n"
+         "        dot_general = None\n"
+         "        dot_general_cls = None\n"
+         "    )";
+}
 }  // namespace
 
 TEST_CASE("repr prints attributes and bound children as Flax does (M71)") {
   const std::string want =
-      "ReprMLP(\n"
+      "MLP(\n"
       "    # attributes\n"
       "    act = relu\n"
       "    sizes = (3, 2)\n"
       "    # children\n"
-      "    ReprLinear_0 = ReprLinear(\n"
-      "        # attributes\n"
-      "        features = 3\n"
-      "        use_bias = True\n"
-      "        # children\n"
-      "        Dense_0 = Dense()\n"
-      "    )\n"
-      "    ReprLinear_1 = ReprLinear(\n"
-      "        # attributes\n"
-      "        features = 2\n"
-      "        use_bias = True\n"
-      "        # children\n"
-      "        Dense_0 = Dense()\n"
-      "    )\n"
+      "    Dense_0 = " +
+      dense_repr("3") +
+      "\n"
+      "    Dense_1 = " +
+      dense_repr("2") +
+      "\n"
       ")";
-  auto [trace, v] = ReprMLP().init_with_output(random::key(0), ones({1, 2}));
+  auto [trace, v] = MLP().init_with_output(random::key(0), ones({1, 2}));
   CHECK(trace == want);
-  CHECK(ReprMLP().apply(v, ones({1, 2})) == want);
-  CHECK(ReprMLP().repr() == "ReprMLP(\n    # attributes\n    act = relu\n    sizes = (3, 2)\n)");
+  CHECK(MLP().apply(v, ones({1, 2})) == want);
+  CHECK(MLP().repr() == "MLP(\n    # attributes\n    act = relu\n    sizes = (3, 2)\n)");
   CHECK(Bare().repr() == "Bare()");
   CHECK(nn::attr_repr(3.0) == "3.0");
   CHECK(nn::attr_repr(0.5) == "0.5");
@@ -285,6 +286,28 @@ TEST_CASE("repr prints attributes and bound children as Flax does (M71)") {
   CHECK(nn::attr_repr(std::vector<std::int64_t>{3}) == "(3,)");
   CHECK(nn::attr_repr(std::nullopt) == "None");
   CHECK(nn::attr_repr(false) == "False");
+  CHECK(nn::attr_repr(float64) == "float64");
+  CHECK(nn::attr_repr(std::optional<DType>{}) == "None");
+}
+
+TEST_CASE("initializers print their JAX function's name: init, zeros, ones (M71)") {
+  // JAX's builders return their inner function `init`; zeros_init() / ones_init() return
+  // jax.nn.initializers.zeros / ones themselves.
+  for (const init::Initializer& f :
+       {init::lecun_normal(), init::lecun_uniform(), init::glorot_normal(), init::glorot_uniform(),
+        init::xavier_normal(), init::xavier_uniform(), init::he_normal(), init::he_uniform(),
+        init::kaiming_normal(), init::kaiming_uniform(), init::normal(), init::uniform(),
+        init::truncated_normal(), init::constant(1.0),
+        init::variance_scaling(1.0, "fan_in", "normal"), init::orthogonal(),
+        init::delta_orthogonal(), nn::default_kernel_init()})
+    CHECK(nn::attr_repr(f) == "init");
+  CHECK(nn::attr_repr(init::zeros_init()) == "zeros");
+  CHECK(nn::attr_repr(init::ones_init()) == "ones");
+  // A C++ function has no Python name: it prints as a lambda unless one is given.
+  CHECK(nn::attr_repr(init::Initializer(&init::zeros)) == "<lambda>");
+  const init::Initializer named([](const Array&, const Shape& s, DType d) { return zeros(s, d); },
+                                float32, "my_init");
+  CHECK(nn::attr_repr(named) == "my_init");
 }
 
 namespace {
