@@ -456,9 +456,15 @@ struct Mul final : Binary<Mul> {
     if (!t[1].valid()) return {multiply(t[0], p[1])};
     return {add(multiply(t[0], p[1]), multiply(p[0], t[1]))};
   }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return {sum_to_shape(multiply(ct[0], p[1]), p[0].shape()),
-            sum_to_shape(multiply(p[0], ct[0]), p[1].shape())};
+  Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array> o) const override {
+    const bool both[2] = {true, true};
+    return vjp_needed(p, ct, o, both);
+  }
+  // A constant factor (x * 2.0) gets no cotangent: one multiply per backward step, not two.
+  Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
+                    std::span<const bool> needed) const override {
+    return {needed[0] ? sum_to_shape(multiply(ct[0], p[1]), p[0].shape()) : Array(),
+            needed[1] ? sum_to_shape(multiply(p[0], ct[0]), p[1].shape()) : Array()};
   }
 };
 

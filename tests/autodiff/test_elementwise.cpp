@@ -291,6 +291,19 @@ TEST_CASE("relu's VJP is one fused pass equal to the select it replaces") {
               Arrays{array({-1.5, 0.3, 2.0}), array({0.7, -1.1, 0.4})});
 }
 
+TEST_CASE("mul's VJP computes no cotangent for a constant factor") {
+  Array x = random::normal(random::key(2), {40, 50}), c = random::normal(random::key(3), {40, 50});
+  Array g = random::normal(random::key(4), {40, 50});
+  auto [y, pull] = vjp([&](const Array& a) { return a * c; }, x);
+  const long before = testing::buffer_count.load();
+  Array ct = std::get<0>(pull(g));
+  CHECK(testing::buffer_count.load() - before == 1);  // g * c only, nothing for c
+  CHECK(values(ct) == values(g * c));
+  auto [gx, gc] = grad([](const Array& a, const Array& b) { return sum(a * b); }, argnums<0, 1>)(x, c);
+  CHECK(values(gx) == values(c));
+  CHECK(values(gc) == values(x));
+}
+
 TEST_CASE("jax.nn activations at closed-form points") {
   Array x = array({-1.0, 0.0, 1.0, 2.0});
   check_array(gelu(x), {4}, float64,
