@@ -28,10 +28,12 @@ struct DroppedValue final : ArrayImpl {
   }
 };
 
-// What the tape keeps of a primal: the value when the rule reads it or when it is small (inline
-// storage: dropping it frees nothing), else a DroppedValue.
+// What the tape keeps of a primal: the value when the rule reads it or when it fits the array's
+// inline storage (dropping it frees nothing), else a DroppedValue.
 Array residual(Array a, bool read) {
-  if (read || a.size() <= 4) return a;
+  if (read ||
+      static_cast<std::size_t>(a.size()) * itemsize(a.dtype()) <= sizeof(ConcreteImpl::small))
+    return a;
   return Array(make_small<DroppedValue>(*a.impl()));
 }
 
@@ -61,7 +63,6 @@ thread_local std::vector<TapeBuffers> spare_tapes;
 }  // namespace
 
 struct TapeTrace::Impl : TapeBuffers {
-  using Node = TapeNode;
   int nvars = 0;
 };
 
@@ -137,8 +138,8 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
     m.vars.push_back(diff ? m.nvars : -1);
     if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
   }
-  m.nodes.push_back(Impl::Node{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
-                               static_cast<std::uint32_t>(outs.size()), out_var0});
+  m.nodes.push_back(TapeNode{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+                             static_cast<std::uint32_t>(outs.size()), out_var0});
   return outs;
 }
 

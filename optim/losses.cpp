@@ -64,7 +64,20 @@ T row_max(const T* x, std::int64_t c) {
   return m;
 }
 
-// Σ a[j] (b - x[j]) over a row (b = 0: Σ a[j] when x is null).
+// Σ a[j] over a row.
+template <class T>
+T row_sum(const T* a, std::int64_t c) {
+  using B = xsimd::batch<T>;
+  constexpr std::int64_t w = B::size;
+  B acc(T(0));
+  std::int64_t j = 0;
+  for (; j + w <= c; j += w) acc += B::load_unaligned(a + j);
+  T s = xsimd::hadd(acc);
+  for (; j < c; ++j) s += a[j];
+  return s;
+}
+
+// Σ a[j] (b - x[j]) over a row.
 template <class T>
 T row_dot_gap(const T* a, const T* x, T b, std::int64_t c) {
   using B = xsimd::batch<T>;
@@ -72,12 +85,9 @@ T row_dot_gap(const T* a, const T* x, T b, std::int64_t c) {
   B acc(T(0));
   const B bb(b);
   std::int64_t j = 0;
-  for (; j + w <= c; j += w) {
-    const B xa = B::load_unaligned(a + j);
-    acc += x ? xa * (bb - B::load_unaligned(x + j)) : xa;
-  }
+  for (; j + w <= c; j += w) acc += B::load_unaligned(a + j) * (bb - B::load_unaligned(x + j));
   T s = xsimd::hadd(acc);
-  for (; j < c; ++j) s += x ? a[j] * (b - x[j]) : a[j];
+  for (; j < c; ++j) s += a[j] * (b - x[j]);
   return s;
 }
 
@@ -147,7 +157,7 @@ struct SoftmaxCrossEntropyGrad final : Primitive {
           o[k] -= cp[r];
         } else {
           const T* lp = in_ptr<T>(l) + r * nc;
-          const T L = row_dot_gap<T>(lp, nullptr, T(0), nc);
+          const T L = row_sum(lp, nc);
           scaled_softmax(xp, nc, lse, cp[r] * L, o);
           for (std::int64_t j = 0; j < nc; ++j) o[j] -= cp[r] * lp[j];
         }
@@ -242,6 +252,7 @@ struct SoftmaxCrossEntropy final : Primitive {
 // Moves the class axes of x (of rank nd) last and flattens them into one: rows x classes.
 Array classes_last(const Array& x, const std::vector<int>& cls) {
   const int nd = x.ndim();
+  if (cls.size() == 1 && cls[0] == nd - 1) return x;
   std::vector<int> order;
   Shape rows;
   for (int d = 0; d < nd; ++d)
@@ -254,25 +265,23 @@ Array classes_last(const Array& x, const std::vector<int>& cls) {
     order.push_back(d);
     nc *= x.shape()[d];
   }
-  if (cls.size() == 1 && cls[0] == nd - 1) return x;
   rows.push_back(nc);
   return reshape(transpose(x, order), rows);
 }
 
-Array float_logits(const Array& logits, const char* fn) {
+void check_float_logits(const Array& logits, const char* fn) {
   detail::check_valid(logits, fn);
   if (!is_floating(logits.dtype()))
     throw TypeError(std::string(fn) +
                     ": logits must have a floating dtype (float32 or float64), got " +
                     std::string(dtype_name(logits.dtype())));
-  return logits;
 }
 
 }  // namespace
 
 Array softmax_cross_entropy(const Array& logits, const Array& labels, const Axes& axis) {
   constexpr const char* fn = "softmax_cross_entropy";
-  float_logits(logits, fn);
+  check_float_logits(logits, fn);
   detail::check_valid(labels, fn);
   const Shape s = detail::broadcast_shapes(logits.shape(), labels.shape(), fn);
   const ResultType r = detail::result_type(logits, labels);
@@ -287,7 +296,7 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, const Axes
 Array softmax_cross_entropy_with_integer_labels(const Array& logits, const Array& labels,
                                                 const Axes& axis) {
   constexpr const char* fn = "softmax_cross_entropy_with_integer_labels";
-  float_logits(logits, fn);
+  check_float_logits(logits, fn);
   detail::check_valid(labels, fn);
   if (labels.dtype() != int32 && labels.dtype() != uint32)
     throw TypeError(std::string(fn) + ": labels must have an integer dtype, got " +
