@@ -62,6 +62,7 @@ Tree graft_dynamic(const Tree& y, std::size_t& i, Fn& inner) {
       for (const auto& e : y.items()) out.push_back(graft_dynamic(e, i, inner));
       return y.is_tuple() ? Tree::tuple(std::move(out)) : Tree::list(std::move(out));
     }
+    case NodeKind::Box: return Tree::box(y.box_metadata(), graft_dynamic(y.box_value(), i, inner));
     case NodeKind::None:
     case NodeKind::EmptyNode: return y;  // no leaves
     case NodeKind::NamedTuple:

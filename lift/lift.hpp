@@ -5,6 +5,7 @@
 #include <linum/lift/errors.hpp>
 #include <linum/lift/filters.hpp>
 #include <linum/lift/lazy_init.hpp>
+#include <linum/lift/meta.hpp>
 #include <linum/lift/rng.hpp>
 #include <linum/lift/scope.hpp>
 #include <linum/lift/transforms.hpp>

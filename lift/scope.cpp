@@ -317,8 +317,11 @@ bool Scope::get_flag(const std::string& key, bool default_value) const {
 
 // ---- Variable ----
 
-Tree Variable::get() const { return scope_.get_variable(col_, name_); }
-void Variable::set(const Tree& v) const { Scope(scope_).put_variable(col_, name_, v); }
+Tree Variable::get() const { return meta::unbox(scope_.get_variable(col_, name_)); }
+void Variable::set(const Tree& v) const {
+  Tree cur = scope_.get_variable(col_, name_);
+  Scope(scope_).put_variable(col_, name_, cur.is_none() ? v : meta::replace_boxed(cur, v));
+}
 Variable::Value Variable::value() const {
   Tree t = get();
   if (!t.is_leaf()) {

@@ -17,6 +17,7 @@
 #include <linum/autodiff/tree_bridge.hpp>
 #include <linum/lift/errors.hpp>
 #include <linum/lift/filters.hpp>
+#include <linum/lift/meta.hpp>
 #include <linum/lift/rng.hpp>
 
 namespace linum::nn::initializers {
@@ -116,7 +117,8 @@ class Scope {
 
   // param(name, init_fn, args...): init_fn(make_rng("params"), args...) creates it when missing;
   // an existing one is checked against the initializer's shape. Returns what init_fn returns
-  // (an Array, or a Tree for initializers of several arrays).
+  // (an Array, or a Tree for initializers of several arrays), unboxed: an init_fn with a
+  // box_metadata() (meta::with_partitioning) stores the value in that box.
   template <class Init, class... A>
   auto param(const std::string& name, Init&& init_fn, A&&... args);
 
@@ -181,6 +183,7 @@ class Variable {
     std::string col_, name_;
   };
 
+  // Reads see the unboxed value (Flax's var.value); a write to a boxed variable keeps its box.
   Value value() const;  // a variable holding one Array
   Tree get() const;     // any variable (a sown tuple, a dict)
   void set(const Tree& v) const;
@@ -337,7 +340,7 @@ auto Scope::param(const std::string& name, Init&& init_fn, A&&... args) {
   using R = std::remove_cvref_t<decltype(init_fn(std::declval<Array>(), args...))>;
   reserve(name, "params");
   if (has_variable("params", name)) {
-    Tree value = get_variable("params", name);
+    Tree value = meta::unbox(get_variable("params", name));
     if constexpr (detail::init_shape_is_arg<Init, A...>()) {
       check_param_shape(value, detail::first_shape(args...), name, path_text());
     } else {
@@ -348,8 +351,15 @@ auto Scope::param(const std::string& name, Init&& init_fn, A&&... args) {
   }
   if (!is_mutable_collection("params")) throw_not_found("params", name, true);
   R value = init_fn(make_rng("params"), std::forward<A>(args)...);
-  put_variable("params", name, detail::to_variable_tree(value));
-  return value;
+  Tree stored = detail::to_variable_tree(value);
+  if constexpr (requires { init_fn.box_metadata(); }) {
+    if (init_fn.box_metadata()) stored = Tree::box(init_fn.box_metadata(), std::move(stored));
+  }
+  put_variable("params", name, stored);
+  if constexpr (std::is_same_v<R, Tree>)
+    return meta::unbox(value);
+  else
+    return value;
 }
 
 }  // namespace linum::lift

@@ -47,15 +47,20 @@ VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
     if (ax.dir != VariableAxis::Dir::In) {
       p.spec.out_filters.push_back(f);
       out_var.push_back(axis_spec(ax.axis));
+      p.out_var_axes.push_back(ax.axis);
     }
   }
   for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
   p.scopes = dedup_scopes(scopes);
   for (const auto& s : p.scopes.roots) p.packed.push_back(pack(s, p.spec));
   p.variables = Tree::tuple();
+  // Boxes of a mapped group lose the axis before slicing (lift.py:786-795).
   for (std::size_t g = 0; g < in_var.size(); ++g) {
     Tree group = Tree::tuple();
-    for (const auto& pk : p.packed) group.items().push_back(pk.variables[g]);
+    for (const auto& pk : p.packed)
+      group.items().push_back(
+          in_var_axes[g] ? meta::remove_axis(pk.variables[g], *in_var_axes[g], opts.metadata_params)
+                         : pk.variables[g]);
     p.variables.items().push_back(std::move(group));
   }
 
@@ -137,6 +142,13 @@ Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec) {
   return out;
 }
 
+Tree add_metadata_axes(Tree out_groups, const VmapPlan& plan, const meta::MetadataParams& params) {
+  for (std::size_t g = 0; g < plan.out_var_axes.size(); ++g)
+    if (plan.out_var_axes[g])
+      out_groups.items()[g] = meta::add_axis(out_groups.items()[g], *plan.out_var_axes[g], params);
+  return out_groups;
+}
+
 void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups) {
   for (std::size_t r = 0; r < outer_roots.size(); ++r) {
     std::vector<Tree> groups;
@@ -157,6 +169,9 @@ ScanPlan scan_plan(const Scope& scope, const ScanOptions& opts,
   p.spec.out_filters = p.spec.in_filters;
   for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
   p.packed = pack(scope, p.spec);
+  for (std::size_t g = 0; g < p.var_axes.size(); ++g)
+    p.packed.variables[g + 2] =
+        meta::remove_axis(p.packed.variables[g + 2], p.var_axes[g], opts.metadata_params);
 
   const std::size_t n = arg_leaves.size();
   if (opts.in_axes.size() == 1) {

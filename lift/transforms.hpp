@@ -12,6 +12,7 @@
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/transforms.hpp>
+#include <linum/lift/meta.hpp>
 #include <linum/lift/pack.hpp>
 
 namespace linum::lift {
@@ -41,6 +42,8 @@ struct VmapOptions {
   AxisSpec out_axes = 0;
   std::optional<std::int64_t> axis_size = {};
   std::string axis_name = {};
+  // Passed to the add_axis / remove_axis of the boxes in integer-axis collections.
+  meta::MetadataParams metadata_params = {};
 };
 
 namespace detail {
@@ -55,6 +58,7 @@ struct VmapPlan {
   AxisSpec in_axes, out_axes;  // over (variable groups, rng keys, args...) and (out, groups)
   Tree rng_keys;               // per rng group: ({stream: key or (n, 2) keys} of each root...)
   std::int64_t axis_size = 0;
+  std::vector<std::optional<int>> out_var_axes;  // per out-group
 };
 // arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
 VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
@@ -65,6 +69,8 @@ std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, cons
 // publishing them to the outer roots (R5).
 Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec);
 void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups);
+// The mapped output groups with add_axis applied to their boxes (lift.py:856-864).
+Tree add_metadata_axes(Tree out_groups, const VmapPlan& plan, const meta::MetadataParams& params);
 
 // A scope function's first argument: one Scope, or a std::vector<Scope> lifted together (flax's
 // tuple of scopes, L1).
@@ -112,7 +118,8 @@ auto vmap(F fn, VmapOptions opts) {
     };
     auto [y, out] = linum::vmap(mapped, {plan.in_axes, plan.out_axes, opts.axis_name,
                                          plan.axis_size})(plan.variables, plan.rng_keys, args...);
-    detail::publish_all(plan.scopes.roots, out);
+    detail::publish_all(plan.scopes.roots,
+                        detail::add_metadata_axes(std::move(out), plan, opts.metadata_params));
     return y;
   };
 }
@@ -138,6 +145,8 @@ struct ScanOptions {
   int out_axes = 0;                     // where the ys' stacked axis goes
   std::optional<std::int64_t> length = {};
   bool reverse = false;
+  // Passed to the add_axis / remove_axis of the boxes in variable_axes collections.
+  meta::MetadataParams metadata_params = {};
 };
 
 namespace detail {
@@ -218,7 +227,8 @@ auto scan(F fn, ScanOptions opts) {
                                     linum::ScanOptions{plan.length, opts.reverse});
     std::vector<Tree> out{bcast_out ? *bcast_out : Tree::dict(), cfinal.first};
     for (std::size_t g = 0; g < plan.var_axes.size(); ++g)
-      out.push_back(detail::move_axis(ys.first[g], 0, plan.var_axes[g]));
+      out.push_back(meta::add_axis(detail::move_axis(ys.first[g], 0, plan.var_axes[g]),
+                                   plan.var_axes[g], opts.metadata_params));
     publish(scope, out);
     auto y = ys.second;
     if (opts.out_axes != 0)

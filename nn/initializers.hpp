@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <linum/autodiff/array.hpp>
+#include <linum/pytree/box.hpp>
 
 namespace linum::nn::initializers {
 
@@ -39,9 +41,18 @@ class Initializer {
   DType dtype() const { return dtype_; }
   const std::string& name() const { return name_; }
   explicit operator bool() const { return static_cast<bool>(fn_); }
+  // with_partitioning(init, names): the same initializer, its parameters stored in this box by
+  // Scope::param (Flax wraps the function; it keeps its name).
+  Initializer boxed(std::shared_ptr<const pytree::BoxMetadata> box) const {
+    Initializer r = *this;
+    r.box_ = std::move(box);
+    return r;
+  }
+  const std::shared_ptr<const pytree::BoxMetadata>& box_metadata() const { return box_; }
 
  private:
   Fn fn_;
+  std::shared_ptr<const pytree::BoxMetadata> box_;
   DType dtype_ = float32;
   std::string name_ = "<lambda>";
 };

@@ -60,6 +60,11 @@ Tree tree_to_state_dict(const Tree& t) {
   if (t.is_empty_node()) {
     throw TypeError("to_state_dict: flax's empty_node has no state dict; unflatten_dict first");
   }
+  if (t.is_box()) {  // a struct dataclass: its pytree field, {'value': ...}
+    Tree::dict_type d;
+    d.insert_or_assign("value", tree_to_state_dict(t.box_value()));
+    return Tree(std::move(d));
+  }
   return t;  // None and leaves are their own state
 }
 
@@ -158,13 +163,18 @@ Tree tree_from_state_dict(const Tree& target, const Tree& state, RestorePath& pa
       }
       return target.is_tuple() ? Tree::tuple(std::move(out)) : Tree::list(std::move(out));
     }
-    case pytree::NodeKind::Leaf:
-      return Tree(array_from_state(target.leaf(), state, path));
+    case pytree::NodeKind::Leaf: return Tree(array_from_state(target.leaf(), state, path));
     case pytree::NodeKind::EmptyNode:
       expect_state_dict(state, "an empty_node", path);
       return target;
     case pytree::NodeKind::None:  // not registered in Flax, so the state is taken as it is
       return state;
+    case pytree::NodeKind::Box: {  // the value restored, the target's metadata kept
+      check_dict_keys({"value"}, state, path);
+      PathGuard g(path, "value");
+      return Tree::box(target.box_metadata(),
+                       tree_from_state_dict(target.box_value(), state.as_dict().at("value"), path));
+    }
     case pytree::NodeKind::NamedTuple:
     case pytree::NodeKind::Custom:
     case pytree::NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them
@@ -244,9 +254,7 @@ bool needs_chunks(const Array& a, std::size_t max_chunk_size) {
 // Flax chunks array leaves that are the root or dict values (_chunk_array_leaves_in_place).
 void pack_tree(Packer& pk, const Tree& t, std::size_t max_chunk, bool chunkable) {
   switch (t.kind()) {
-    case pytree::NodeKind::None:
-      pk.pack_nil();
-      return;
+    case pytree::NodeKind::None: pk.pack_nil(); return;
     case pytree::NodeKind::Leaf:
       if (chunkable && needs_chunks(t.leaf(), max_chunk)) {
         pack_chunked(pk, t.leaf(), max_chunk);
@@ -272,6 +280,9 @@ void pack_tree(Packer& pk, const Tree& t, std::size_t max_chunk, bool chunkable)
       throw TypeError(
           "msgpack_serialize: can not serialize a FrozenDict; to_bytes writes its state dict, a "
           "plain dict");
+    case pytree::NodeKind::Box:
+      throw TypeError("msgpack_serialize: can not serialize a " + t.box_metadata()->type_name() +
+                      " box; to_bytes writes its state dict, {'value': ...}");
     case pytree::NodeKind::NamedTuple:
     case pytree::NodeKind::Custom:
     case pytree::NodeKind::TupleDict: break;  // static node kinds: a dynamic Tree never holds them

@@ -8,6 +8,7 @@
 #include <concepts>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -316,6 +317,31 @@ requires(!std::derived_from<F, ModuleBase>) auto map_variables(
         module.scope(), args...);
   };
 }
+
+// nn.add_metadata_axis(target, variable_axes, metadata_params): the target's boxed variables of
+// each named collection gain axis `axis` in their metadata on the way out (add_axis) and lose
+// it on the way in (remove_axis); the values are not mapped. A Module type or a function
+// fn(module, args...). Flax chains one map_variables per collection; one map over all of them
+// does the same.
+template <class T>
+auto add_metadata_axis(T target, std::map<std::string, int> variable_axes,
+                       lift::meta::MetadataParams metadata_params = {}) {
+  std::set<std::string> cols;
+  for (const auto& [col, axis] : variable_axes) cols.insert(col);
+  auto fn = [variable_axes, metadata_params](bool add) {
+    return [=](const Tree& vars) {
+      return lift::meta::collection_axes(vars, variable_axes, metadata_params, add);
+    };
+  };
+  return nn::map_variables(std::move(target), Filter(std::move(cols)), fn(false), fn(true),
+                           lift::MapVariablesOptions{.mutable_ = true});
+}
+// flax.linen's names for the metadata boxes.
+using lift::meta::AxisMetadata;
+using lift::meta::PARTITION_NAME;
+using lift::meta::Partitioned;
+using lift::meta::unbox;
+using lift::meta::with_partitioning;
 
 namespace detail {
 // Flax's fork_rngs (spec §3.3): every rng stream of `scope` is replaced by the fresh key

@@ -61,6 +61,8 @@ std::string describe(const T& x) {
         return "a leaf";
       case NodeKind::None:
         return "None";
+      case NodeKind::Box:
+        return cat("a ", x.box_metadata()->type_name(), " box");
       default:
         return "an empty_node";
     }

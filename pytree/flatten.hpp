@@ -98,6 +98,15 @@ void walk_dynamic(V& v, const BasicTree<L>& t) {
       v.end(node);
       return;
     }
+    case NodeKind::Box: {
+      // One child, the value; the metadata is static (part of the structure).
+      const std::size_t node = v.begin(NodeKind::Box, 1);
+      v.data(node, t.box_metadata()->type_name());
+      v.static_field(node, "metadata", BoxRef{t.box_metadata()});
+      v.child(KeyRef::attr("value"), [&] { walk_dynamic(v, t.box_value()); });
+      v.end(node);
+      return;
+    }
     default: {
       const auto& s = t.items();
       const std::size_t node = v.begin(t.kind(), s.size());

@@ -30,7 +30,7 @@
 
 namespace linum::pytree {
 
-// The node kinds a TreeDef records; BasicTree uses the first six.
+// The node kinds a TreeDef records; BasicTree uses None..EmptyNode, FrozenDict and Box.
 enum class NodeKind : unsigned char {
   None,
   Leaf,
@@ -42,6 +42,7 @@ enum class NodeKind : unsigned char {
   FrozenDict,  // flax.core.FrozenDict
   Custom,      // a node_traits specialisation
   TupleDict,   // a dict with tuple-of-string keys: traverse_util.flatten_dict's result
+  Box,         // a metadata box (flax.core.meta.AxisMetadata): one child plus static metadata
 };
 
 // "dict", "tuple", ... as used in error messages.

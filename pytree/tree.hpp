@@ -1,7 +1,8 @@
 // BasicTree<L>: the dynamic pytree, for runtime-shaped data (Flax variable collections, sown
 // tuples, unflatten_dict results). A value is None, a leaf of type L, a dict (insertion-ordered,
-// string keys), a tuple, a list, flax's empty_node, or a FrozenDict (a dict that stays frozen:
-// {'params': FrozenDict(...)} as a plain dict of Flax holds one). The autodiff layer names
+// string keys), a tuple, a list, flax's empty_node, a FrozenDict (a dict that stays frozen:
+// {'params': FrozenDict(...)} as a plain dict of Flax holds one), or a metadata box (box.hpp:
+// flax.core.meta.AxisMetadata, e.g. Partitioned, around one value). The autodiff layer names
 // `using Tree = pytree::BasicTree<Array>`.
 #pragma once
 
@@ -21,6 +22,7 @@
 #include <memory>
 
 #include <linum/error.hpp>
+#include <linum/pytree/box.hpp>
 #include <linum/pytree/dict.hpp>
 #include <linum/pytree/repr.hpp>
 #include <linum/pytree/traits.hpp>
@@ -81,6 +83,13 @@ class BasicTree {
     t.v_.template emplace<kList>(std::move(items));
     return t;
   }
+  // A metadata box around `value` (Partitioned(value, names), a user's AxisMetadata).
+  static BasicTree box(std::shared_ptr<const BoxMetadata> meta, BasicTree value) {
+    if (!meta) throw ValueError("Tree::box: the metadata is null");
+    BasicTree t;
+    t.v_.template emplace<kBox>(Box{std::move(meta), seq_type{std::move(value)}});
+    return t;
+  }
 
   NodeKind kind() const { return kinds_by_index(v_.index()); }
   bool is_none() const { return v_.index() == kNone; }
@@ -90,6 +99,7 @@ class BasicTree {
   bool is_list() const { return v_.index() == kList; }
   bool is_empty_node() const { return v_.index() == kEmpty; }
   bool is_frozen_dict() const { return v_.index() == kFrozen; }
+  bool is_box() const { return v_.index() == kBox; }
 
   const L& leaf() const { return std::get<kLeaf>(expect(kLeaf, "leaf")); }
   L& leaf() { return std::get<kLeaf>(expect(kLeaf, "leaf")); }
@@ -102,6 +112,14 @@ class BasicTree {
     return *std::get<kFrozen>(expect(kFrozen, "as_frozen_dict"));
   }
   seq_type& as_list() { return std::get<kList>(expect(kList, "as_list")); }
+  // A box's metadata and its boxed value (Flax's box.value).
+  const std::shared_ptr<const BoxMetadata>& box_metadata() const {
+    return std::get<kBox>(expect(kBox, "box_metadata")).meta;
+  }
+  const BasicTree& box_value() const {
+    return std::get<kBox>(expect(kBox, "box_value")).value.front();
+  }
+  BasicTree& box_value() { return std::get<kBox>(expect(kBox, "box_value")).value.front(); }
   // The entries of a dict or of a FrozenDict node: code that reads a mapping takes either.
   const dict_type& as_mapping() const {
     if (is_frozen_dict()) return std::get<kFrozen>(v_)->dict();
@@ -134,6 +152,8 @@ class BasicTree {
         return std::get<kFrozen>(v_)->size();
       case kLeaf:
         throw TypeError("Tree::size: a leaf has no size");
+      case kBox:
+        throw TypeError("Tree::size: a box has no size; read box_value()");
       default:
         return 0;
     }
@@ -206,6 +226,9 @@ class BasicTree {
         return std::get<kList>(a.v_) == std::get<kList>(b.v_);
       case kFrozen:
         return std::get<kFrozen>(a.v_)->dict() == std::get<kFrozen>(b.v_)->dict();
+      case kBox:
+        return detail::BoxRef{a.box_metadata()} == detail::BoxRef{b.box_metadata()} &&
+               a.box_value() == b.box_value();
       default:
         return true;
     }
@@ -221,6 +244,8 @@ class BasicTree {
         return hash_dict(std::get<kDict>(v_));
       case kFrozen:
         return hash_dict(std::get<kFrozen>(v_)->dict());
+      case kBox:
+        return mix(std::hash<std::string>{}(box_metadata()->type_name()), box_value().hash());
       case kTuple:
       case kList: {
         std::size_t h = v_.index();
@@ -262,6 +287,13 @@ class BasicTree {
       case kFrozen:
         std::get<kFrozen>(v_)->repr_into(out);
         break;
+      case kBox:
+        out += box_metadata()->type_name();
+        out += "(value=";
+        box_value().repr_into(out);
+        out += box_metadata()->repr_fields();
+        out += ')';
+        break;
       default:
         out += "_EmptyNode()";
         break;
@@ -297,7 +329,13 @@ class BasicTree {
     return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2));
   }
 
-  enum : std::size_t { kNone, kLeaf, kDict, kTuple, kList, kEmpty, kFrozen };
+  enum : std::size_t { kNone, kLeaf, kDict, kTuple, kList, kEmpty, kFrozen, kBox };
+  // A box node: its metadata and a one-element vector holding the value (a vector because
+  // BasicTree is incomplete here).
+  struct Box {
+    std::shared_ptr<const BoxMetadata> meta;
+    seq_type value;
+  };
 
   const auto& expect(std::size_t index, const char* what) const {
     if (v_.index() != index) {
@@ -323,7 +361,7 @@ class BasicTree {
   static NodeKind kinds_by_index(std::size_t i) {
     static constexpr NodeKind kinds[] = {NodeKind::None,      NodeKind::Leaf, NodeKind::Dict,
                                          NodeKind::Tuple,     NodeKind::List, NodeKind::EmptyNode,
-                                         NodeKind::FrozenDict};
+                                         NodeKind::FrozenDict, NodeKind::Box};
     return kinds[i];
   }
   static std::string keys_repr(const dict_type& d) {
@@ -337,7 +375,7 @@ class BasicTree {
   }
 
   using Variant = std::variant<std::monostate, L, dict_type, seq_type, seq_type, EmptyNode,
-                               std::shared_ptr<const FrozenDict<L>>>;
+                               std::shared_ptr<const FrozenDict<L>>, Box>;
   Variant v_;
 };
 

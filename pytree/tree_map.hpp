@@ -519,6 +519,7 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
       [&](const auto& t) {
         if (t.kind() != kind) return false;
         if (kind == NodeKind::Tuple || kind == NodeKind::List) return t.size() == t0.size();
+        if (kind == NodeKind::Box) return BoxRef{t.box_metadata()} == BoxRef{t0.box_metadata()};
         return true;
       },
       ts...);
@@ -543,6 +544,10 @@ auto map_dynamic(Call& call, MapCtx& cx, const BasicTree<L0>& t0, const BasicTre
         return Out(FrozenDict<typename Out::leaf_type>(std::move(out)));
       return Out(std::move(out));
     }
+    case NodeKind::Box:  // the value is mapped, the metadata kept (a pytree_node=False field)
+      return Out::box(t0.box_metadata(), cx.child(KeyRef::attr("value"), [&] {
+        return map_dynamic(call, cx, t0.box_value(), ts.box_value()...);
+      }));
     default: {
       typename Out::seq_type out;
       out.reserve(t0.size());

@@ -3,32 +3,24 @@
 
 #include <ostream>
 
+#include <linum/pytree/box.hpp>
 #include <linum/pytree/repr.hpp>
 
 namespace linum::pytree {
 
 std::string_view kind_name(NodeKind k) {
   switch (k) {
-    case NodeKind::None:
-      return "None";
-    case NodeKind::Leaf:
-      return "leaf";
-    case NodeKind::Dict:
-      return "dict";
-    case NodeKind::Tuple:
-      return "tuple";
-    case NodeKind::List:
-      return "list";
-    case NodeKind::EmptyNode:
-      return "empty_node";
-    case NodeKind::NamedTuple:
-      return "namedtuple";
-    case NodeKind::FrozenDict:
-      return "FrozenDict";
-    case NodeKind::Custom:
-      return "custom node";
-    case NodeKind::TupleDict:
-      return "dict";
+    case NodeKind::None: return "None";
+    case NodeKind::Leaf: return "leaf";
+    case NodeKind::Dict: return "dict";
+    case NodeKind::Tuple: return "tuple";
+    case NodeKind::List: return "list";
+    case NodeKind::EmptyNode: return "empty_node";
+    case NodeKind::NamedTuple: return "namedtuple";
+    case NodeKind::FrozenDict: return "FrozenDict";
+    case NodeKind::Custom: return "custom node";
+    case NodeKind::TupleDict: return "dict";
+    case NodeKind::Box: return "box";
   }
   return "?";
 }
@@ -96,12 +88,8 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
     }
   };
   switch (n.kind) {
-    case NodeKind::Leaf:
-      out += '*';
-      break;
-    case NodeKind::None:
-      out += "None";
-      break;
+    case NodeKind::Leaf: out += '*'; break;
+    case NodeKind::None: out += "None"; break;
     case NodeKind::Tuple:
       out += '(';
       children();
@@ -155,9 +143,7 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
       children();
       out += "])";
       break;
-    case NodeKind::EmptyNode:
-      out += "CustomNode(_EmptyNode[()], [])";
-      break;
+    case NodeKind::EmptyNode: out += "CustomNode(_EmptyNode[()], [])"; break;
     case NodeKind::Custom:
       out += "CustomNode(";
       out += def.data(n, 0);
@@ -165,6 +151,19 @@ std::size_t print_node(const TreeDef& def, std::size_t pos, std::string& out) {
       children();
       out += "])";
       break;
+    case NodeKind::Box: {
+      // CustomNode(Partitioned[names=('a', 'b'), mesh=None], [*]): the metadata is static.
+      out += "CustomNode(";
+      out += def.data(n, 0);
+      out += '[';
+      const auto* box = def.static_value(n, 0).get<detail::BoxRef>();
+      const std::string fields = box ? box->meta->repr_fields() : "";
+      out += fields.size() > 2 ? std::string_view(fields).substr(2) : std::string_view();
+      out += "], [";
+      children();
+      out += "])";
+      break;
+    }
   }
   return pos;
 }
@@ -234,26 +233,17 @@ std::string describe_node(const TreeDef& def, const TreeDef::Node& n) {
     return s + "]";
   };
   switch (n.kind) {
-    case NodeKind::Leaf:
-      return "a leaf";
-    case NodeKind::None:
-      return "None";
-    case NodeKind::EmptyNode:
-      return "an empty_node";
-    case NodeKind::Tuple:
-      return cat("a tuple of ", n.arity);
-    case NodeKind::List:
-      return cat("a list of ", n.arity);
-    case NodeKind::Dict:
-      return cat("a dict with keys ", keys());
-    case NodeKind::FrozenDict:
-      return cat("a FrozenDict with keys ", keys());
-    case NodeKind::NamedTuple:
-      return cat("a namedtuple ", def.data(n, 0));
-    case NodeKind::Custom:
-      return cat("a custom node ", def.data(n, 0));
-    case NodeKind::TupleDict:
-      return cat("a dict with keys ", keys());
+    case NodeKind::Leaf: return "a leaf";
+    case NodeKind::None: return "None";
+    case NodeKind::EmptyNode: return "an empty_node";
+    case NodeKind::Tuple: return cat("a tuple of ", n.arity);
+    case NodeKind::List: return cat("a list of ", n.arity);
+    case NodeKind::Dict: return cat("a dict with keys ", keys());
+    case NodeKind::FrozenDict: return cat("a FrozenDict with keys ", keys());
+    case NodeKind::NamedTuple: return cat("a namedtuple ", def.data(n, 0));
+    case NodeKind::Custom: return cat("a custom node ", def.data(n, 0));
+    case NodeKind::TupleDict: return cat("a dict with keys ", keys());
+    case NodeKind::Box: return cat("a ", def.data(n, 0), " box");
   }
   return "?";
 }

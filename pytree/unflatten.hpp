@@ -120,6 +120,12 @@ BasicTree<L> build_dynamic(UnflattenCtx& cx, Src& src) {
       return kind == NodeKind::Tuple ? BasicTree<L>::tuple(std::move(s))
                                      : BasicTree<L>::list(std::move(s));
     }
+    case NodeKind::Box: {
+      auto meta = cx.def.static_value(cx.def.nodes()[here], 0).template get<BoxRef>()->meta;
+      return BasicTree<L>::box(std::move(meta), cx.child(KeyRef::attr("value"), [&] {
+        return build_dynamic<L>(cx, src);
+      }));
+    }
     default:
       --cx.pos;
       throw TypeError(cat("tree_unflatten: a dynamic Tree cannot hold ", describe_node(cx.def, n),

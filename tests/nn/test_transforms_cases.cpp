@@ -3,10 +3,8 @@
 // transforms, sow and rngs under jit, function-form transforms, TransformTargetError, and
 // value_and_grad over a module held as a field. Each is checked against an explicit loop or a
 // hand computation.
-//
-// Not applicable: L52 (nn.add_metadata_axis / Partitioned) and L59 (AxisMetadata add_axis /
-// remove_axis under vmap) need boxed variable metadata, which linum's variables do not have
-// (a variable is a plain Tree of Arrays). L20 (vmap BatchNorm axis_name) is in test_norms.cpp.
+// L52 and L59 (boxed variable metadata) are in test_metadata_cases.cpp, L20 (vmap BatchNorm
+// axis_name) in test_norms.cpp.
 #include <doctest/doctest.h>
 
 #include <map>
