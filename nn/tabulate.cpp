@@ -255,7 +255,10 @@ std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& 
         const std::string t = i < ls[c].size() ? ls[c][i] : "";
         const std::string pad(w[c] - t.size(), ' ');
         // The footer's "Total" is right-justified in its column, as Flax's.
-        s += " " + (right_last_text && c == 3 ? pad + t : t + pad) + " " + bar;
+        s += ' ';
+        s += right_last_text && c == 3 ? pad + t : t + pad;
+        s += ' ';
+        s += bar;
       }
       s += "\n";
     }
