@@ -1,9 +1,10 @@
-// small_gemm: register-blocked xsimd GEMM for small products, without packing the operands
-// (except a transposed B with short rows) and without a zeroing pass over C.
+// small_gemm: register-blocked xsimd GEMM for small products, without a zeroing pass over C and
+// without packing (a transposed B costs one copy of B, or of A and C when those are smaller).
 #include <linum/autodiff/ops/small_gemm.hpp>
 
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
 #include <vector>
 
 namespace linum::detail {
@@ -15,8 +16,6 @@ using Vec = xsimd::batch<T>;
 // Register tile of the broadcast kernel: kRows rows of C by kVecs SIMD vectors (6 x 16 floats
 // on AVX2: 12 accumulators, 2 B vectors and 1 broadcast fill the 16 registers).
 constexpr int kRows = 6, kVecs = 2;
-// Register tile of the dot kernel (A·Bᵀ, both contiguous along k): kDotA rows by kDotB rows.
-constexpr int kDotA = 3, kDotB = 4;
 
 // C[0:R, 0:V·W] (+)= A[0:R, :]·B[:, 0:V·W] with A(i, p) = a[i·ars + p·acs] (so a transposed A
 // costs nothing) and the rows of B contiguous with stride ldb.
@@ -89,67 +88,20 @@ void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
     }
 }
 
-// C[0:RA, 0:RB] (+)= A[0:RA, :]·B[0:RB, :]ᵀ, rows of A and B contiguous along k: SIMD products
-// along k, one horizontal sum per output.
-template <class T, int RA, int RB>
-void tile_dot(std::int64_t k, const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c,
-              std::int64_t ldc, bool acc) {
-  using B = Vec<T>;
-  constexpr std::int64_t w = B::size;
-  B r[RA][RB];
-#pragma GCC unroll 4
-  for (int i = 0; i < RA; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < RB; ++j) r[i][j] = B(T(0));
-  std::int64_t p = 0;
-  for (; p + w <= k; p += w) {
-    B av[RA];
-#pragma GCC unroll 4
-    for (int i = 0; i < RA; ++i) av[i] = B::load_unaligned(a + i * lda + p);
-#pragma GCC unroll 4
-    for (int j = 0; j < RB; ++j) {
-      const B bv = B::load_unaligned(b + j * ldb + p);
-#pragma GCC unroll 4
-      for (int i = 0; i < RA; ++i) r[i][j] = xsimd::fma(av[i], bv, r[i][j]);
-    }
-  }
-  for (int i = 0; i < RA; ++i)
-    for (int j = 0; j < RB; ++j) {
-      T s = xsimd::hadd(r[i][j]);
-      for (std::int64_t q = p; q < k; ++q) s += a[i * lda + q] * b[j * ldb + q];
-      T& o = c[i * ldc + j];
-      o = acc ? o + s : s;
-    }
-}
-
-template <class T, int RA>
-void row_dot(std::int64_t n, std::int64_t k, const T* a, std::int64_t lda, const T* b,
-             std::int64_t ldb, T* c, std::int64_t ldc, bool acc) {
-  std::int64_t j = 0;
-  for (; j + kDotB <= n; j += kDotB)
-    tile_dot<T, RA, kDotB>(k, a, lda, b + j * ldb, ldb, c + j, ldc, acc);
-  switch (n - j) {
-    case 3: tile_dot<T, RA, 3>(k, a, lda, b + j * ldb, ldb, c + j, ldc, acc); break;
-    case 2: tile_dot<T, RA, 2>(k, a, lda, b + j * ldb, ldb, c + j, ldc, acc); break;
-    case 1: tile_dot<T, RA, 1>(k, a, lda, b + j * ldb, ldb, c + j, ldc, acc); break;
-    default: break;
-  }
-  static_assert(kDotB == 4, "the column tail above covers kDotB - 1 columns");
-}
-
-// C (+)= A·Bᵀ with A (m×k) and B (n×k) both row-major.
+// Copies the r×s matrix x (row stride ldx) transposed into y (s×r, row stride r).
 template <class T>
-void kernel_dot(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t lda,
-                const T* b, std::int64_t ldb, T* c, std::int64_t ldc, bool acc) {
-  std::int64_t i = 0;
-  for (; i + kDotA <= m; i += kDotA)
-    row_dot<T, kDotA>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, acc);
-  switch (m - i) {
-    case 2: row_dot<T, 2>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, acc); break;
-    case 1: row_dot<T, 1>(n, k, a + i * lda, lda, b, ldb, c + i * ldc, ldc, acc); break;
-    default: break;
-  }
-  static_assert(kDotA == 3, "the row tail above covers kDotA - 1 rows");
+void transpose_into(std::int64_t r, std::int64_t s, const T* x, std::int64_t ldx, T* y) {
+  constexpr std::int64_t blk = 16;  // square blocks keep both sides in cache lines
+  for (std::int64_t i0 = 0; i0 < r; i0 += blk)
+    for (std::int64_t j0 = 0; j0 < s; j0 += blk)
+      for (std::int64_t i = i0; i < std::min(r, i0 + blk); ++i)
+        for (std::int64_t j = j0; j < std::min(s, j0 + blk); ++j) y[j * r + i] = x[i * ldx + j];
+}
+
+template <class T>
+std::vector<T>& scratch(int which) {
+  thread_local std::vector<T> buf[2];
+  return buf[which];
 }
 
 }  // namespace
@@ -157,11 +109,11 @@ void kernel_dot(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std:
 bool small_gemm_preferred(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                           std::int64_t k) {
   (void)trans_a;
-  (void)m;
   // Short contractions (outer products of batched VJPs) are all stores: BLAS only adds its
-  // zeroing pass and packing. Beyond that, BLAS wins for a transposed B and for narrow C.
+  // zeroing pass and packing. Otherwise BLAS wins on narrow products (the kernel's SIMD strips
+  // run along n, or along m when Bᵀ is handled as Cᵀ) and from about 2^21 multiply-adds.
   if (k <= 8) return true;
-  if (trans_b || n < 8) return false;
+  if (n < 8 || (trans_b && m < 8)) return false;
   return m * n * k <= (std::int64_t(1) << 20);
 }
 
@@ -169,16 +121,33 @@ template <class T>
 void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k,
                 const T* a, std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc,
                 bool accumulate) {
-  constexpr std::int64_t w = Vec<T>::size;
   const std::int64_t ars = trans_a ? 1 : lda, acs = trans_a ? lda : 1;
   if (!trans_b) return kernel_nn(m, n, k, a, ars, acs, b, ldb, c, ldc, accumulate);
-  if (!trans_a && k >= 4 * w) return kernel_dot(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
-  // A transposed B with short rows: copy it to k×n (at most the size of the product's reads).
-  thread_local std::vector<T> packed;
-  packed.resize(static_cast<std::size_t>(k * n));
-  for (std::int64_t j = 0; j < n; ++j)
-    for (std::int64_t p = 0; p < k; ++p) packed[p * n + j] = b[j * ldb + p];
-  kernel_nn(m, n, k, a, ars, acs, packed.data(), n, c, ldc, accumulate);
+  // B transposed: either copy B to k×n, or compute Cᵀ = B·op(A)ᵀ (B as stored is then the
+  // broadcast operand) into a buffer and transpose that into C; whichever copies less.
+  const std::int64_t copy_b = n * k, copy_swap = (trans_a ? 0 : m * k) + m * n;
+  if (copy_b <= copy_swap || m < static_cast<std::int64_t>(Vec<T>::size)) {
+    std::vector<T>& packed = scratch<T>(0);
+    packed.resize(static_cast<std::size_t>(k * n));
+    transpose_into(n, k, b, ldb, packed.data());
+    return kernel_nn(m, n, k, a, ars, acs, packed.data(), n, c, ldc, accumulate);
+  }
+  const T* at = a;  // op(A)ᵀ, k×m with rows contiguous
+  std::int64_t ldat = lda;
+  if (!trans_a) {
+    std::vector<T>& packed = scratch<T>(0);
+    packed.resize(static_cast<std::size_t>(k * m));
+    transpose_into(m, k, a, lda, packed.data());
+    at = packed.data(), ldat = m;
+  }
+  std::vector<T>& ct = scratch<T>(1);
+  ct.resize(static_cast<std::size_t>(n * m));
+  kernel_nn(n, m, k, b, ldb, std::int64_t(1), at, ldat, ct.data(), m, false);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      T& o = c[i * ldc + j];
+      o = accumulate ? o + ct[j * m + i] : ct[j * m + i];
+    }
 }
 
 template void small_gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*,

@@ -19,7 +19,8 @@ using linum::testing::check_grads;
 
 namespace {
 
-// Sizes on both sides of the kernel's tiles (6 rows, 3 x 4 dot tiles) and of SIMD widths 2-16.
+// Sizes on both sides of the kernel's tiles (6 rows), of SIMD widths 2-16 and, with B transposed,
+// of the choice between copying B and computing Cᵀ (n·k against m·k + m·n).
 const std::int64_t kM[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 16};
 const std::int64_t kN[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 49};
 const std::int64_t kK[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65};
@@ -103,9 +104,10 @@ TEST_CASE("small_gemm matches the double triple loop on every tile edge, float64
 
 TEST_CASE("gemm matches the triple loop on both sides of the small-kernel size thresholds") {
   std::mt19937 rng(11);
-  // k around 8 (short contractions always take the small kernel), n around 8 and m·n·k around
-  // 2^20 (the BLAS boundary), for each transpose pair.
+  // k around 8 (short contractions always take the small kernel), n and m around 8 and m·n·k
+  // around 2^20 (the BLAS boundary), for each transpose pair.
   const std::int64_t shapes[][3] = {{64, 64, 8},    {64, 64, 9},    {16, 7, 64},    {16, 8, 64},
+                                    {7, 64, 64},    {8, 64, 64},    {16, 128, 512}, {16, 128, 513},
                                     {16, 512, 128}, {16, 512, 129}, {128, 512, 16}, {128, 513, 16},
                                     {300, 300, 1},  {33, 1, 1}};
   for (auto [m, n, k] : shapes)
