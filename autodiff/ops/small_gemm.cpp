@@ -79,12 +79,24 @@ void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
   for (; j + kVecs * w <= n; j += kVecs * w)
     strip_nn<T, kVecs>(m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc);
   for (; j + w <= n; j += w) strip_nn<T, 1>(m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc);
+  // Columns short of a vector, a chunk of rows at a time: independent sums along m instead of
+  // one dependent chain along k per entry (n = 1 outputs of per-example gradients).
+  constexpr std::int64_t chunk = 64;
+  T s[chunk];
   for (; j < n; ++j)
-    for (std::int64_t i = 0; i < m; ++i) {
-      T s(0);
-      for (std::int64_t p = 0; p < k; ++p) s += a[i * ars + p * acs] * b[p * ldb + j];
-      T& o = c[i * ldc + j];
-      o = acc ? o + s : s;
+    for (std::int64_t i0 = 0; i0 < m; i0 += chunk) {
+      const std::int64_t rows = std::min(chunk, m - i0);
+      const T* ai = a + i0 * ars;
+      std::fill(s, s + rows, T(0));
+      for (std::int64_t p = 0; p < k; ++p) {
+        const T bv = b[p * ldb + j];
+        if (ars == 1)
+          for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i + p * acs] * bv;
+        else
+          for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i * ars + p * acs] * bv;
+      }
+      T* ci = c + i0 * ldc + j;
+      for (std::int64_t i = 0; i < rows; ++i) ci[i * ldc] = acc ? ci[i * ldc] + s[i] : s[i];
     }
 }
 

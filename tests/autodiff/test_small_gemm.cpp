@@ -105,11 +105,12 @@ TEST_CASE("small_gemm matches the double triple loop on every tile edge, float64
 TEST_CASE("gemm matches the triple loop on both sides of the small-kernel size thresholds") {
   std::mt19937 rng(11);
   // k around 8 (short contractions always take the small kernel), n and m around 8 and m·n·k
-  // around 2^20 (the BLAS boundary), for each transpose pair.
+  // around 2^20 (the BLAS boundary), m around the 64-row chunks of narrow columns, for each
+  // transpose pair.
   const std::int64_t shapes[][3] = {{64, 64, 8},    {64, 64, 9},    {16, 7, 64},    {16, 8, 64},
                                     {7, 64, 64},    {8, 64, 64},    {16, 128, 512}, {16, 128, 513},
                                     {16, 512, 128}, {16, 512, 129}, {128, 512, 16}, {128, 513, 16},
-                                    {300, 300, 1},  {33, 1, 1}};
+                                    {300, 300, 1},  {33, 1, 1},     {64, 1, 1},     {130, 3, 5}};
   for (auto [m, n, k] : shapes)
     for (bool ta : {false, true})
       for (bool tb : {false, true})
