@@ -35,7 +35,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     return;
   }
   if constexpr (std::is_floating_point_v<T>) {
-    if (small_gemm_preferred(trans_a, trans_b, m, n, k))
+    if (small_gemm_preferred<T>(trans_a, trans_b, m, n, k))
       return small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
     const T beta = accumulate ? T(1) : T(0);

@@ -69,8 +69,15 @@ void strip_nn(std::int64_t m, std::int64_t k, const T* a, std::int64_t ars, std:
   static_assert(kRows == 6, "the row tail above covers kRows - 1 rows");
 }
 
+// Per-thread buffers: 0 and 1 for small_gemm's copies, 2 and 3 for kernel_nn's last columns.
+template <class T>
+std::vector<T>& scratch(int which) {
+  thread_local std::vector<T> buf[4];
+  return buf[which];
+}
+
 // C (+)= A·B with B row-contiguous: strips of kVecs vectors, one of a single vector, then the
-// columns short of a vector one by one.
+// columns short of a vector.
 template <class T>
 void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::int64_t ars,
                std::int64_t acs, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, bool acc) {
@@ -79,24 +86,42 @@ void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
   for (; j + kVecs * w <= n; j += kVecs * w)
     strip_nn<T, kVecs>(m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc);
   for (; j + w <= n; j += w) strip_nn<T, 1>(m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc);
-  // Columns short of a vector, a chunk of rows at a time: independent sums along m instead of
-  // one dependent chain along k per entry (n = 1 outputs of per-example gradients).
-  constexpr std::int64_t chunk = 64;
-  T s[chunk];
-  for (; j < n; ++j)
-    for (std::int64_t i0 = 0; i0 < m; i0 += chunk) {
-      const std::int64_t rows = std::min(chunk, m - i0);
-      const T* ai = a + i0 * ars;
-      std::fill(s, s + rows, T(0));
-      for (std::int64_t p = 0; p < k; ++p) {
-        const T bv = b[p * ldb + j];
-        if (ars == 1)
-          for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i + p * acs] * bv;
-        else
-          for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i * ars + p * acs] * bv;
+  if (j == n) return;
+  if (k <= 8) {
+    // Short contractions (n = 1 outer products of per-example gradients): a chunk of rows at a
+    // time, a loop along m, which vectorizes when A's column is contiguous.
+    constexpr std::int64_t chunk = 64;
+    T s[chunk];
+    for (; j < n; ++j)
+      for (std::int64_t i0 = 0; i0 < m; i0 += chunk) {
+        const std::int64_t rows = std::min(chunk, m - i0);
+        const T* ai = a + i0 * ars;
+        std::fill(s, s + rows, T(0));
+        for (std::int64_t p = 0; p < k; ++p) {
+          const T bv = b[p * ldb + j];
+          if (ars == 1)
+            for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i + p * acs] * bv;
+          else
+            for (std::int64_t i = 0; i < rows; ++i) s[i] += ai[i * ars + p * acs] * bv;
+        }
+        T* ci = c + i0 * ldc + j;
+        for (std::int64_t i = 0; i < rows; ++i) ci[i * ldc] = acc ? ci[i * ldc] + s[i] : s[i];
       }
-      T* ci = c + i0 * ldc + j;
-      for (std::int64_t i = 0; i < rows; ++i) ci[i * ldc] = acc ? ci[i * ldc] + s[i] : s[i];
+    return;
+  }
+  // Longer ones: B's last columns padded with zeros to one vector into a buffer, C's computed
+  // into another and copied out, so that they too run on the SIMD strip.
+  const std::int64_t r = n - j;
+  std::vector<T>&bt = scratch<T>(2), &ct = scratch<T>(3);
+  bt.assign(static_cast<std::size_t>(k * w), T(0));
+  ct.resize(static_cast<std::size_t>(m * w));
+  for (std::int64_t p = 0; p < k; ++p)
+    for (std::int64_t q = 0; q < r; ++q) bt[p * w + q] = b[p * ldb + j + q];
+  strip_nn<T, 1>(m, k, a, ars, acs, bt.data(), w, ct.data(), w, false);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t q = 0; q < r; ++q) {
+      T& o = c[i * ldc + j + q];
+      o = acc ? o + ct[i * w + q] : ct[i * w + q];
     }
 }
 
@@ -110,22 +135,19 @@ void transpose_into(std::int64_t r, std::int64_t s, const T* x, std::int64_t ldx
         for (std::int64_t j = j0; j < std::min(s, j0 + blk); ++j) y[j * r + i] = x[i * ldx + j];
 }
 
-template <class T>
-std::vector<T>& scratch(int which) {
-  thread_local std::vector<T> buf[2];
-  return buf[which];
-}
-
 }  // namespace
 
+template <class T>
 bool small_gemm_preferred(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                           std::int64_t k) {
   (void)trans_a;
   // Short contractions (outer products of batched VJPs) are all stores: BLAS only adds its
-  // zeroing pass and packing. Otherwise BLAS wins on narrow products (the kernel's SIMD strips
-  // run along n, or along m when Bᵀ is handled as Cᵀ) and from about 2^21 multiply-adds.
+  // zeroing pass and packing. Otherwise BLAS wins on products narrower than a full strip of the
+  // kernel (its strips run along n, or along m when Bᵀ is handled as Cᵀ) and from about 2^21
+  // multiply-adds.
+  constexpr std::int64_t strip = kVecs * Vec<T>::size;
   if (k <= 8) return true;
-  if (n < 8 || (trans_b && m < 8)) return false;
+  if (n < strip || (trans_b && m < strip)) return false;
   return m * n * k <= (std::int64_t(1) << 20);
 }
 
@@ -162,6 +184,8 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
     }
 }
 
+template bool small_gemm_preferred<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t);
+template bool small_gemm_preferred<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t);
 template void small_gemm<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*,
                                 std::int64_t, const float*, std::int64_t, float*, std::int64_t,
                                 bool);

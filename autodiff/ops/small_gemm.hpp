@@ -8,7 +8,8 @@
 namespace linum::detail {
 
 // Whether small_gemm should serve this product instead of BLAS (sizes chosen by measurement,
-// see the commit messages of ops/small_gemm.cpp).
+// see the commit messages of ops/small_gemm.cpp). Instantiated for float and double.
+template <class T>
 bool small_gemm_preferred(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n,
                           std::int64_t k);
 

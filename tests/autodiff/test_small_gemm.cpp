@@ -102,13 +102,29 @@ TEST_CASE("small_gemm matches the double triple loop on every tile edge, float64
   check_all_shapes<double>();
 }
 
+TEST_CASE("small_gemm's last columns short of a vector, under more rows than one chunk") {
+  std::mt19937 rng(9);
+  for (bool ta : {false, true})
+    for (std::int64_t m : {63, 64, 65, 130})
+      for (std::int64_t n : {1, 3, 17})
+        for (std::int64_t k : {1, 5, 8, 9, 40})
+          for (bool acc : {false, true})
+            check_product<float>(ta, false, m, n, k, acc, rng,
+                                 [&](const float* a, std::int64_t lda, const float* b,
+                                     std::int64_t ldb, float* c, std::int64_t ldc) {
+                                   detail::small_gemm<float>(ta, false, m, n, k, a, lda, b, ldb, c,
+                                                             ldc, acc);
+                                 });
+}
+
 TEST_CASE("gemm matches the triple loop on both sides of the small-kernel size thresholds") {
   std::mt19937 rng(11);
-  // k around 8 (short contractions always take the small kernel), n and m around 8 and m·n·k
-  // around 2^20 (the BLAS boundary), m around the 64-row chunks of narrow columns, for each
-  // transpose pair.
+  // k around 8 (short contractions always take the small kernel), n and m around 8 and 16 (a
+  // kernel strip in double and float), m·n·k around 2^20 (the BLAS boundary), and narrow
+  // columns under many rows, for each transpose pair.
   const std::int64_t shapes[][3] = {{64, 64, 8},    {64, 64, 9},    {16, 7, 64},    {16, 8, 64},
-                                    {7, 64, 64},    {8, 64, 64},    {16, 128, 512}, {16, 128, 513},
+                                    {7, 64, 64},    {8, 64, 64},    {16, 15, 64},   {16, 16, 64},
+                                    {15, 64, 64},   {16, 64, 64},   {16, 128, 512}, {16, 128, 513},
                                     {16, 512, 128}, {16, 512, 129}, {128, 512, 16}, {128, 513, 16},
                                     {300, 300, 1},  {33, 1, 1},     {64, 1, 1},     {130, 3, 5}};
   for (auto [m, n, k] : shapes)
