@@ -76,6 +76,12 @@ std::vector<T>& scratch(int which) {
   return buf[which];
 }
 
+// Gives back a buffer grown past 2^20 elements (a huge outer product) instead of keeping it.
+template <class T>
+void trim(std::vector<T>& v) {
+  if (v.capacity() > (std::size_t(1) << 20)) std::vector<T>().swap(v);
+}
+
 // C (+)= A·B with B row-contiguous: strips of kVecs vectors, one of a single vector, then the
 // columns short of a vector.
 template <class T>
@@ -123,6 +129,8 @@ void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
       T& o = c[i * ldc + j + q];
       o = acc ? o + ct[i * w + q] : ct[i * w + q];
     }
+  trim(bt);
+  trim(ct);
 }
 
 // Copies the r×s matrix x (row stride ldx) transposed into y (s×r, row stride r).
@@ -164,7 +172,8 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
     std::vector<T>& packed = scratch<T>(0);
     packed.resize(static_cast<std::size_t>(k * n));
     transpose_into(n, k, b, ldb, packed.data());
-    return kernel_nn(m, n, k, a, ars, acs, packed.data(), n, c, ldc, accumulate);
+    kernel_nn(m, n, k, a, ars, acs, packed.data(), n, c, ldc, accumulate);
+    return trim(packed);
   }
   const T* at = a;  // op(A)ᵀ, k×m with rows contiguous
   std::int64_t ldat = lda;
@@ -182,6 +191,8 @@ void small_gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std:
       T& o = c[i * ldc + j];
       o = accumulate ? o + ct[j * m + i] : ct[j * m + i];
     }
+  trim(scratch<T>(0));
+  trim(ct);
 }
 
 template bool small_gemm_preferred<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t);

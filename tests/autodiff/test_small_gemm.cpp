@@ -117,6 +117,26 @@ TEST_CASE("small_gemm's last columns short of a vector, under more rows than one
                                  });
 }
 
+TEST_CASE("small_gemm gives back scratch grown past 2^20 elements and works on after it") {
+  std::mt19937 rng(13);
+  // Bᵀ of a 2 x 1.1M outer product is copied to a buffer of 1.1M elements, which is then freed.
+  for (bool acc : {false, true}) {
+    const std::int64_t m = 2, n = 1100000, k = 1;
+    check_product<float>(false, true, m, n, k, acc, rng,
+                         [&](const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                             float* c, std::int64_t ldc) {
+                           detail::small_gemm<float>(false, true, m, n, k, a, lda, b, ldb, c, ldc,
+                                                     acc);
+                         });
+    check_product<float>(false, true, 3, 5, 2, acc, rng,
+                         [&](const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                             float* c, std::int64_t ldc) {
+                           detail::small_gemm<float>(false, true, 3, 5, 2, a, lda, b, ldb, c, ldc,
+                                                     acc);
+                         });
+  }
+}
+
 TEST_CASE("gemm matches the triple loop on both sides of the small-kernel size thresholds") {
   std::mt19937 rng(11);
   // k around 8 (short contractions always take the small kernel), n and m around 8 and 16 (a
