@@ -1,6 +1,6 @@
-// Contractions: dot_general, THE contraction primitive (a batched GEMM on OpenBLAS), with its
-// JVP, VJP (JAX's transpose rules) and batching rule; dot and matmul (numpy semantics) built on
-// it; the shared gemm helper; and control of the BLAS threads.
+// Contractions: dot_general, THE contraction primitive (a batched GEMM), with its JVP, VJP (JAX's
+// transpose rules) and batching rule; dot and matmul (numpy semantics) built on it; the shared
+// gemm helper (small products on ops/small_gemm.cpp, the rest on OpenBLAS); BLAS thread control.
 #include <cblas.h>
 
 #include <algorithm>
