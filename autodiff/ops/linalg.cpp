@@ -1,6 +1,6 @@
-// Contractions: dot_general, THE contraction primitive (a batched GEMM on OpenBLAS), with its
-// JVP, VJP (JAX's transpose rules) and batching rule; dot and matmul (numpy semantics) built on
-// it; the shared gemm helper; and control of the BLAS threads.
+// Contractions: dot_general, THE contraction primitive (a batched GEMM), with its JVP, VJP (JAX's
+// transpose rules) and batching rule; dot and matmul (numpy semantics) built on it; the shared
+// gemm helper (small products on ops/small_gemm.cpp, the rest on OpenBLAS); BLAS thread control.
 #include <cblas.h>
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/small_gemm.hpp>
 
 namespace linum {
 namespace detail {
@@ -34,6 +35,8 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
     return;
   }
   if constexpr (std::is_floating_point_v<T>) {
+    if (small_gemm_preferred<T>(trans_a, trans_b, m, n, k))
+      return small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
     const T beta = accumulate ? T(1) : T(0);
     if constexpr (std::is_same_v<T, float>)
