@@ -138,8 +138,9 @@ void broadcast_copy(const T* x, const Shape& xs, T* o, const Shape& os) {
 }
 
 // C = op(A)·op(B) (+ C when accumulate) on row-major matrices with leading dimensions (op:
-// transpose when trans_*): float/double on cblas_?gemm, integers on a loop (wrapping), bool as the
-// logical or of ands. Instantiated for float, double, int32, uint32, uint8 (in ops/linalg.cpp).
+// transpose when trans_*): float/double on ops/small_gemm for short contractions and small
+// products, else cblas_?gemm; integers on a loop (wrapping), bool as the logical or of ands.
+// Instantiated for float, double, int32, uint32, uint8 (in ops/linalg.cpp).
 template <class T>
 void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, const T* a,
           std::int64_t lda, const T* b, std::int64_t ldb, T* c, std::int64_t ldc, bool accumulate);
