@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <linum/autodiff/allocator.hpp>
+#include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/trace.hpp>
@@ -162,6 +163,7 @@ std::int64_t Array::shape(int axis) const {
 const detail::ConcreteImpl& Array::concrete_impl(const char* fn) const {
   if (!impl_) throw ValueError(std::string(fn) + ": empty Array handle (default-constructed)");
   if (impl_->level >= 0 && detail::is_abstract(*this)) detail::throw_concretization(fn, *this);
+  if (impl_->level >= 0) detail::check_not_jit_traced(fn, *this);
   if (impl_->level >= 0)
     throw UnexpectedTracerError(std::string(fn) +
                                 ": the array is a tracer inside a transform; use concrete() for "
@@ -175,6 +177,7 @@ Array Array::concrete() const {
     // grad/jvp tracers carry their primal value; batched (vmap) tracers have no single value.
     const Array* p = a.impl()->primal_value();
     if (!p && detail::is_abstract(a)) detail::throw_concretization("Array::concrete", a);
+    if (!p) detail::check_not_jit_traced("Array::concrete", a);
     if (!p)
       throw UnexpectedTracerError("Array::concrete: the value is batched under vmap (shape " +
                                   shape_str(shape()) +

@@ -117,6 +117,19 @@ void BM_W5(benchmark::State& state) {
 }
 BENCHMARK(BM_W5)->Name("W5_lstm_scan")->Apply(linum::bench::configure);
 
+// W5 under jit: the 100 scan steps and their backward traced once into one program, replayed.
+void BM_W5_jit(benchmark::State& state) {
+  linum::bench::set_threads(state);
+  W5Data d;
+  auto g = linum::jit(linum::grad(w5_loss));
+  benchmark::DoNotOptimize(g(d.p, d.xs));  // the trace
+  for (auto _ : state) {
+    Params out = g(d.p, d.xs);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_W5_jit)->Name("W5_lstm_scan_jit")->Apply(linum::bench::configure);
+
 // ---- W6: 64 x (Dense(512) + tanh), batch 2048: no remat / checkpoint per layer / √N segments --
 
 constexpr int kLayers = 64, kWidth = 512, kBatch6 = 2048;

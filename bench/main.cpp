@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
           "W4 %dthr: %.1f ns/op (op = one source line x = sin(x)*1.0001 + 0.5*x, i.e. 4 "
           "primitives; forward + backward)\n",
           t, w4 * 1e6 / 10000);
+    if (double w4 = get("W4_jit" + a); w4 > 0)
+      std::printf("W4 under jit %dthr: %.1f ns/op (replay of the traced forward + backward)\n", t,
+                  w4 * 1e6 / 10000);
     if (double c = get("conv_w2_first" + a); c > 0)
       std::printf("conv %dthr: %.3f ms (W2's first conv: 32x28x28x1 * 3x3x1x32, SAME)\n", t, c);
   }

@@ -101,6 +101,32 @@ void BM_W2(benchmark::State& state) {
 }
 BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
 
+// The same step under jit: value_and_grad + adam traced once into one program and replayed
+// (the optimizer's one-pass leaf kernels are for concrete leaves, so the replay runs its ops).
+void BM_W2_jit(benchmark::State& state) {
+  linum::bench::set_threads(state);
+  const W2Batch b;
+  auto tx = linum::optim::adam(1e-3);
+  Params params = init_params();
+  auto opt_state = tx.init(params);
+  using State = decltype(opt_state);
+  auto step = linum::jit([&tx](const Params& p, const State& s, const Array& x, const Array& y) {
+    auto [value, grads] = linum::value_and_grad(
+        [&](const Params& q) { return -linum::mean(linum::sum(y * cnn(q, x), 1)); })(p);
+    auto [updates, next] = tx.update(grads, s, p);
+    return std::make_tuple(linum::optim::apply_updates(p, updates), next, value);
+  });
+  auto run = [&] {
+    auto [p, s, value] = step(params, opt_state, b.x, b.labels);
+    params = p;
+    opt_state = s;
+    benchmark::DoNotOptimize(value);
+  };
+  run();  // the trace
+  for (auto _ : state) run();
+}
+BENCHMARK(BM_W2_jit)->Name("W2_jit")->Apply(linum::bench::configure);
+
 // The same step with the buffer cache off (limit 0, as LINUM_CACHED_MEMORY_LIMIT=0 sets it for
 // a whole run): every block comes from the OS (malloc), as before the caching allocator.
 void BM_W2_uncached(benchmark::State& state) {

@@ -777,7 +777,9 @@ Array minimum(const Array& a, const Array& b) { return binary<Min>(a, b, "minimu
 // derivative), as jnp.power does for a Python int exponent.
 Array power(const Array& a, const Array& b) {
   auto [x, y] = promote(to_numeric(a, "power"), to_numeric(b, "power"), "power");
-  if (!y.is_tracer() && y.ndim() == 0) {
+  // A C++ scalar exponent (weakly typed, as a Python scalar) takes integer_pow as x ** 2 does in
+  // JAX; an array exponent is lax.pow whatever its value, so eager and jit agree bit for bit.
+  if (!y.is_tracer() && y.ndim() == 0 && y.weak_type()) {
     const double e = y.item<double>();
     if (e == std::floor(e) && std::abs(e) <= std::numeric_limits<std::int32_t>::max())
       return integer_pow(x, static_cast<std::int64_t>(e));

@@ -8,6 +8,7 @@
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/custom.hpp>
 #include <linum/autodiff/eval_shape.hpp>
+#include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/memory.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/error.hpp>
