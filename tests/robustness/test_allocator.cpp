@@ -324,4 +324,9 @@ TEST_CASE(
   auto [gw, gb] = linum::grad(unrolled, linum::argnums<0, 1>)(wl, bl);
   CHECK(linum::max(linum::abs(g.first - linum::stack(gw))).item<float>() == 0.0f);
   CHECK(linum::max(linum::abs(g.second - linum::stack(gb))).item<float>() == 0.0f);
+  // vjp's pullback may run again, so its tape keeps the residuals: twice the same gradient.
+  auto [y, pull] = linum::vjp(f, Layer(ws, bs));
+  for (int k = 0; k < 2; ++k)
+    CHECK(linum::max(linum::abs(std::get<0>(pull(linum::ones_like(y))).first - g.first))
+              .item<float>() == 0.0f);
 }
