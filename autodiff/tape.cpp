@@ -143,9 +143,9 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   return outs;
 }
 
-Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array> cts,
-                           int n_inputs) const {
-  const Impl& m = *impl_;
+Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs,
+                           bool release) {
+  Impl& m = *impl_;
   Arrays ct(m.nvars);
   auto accumulate = [&](int v, const Array& c) {
     if (v < 0 || !c.valid()) return;
@@ -157,6 +157,13 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
   std::size_t max_in = 0;
   for (const auto& node : m.nodes) max_in = std::max<std::size_t>(max_in, node.n_in);
   auto needed = std::make_unique<bool[]>(max_in);  // inputs that are variables of this tape
+  // Node n's values are read by node n's rule only (each node copies its inputs' handles).
+  auto done = [&](const TapeNode& node) {
+    out_cts.clear();  // the output cotangents are used up too
+    if (!release) return;
+    for (std::uint32_t j = 0; j < node.n_in; ++j) m.values[node.in_begin + j] = Array();
+    for (std::uint32_t j = 0; j < node.n_out; ++j) m.values[node.out_begin + j] = Array();
+  };
   for (std::size_t n = m.nodes.size(); n-- > 0;) {
     const auto& node = m.nodes[n];
     out_cts.assign(node.n_out, Array());
@@ -168,7 +175,10 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
         any = true;
       }
     }
-    if (!any) continue;
+    if (!any) {
+      done(node);
+      continue;
+    }
     std::span<const Array> primals(m.values.data() + node.in_begin, node.n_in);
     std::span<const Array> outs(m.values.data() + node.out_begin, node.n_out);
     for (std::uint32_t j = 0; j < node.n_in; ++j) needed[j] = m.vars[node.in_begin + j] >= 0;
@@ -187,6 +197,7 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
       }
       accumulate(v, c);
     }
+    done(node);
   }
   ct.resize(n_inputs);
   return ct;

@@ -73,8 +73,11 @@ class TapeTrace final : public Trace {
   // Primal value and variable id of y (-1 when y does not depend on this tape's inputs).
   std::pair<Array, int> unwrap(const Array& y) const;
   // Cotangents of the first n_inputs variables given cotangents of `out_vars` (vars < 0 skipped).
-  // The sweep runs ops through bind, so an outer transform records or batches it.
-  Arrays backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs) const;
+  // The sweep runs ops through bind, so an outer transform records or batches it. With
+  // `release`, each node's kept values are freed once the sweep has passed it (grad's single
+  // sweep: the residuals do not outlive their use); the tape then cannot be swept again.
+  Arrays backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs,
+                  bool release = false);
   std::size_t num_nodes() const;
   // Frees every node (and the values they keep) without recursion.
   void clear();

@@ -183,8 +183,8 @@ void throw_structure_mismatch(const char* fn, const char* what_a, const pytree::
                    a.to_string() + " whereas " + what_b + " have tree structure " + b.to_string());
 }
 
-Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
-                Arrays cts, const Watched& w, const char* fn) {
+Arrays pullback(TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
+                Arrays cts, const Watched& w, const char* fn, bool release) {
   if (cts.size() != out_primals.size())
     throw ValueError(std::string(fn) + ": the cotangent has " + std::to_string(cts.size()) +
                      " leaves but the primal output has " + std::to_string(out_primals.size()));
@@ -193,7 +193,7 @@ Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vec
     // An integer output has no tangent space (JAX's float0): its cotangent contributes nothing.
     if (!is_floating(out_primals[i].dtype())) cts[i] = Array();
   }
-  Arrays g = tape.backward(out_vars, cts, w.n_vars);
+  Arrays g = tape.backward(out_vars, cts, w.n_vars, release);
   Arrays out(w.leaves.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const int v = w.vars[i];

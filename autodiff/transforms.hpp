@@ -61,9 +61,10 @@ void check_valid(const Array& x, const char* op);
 Array watch_input(TapeTrace& tape, const Array& x, Watched& w, bool allow_int, const char* fn);
 // Checks the output of grad: a real scalar (JAX's messages).
 void check_grad_output(const Array& out, const char* fn);
-// Cotangents of every watched leaf; zeros where the output does not depend on a leaf.
-Arrays pullback(const TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
-                Arrays cts, const Watched& w, const char* fn);
+// Cotangents of every watched leaf; zeros where the output does not depend on a leaf. `release`
+// frees the residuals during the sweep (see TapeTrace::backward): for a tape swept once.
+Arrays pullback(TapeTrace& tape, const Arrays& out_primals, const std::vector<int>& out_vars,
+                Arrays cts, const Watched& w, const char* fn, bool release = false);
 void check_cotangent(const Array& ct, const Array& primal, const char* fn);
 // "vjp: the cotangent has tree structure ... but the primal output has ...".
 [[noreturn]] void throw_structure_mismatch(const char* fn, const char* what_a,
@@ -134,7 +135,7 @@ auto value_and_grad_impl(F& f, const char* fn, Argnums<I...> an, const Args&... 
   auto [primal, var] = tape->unwrap(out);
   auto aux = unwrap_aux<Aux>(*tape, result);
   scope.close();
-  Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, w, fn);
+  Arrays cts = pullback(*tape, {primal}, {var}, {ones_like(primal)}, w, fn, true);
   tape->clear();
   std::tuple<Args...> grads(args...);
   std::size_t k = 0;
