@@ -4,6 +4,7 @@
 
 #include <linum/lift/errors.hpp>
 #include <linum/lift/filters.hpp>
+#include <linum/lift/jit.hpp>
 #include <linum/lift/lazy_init.hpp>
 #include <linum/lift/meta.hpp>
 #include <linum/lift/rng.hpp>

@@ -106,15 +106,6 @@ auto checkpoint(F fn, Filter variables = true, Filter rngs = true) {
     return y;
   };
 }
-// lift.jit: linum has no jit yet (issue 16), so this is the eager call of fn on the scope itself
-// (no pack, no suffix clearing or counter caching of spec §3.2 jit): values and the collections
-// written equal an un-jitted call (L3). L3's compile counting (one trace per signature and mutable
-// filter) awaits linum::jit; then this must pack and cache through it.
-template <class F>
-auto jit(F fn) {
-  return [fn = std::move(fn)](Scope& scope, const auto&... args) { return fn(scope, args...); };
-}
-
 template <class F>
 auto remat(F fn, Filter variables = true, Filter rngs = true) {
   return checkpoint(std::move(fn), std::move(variables), std::move(rngs));

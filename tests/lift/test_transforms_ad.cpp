@@ -90,10 +90,10 @@ TEST_SUITE("lift.vjp") {
 }  // TEST_SUITE
 
 TEST_SUITE("lift.jit") {
-  TEST_CASE("L3 (eager part): intermediates are written iff mutable and params not; values equal") {
-    // The body of L3 without the compile counter: linum::jit does not exist yet (issue 16), so
-    // lift::jit runs eagerly and only the values and the writes can be checked.
-    auto body = [](Scope& scope, const Array& x) {
+  TEST_CASE("L3: one trace per signature and mutable filter; writes and values as un-jitted") {
+    int compiles = 0;
+    auto body = [&compiles](Scope& scope, const Array& x) {
+      ++compiles;  // runs when traced, not when a cached program is replayed
       if (scope.is_mutable_collection("intermediates") && !scope.is_mutable_collection("params"))
         scope.put_variable("intermediates", "x", Tree(x + 1.0f));
       return dense(scope, x, 1);
@@ -101,22 +101,117 @@ TEST_SUITE("lift.jit") {
     auto f = lift::jit(body);
     Array x = ones({3, 2});
     auto [y0, params] = lift::init(f)(random::key(0), x);
+    lift::init(f)(random::key(0), x);
+    CHECK(compiles == 1);
+    CHECK(f.trace_count() == 1);
     CHECK_FALSE(params.contains("intermediates"));  // params mutable at init: no write
     auto [y0_plain, params_plain] = lift::init(body)(random::key(0), x);
     CHECK(close(params["params"]["kernel"].leaf(), params_plain["params"]["kernel"].leaf(), 0));
     Array k = params["params"]["kernel"].leaf(), b = params["params"]["bias"].leaf();
     Array hand = matmul(x, k) + b;
     CHECK(close(y0, hand));
-    CHECK(close(lift::apply(f)(params, x), hand));  // nothing mutable: no write possible
+    compiles = 0;
+    CHECK(close(lift::apply(f)(params, x), hand));  // apply is a new signature
+    CHECK(compiles == 1);
+    CHECK(close(lift::apply(f)(params, x * 2.0f), matmul(x * 2.0f, k) + b));  // replayed
+    CHECK(compiles == 1);
+    // Only the fingerprint (the mutable filter) differs: a new trace, which writes.
     auto [y, state] = lift::apply(f, "intermediates")(params, x);
+    CHECK(compiles == 2);
     CHECK(close(y, hand));
     CHECK(state.as_dict().keys() == std::vector<std::string>{"intermediates"});
     CHECK(sum(state["intermediates"]["x"].leaf()).item<float>() == 12.0f);
+    auto [y_again, state_again] = lift::apply(f, "intermediates")(params, x + 1.0f);
+    CHECK(compiles == 2);
+    CHECK(sum(state_again["intermediates"]["x"].leaf()).item<float>() == 18.0f);
     // Both params and intermediates mutable: the body skips the write, as in Flax.
     auto [y2, both] = lift::apply(f, lift::Filter{"params", "intermediates"})(params, x);
+    CHECK(compiles == 3);
     CHECK_FALSE(both.contains("intermediates"));
+    CHECK(f.trace_count() == 4);
   }
 
+  TEST_CASE("lift.jit rngs: the suffix is dropped; a replay advances the counters as a trace") {
+    // g draws from 'dropout' twice. Flax's jit passes the stream's base key without the scope's
+    // suffix, and the counters are host values fixed in the trace: a replay draws the keys of the
+    // trace again, but leaves the counters where a fresh trace would (_restore_rng_counters).
+    auto g = [](Scope& s, const Array& x) {
+      Array a = random::uniform(s.make_rng("dropout"), {2});
+      return x * a + random::uniform(s.make_rng("dropout"), {2});
+    };
+    auto kept = lift::jit(g);
+    auto twice = [&](bool reuse) {
+      return [&, reuse](Scope& scope, const Array& x) {
+        Scope sub = scope.push("sub");
+        Array y1 = reuse ? kept(sub, x) : lift::jit(g)(sub, x);
+        Array y2 = reuse ? kept(sub, x) : lift::jit(g)(sub, x);  // a fresh object traces again
+        return std::make_tuple(y1, y2, random::key_data(sub.make_rng("dropout")));
+      };
+    };
+    lift::Rngs rngs{{"dropout", random::key(3)}};
+    Array x = f32({1, 2}, {2});
+    auto [a1, a2, a_after] = lift::apply(twice(true))(Tree::dict(), x, rngs);
+    auto [b1, b2, b_after] = lift::apply(twice(false))(Tree::dict(), x, rngs);
+    CHECK(kept.trace_count() == 1);
+    CHECK(close(a1, b1, 0));
+    CHECK(close(a2, a1, 0));          // replayed: the trace's keys
+    CHECK_FALSE(close(b2, b1, 1e-3));  // traced again: the counters moved on
+    CHECK(all(equal(a_after, b_after)).item<bool>());
+    // Without the suffix, g at /sub draws what the un-jitted g draws at the root.
+    auto [c1, c2] = lift::apply([&](Scope& scope, const Array& xx) {
+      Array y1 = g(scope, xx);
+      return std::make_pair(y1, g(scope, xx));
+    })(Tree::dict(), x, rngs);
+    CHECK(close(a1, c1, 0));
+    CHECK(close(b2, c2, 0));
+    Array at_sub = lift::apply([&](Scope& scope, const Array& xx) {
+      Scope sub = scope.push("sub");
+      return g(sub, xx);
+    })(Tree::dict(), x, rngs);
+    CHECK_FALSE(close(a1, at_sub, 1e-3));
+  }
+
+  TEST_CASE("grad and vmap through lift.jit run the body inline and match the un-jitted body") {
+    auto body = [](Scope& scope, const Array& x) { return tanh(dense(scope, x, 3)); };
+    auto f = lift::jit(body);
+    Array x = f32({0.5f, -1.0f, 2.0f, 0.25f}, {2, 2});
+    auto [unused, vars] = lift::init(body)(random::key(1), x);
+    auto loss = [&](auto& fn) {
+      return [&](const Tree& params) { return sum(lift::apply(fn)(params, x)); };
+    };
+    Tree g_jit = linum::grad(loss(f))(vars), g_plain = linum::grad(loss(body))(vars);
+    CHECK(close(g_jit["params"]["kernel"].leaf(), g_plain["params"]["kernel"].leaf(), 1e-6));
+    CHECK(close(g_jit["params"]["bias"].leaf(), g_plain["params"]["bias"].leaf(), 1e-6));
+    CHECK(f.trace_count() == 0);  // tracers came in: inline under grad
+    Array xs = f32({0.5f, -1.0f, 2.0f, 0.25f, 1.0f, 3.0f}, {3, 1, 2});
+    Array batched = linum::vmap([&](const Array& xi) { return lift::apply(f)(vars, xi); })(xs);
+    for (int i = 0; i < 3; ++i)
+      CHECK(close(squeeze(lax_slice(batched, {i, 0, 0}, {i + 1, 1, 3}), {0}),
+                  lift::apply(body)(vars, squeeze(lax_slice(xs, {i, 0, 0}, {i + 1, 1, 2}), {0})),
+                  1e-6));
+    // Replayed outside any transform: the same numbers as eager.
+    CHECK(close(lift::apply(f)(vars, x), lift::apply(body)(vars, x), 0));
+    CHECK(f.trace_count() == 1);
+    // Against finite differences (which evaluate the replayed float64 program).
+    testing::check_grads(
+        [&](const Arrays& a) {
+          Tree v = Tree::dict({{"params", Tree::dict({{"kernel", a[0]}, {"bias", a[1]}})}});
+          return sum(lift::apply(f)(v, a[2]));
+        },
+        {astype(vars["params"]["kernel"].leaf(), float64),
+         astype(vars["params"]["bias"].leaf(), float64), astype(x, float64)});
+    CHECK(f.trace_count() == 2);
+  }
+
+  TEST_CASE("lift.jit: a host read of a traced value is a ConcretizationTypeError naming it") {
+    auto f = lift::jit([](Scope&, const Array& x) {
+      if (sum(x).item<float>() > 0) return x;
+      return -x;
+    });
+    std::string msg =
+        error_of<ConcretizationTypeError>([&] { lift::apply(f)(Tree::dict(), ones({2})); });
+    CHECK(msg.find("jit(lift.jit)") != std::string::npos);
+  }
 }  // TEST_SUITE
 
 TEST_SUITE("lift.checkpoint") {
