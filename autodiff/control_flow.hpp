@@ -1,7 +1,9 @@
 // Control flow as in jax.lax: scan, cond, switch_, while_loop, fori_loop. They run eagerly as
 // host loops and branches, so every transform sees the ops that ran: the tape records them (all
 // of these are reverse-differentiable, while_loop included), and under vmap a batched predicate
-// runs every branch / keeps iterating and selects per example with `where`.
+// runs every branch / keeps iterating and selects per example with `where`. Under jit, a
+// predicate computed from the arguments is staged: every branch (or the loop's cond and body)
+// is traced into the program, and each replay picks (or repeats) by the predicate's value.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +88,60 @@ void check_index(const Array& index, const char* what);
 bool any_true(const Array& pred);
 // where(pred, a_i, b_i) leaf by leaf.
 Arrays select_leaves(const Array& pred, const Arrays& a, const Arrays& b);
+
+// Staging under jit (jit.cpp): whether x is a value of the innermost trace and that is a jit
+// trace; a switch over flat branches (index: a clamped int32 scalar) and a while_loop over flat
+// cond/body functions, recorded into that trace's program.
+using FlatFn = std::function<Arrays(const Arrays&)>;
+bool jit_stageable(const Array& x);
+Arrays jit_stage_switch(const Array& index, const std::vector<FlatFn>& branches,
+                        const Arrays& operands);
+Arrays jit_stage_while(const Array& first_pred, const FlatFn& cond_fn, const FlatFn& body_fn,
+                       const Arrays& init);
+
+// The Array leaves of operands, in order, and f called on the operands with those leaves
+// replaced by `in` (braced initialization keeps the order).
+template <class... Ops>
+Arrays operand_leaves(const Ops&... ops) {
+  Arrays out;
+  [[maybe_unused]] auto grab = [&](const auto& leaf) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(leaf)>, Array>) out.push_back(leaf);
+    return leaf;
+  };
+  (map_leaves(ops, grab), ...);
+  return out;
+}
+template <class F, class... Ops>
+auto call_with_leaves(F&& f, const Arrays& in, const Ops&... ops) {
+  std::size_t k = 0;
+  [[maybe_unused]] auto put = [&](const auto& leaf) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(leaf)>, Array>)
+      return in.at(k++);
+    else
+      return leaf;
+  };
+  std::tuple<std::decay_t<decltype(map_leaves(ops, put))>...> args{map_leaves(ops, put)...};
+  return std::apply(std::forward<F>(f), args);
+}
+
+// cond/switch_ on a jit-traced index: call(k, operands...) for every k traced as a branch.
+template <class R, class Call, class Label, class... Ops>
+R staged_switch(const Array& index, std::size_t n, const Call& call, const char* header,
+                const Label& label, const Ops&... ops) {
+  std::optional<R> first;
+  std::vector<FlatFn> fns;
+  for (std::size_t k = 0; k < n; ++k)
+    fns.push_back([&, k](const Arrays& in) {
+      R r = call_with_leaves([&](const auto&... o) { return R(call(k, o...)); }, in, ops...);
+      if (!first)
+        first.emplace(r);
+      else
+        check_tree_avals(*first, r, header, label(0), label(k), "output");
+      return tree_arrays(r);
+    });
+  Arrays outs = jit_stage_switch(index, fns, operand_leaves(ops...));
+  return tree_rebuild(*first, outs);
+}
 
 template <class R>
 using scan_carry_t = std::decay_t<std::tuple_element_t<0, R>>;
@@ -197,6 +253,12 @@ auto cond(const Array& pred, TF&& true_fn, FF&& false_fn, const Ops&... operands
   static_assert(std::is_same_v<RT, RF>, "cond: true_fun and false_fun must return the same type");
   Array p = detail::check_pred(pred, "cond");
   const char* header = "cond: true_fun and false_fun output must have identical types";
+  if (detail::jit_stageable(p))  // branch 0 is false_fn, as lax.cond's index
+    return detail::staged_switch<RT>(
+        p.astype(int32), 2,
+        [&](std::size_t k, const auto&... o) { return k ? RT(true_fn(o...)) : RT(false_fn(o...)); },
+        header, [](std::size_t k) { return k ? "true_fun output" : "false_fun output"; },
+        operands...);
   if (!detail::is_batched(p) && !detail::is_abstract(p)) {
     // One branch runs; the other is still checked, by abstract evaluation (as JAX traces both).
     if (p.concrete().template item<bool>()) {
@@ -256,6 +318,14 @@ auto switch_(const Array& index, const Branches& branches, const Ops&... operand
   if (n == 0) throw ValueError("switch: empty branch sequence");
   detail::check_index(index, "switch");
   if (n == 1) return detail::call_branch(branches, 0, operands...);
+  if (detail::jit_stageable(index)) {
+    using R = std::decay_t<decltype(detail::call_branch(branches, 0, operands...))>;
+    return detail::staged_switch<R>(
+        clip(astype(index, int32), 0, static_cast<int>(n - 1)), n,
+        [&](std::size_t k, const auto&... o) { return detail::call_branch(branches, k, o...); },
+        "switch: branch outputs must have identical types",
+        [](std::size_t k) { return "output of branch " + std::to_string(k); }, operands...);
+  }
   if (!detail::is_batched(index) && !detail::is_abstract(index)) {
     const auto i = index.concrete().template item<std::int64_t>();
     const std::size_t k = i < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(i), n - 1);
@@ -299,6 +369,18 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
       detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
       return detail::tree_rebuild(val, detail::rewrap_abstract(p, detail::tree_arrays(next)));
     }
+    if (detail::jit_stageable(p)) {  // traced by jit: the loop from here on is staged
+      auto cond_flat = [&](const Arrays& in) {
+        return Arrays{detail::check_pred(cond_fn(detail::tree_rebuild(val, in)), "while_loop")};
+      };
+      auto body_flat = [&](const Arrays& in) {
+        T next = body_fn(detail::tree_rebuild(val, in));
+        detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
+        return detail::tree_arrays(next);
+      };
+      return detail::tree_rebuild(
+          val, detail::jit_stage_while(p, cond_flat, body_flat, detail::tree_arrays(val)));
+    }
     const bool batched = detail::is_batched(p);
     if (batched ? !detail::any_true(p) : !p.concrete().template item<bool>()) break;
     T next = body_fn(static_cast<const T&>(val));
@@ -313,13 +395,14 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
 }
 
 // jax.lax.fori_loop: for i in [lower, upper): val = body(i, val), with i an int32 scalar.
-// Batched bounds (under vmap) run as a while_loop over (i, val).
+// Batched or jit-traced bounds run as a while_loop over (i, val).
 template <class BF, class T>
 T fori_loop(const Array& lower, const Array& upper, BF&& body, const T& init) {
   detail::check_index(lower, "fori_loop");
   detail::check_index(upper, "fori_loop");
   if (!detail::is_batched(lower) && !detail::is_batched(upper) && !detail::is_abstract(lower) &&
-      !detail::is_abstract(upper)) {
+      !detail::is_abstract(upper) && !detail::jit_stageable(lower) &&
+      !detail::jit_stageable(upper)) {
     const auto lo = lower.concrete().template item<std::int64_t>();
     const auto hi = upper.concrete().template item<std::int64_t>();
     T val = init;

@@ -1,8 +1,12 @@
 // jit's two halves: JitTrace, the level that records each primitive bound on its tracers into a
 // Program (avals from the primitive's abstract_eval, so nothing is computed while tracing), and
 // the replay, which runs the recorded kernels on concrete buffers in order and drops each value
-// after its last reader.
+// after its last reader. cond/switch/while_loop on a traced predicate are staged: each branch or
+// loop function is traced into a sub-program (values it closes over become its extra inputs) and
+// the replay picks or repeats them by the predicate's value.
 #include <linum/autodiff/jit.hpp>
+
+#include <linum/autodiff/control_flow.hpp>
 
 #include <sstream>
 #include <unordered_map>
@@ -18,8 +22,11 @@ struct Ref {
   int constant = -1;
 };
 
+struct Flow;
+
 struct Eqn {
-  PrimPtr prim;
+  PrimPtr prim;                       // or, for staged control flow:
+  std::shared_ptr<const Flow> flow;  // inputs (index or nothing, operands, captures...)
   std::vector<Ref> in;
   std::vector<int> out;
   std::vector<int> release;  // vars whose last reader is this eqn
@@ -32,6 +39,16 @@ class Program {
   std::vector<Eqn> eqns;
   Arrays consts;
   std::vector<Ref> outputs;
+  std::vector<int> capture_vars;  // a sub-program's inputs after num_inputs: closed-over values
+};
+
+// Staged control flow: switch picks programs[index] (cond is a switch over {false, true}); while
+// runs programs[1] (body) while programs[0] (cond) gives true. Each program's captures follow the
+// operands in the eqn's inputs, program by program.
+struct Flow {
+  enum class Kind { Switch, While } kind;
+  std::vector<std::shared_ptr<const Program>> programs;
+  std::size_t n_operands = 0;
 };
 
 namespace {
@@ -44,7 +61,8 @@ struct JitTracer final : ArrayImpl {
 
 class JitTrace final : public Trace {
  public:
-  explicit JitTrace(const std::string& name) : name_(name) {}
+  explicit JitTrace(const std::string& name, JitTrace* parent = nullptr)
+      : name_(name), parent_(parent) {}
   const char* transform_name() const override { return "jit"; }
   const std::string& name() const { return name_; }
 
@@ -77,6 +95,14 @@ class JitTrace final : public Trace {
 
   Ref ref(const Array& a, const char* op) {
     if (owns(a)) return Ref{var_of(a), -1};
+    if (parent_ && parent_->reaches(a)) {  // closed over by a branch or loop body: an input
+      auto [it, fresh_capture] = capture_index_.try_emplace(a.impl().get(), program_.num_vars);
+      if (fresh_capture) {
+        program_.capture_vars.push_back(program_.num_vars++);
+        captured_.push_back(a);
+      }
+      return Ref{it->second, -1};
+    }
     if (a.is_tracer()) {
       std::ostringstream os;
       os << "jit(" << name_ << "): " << op << " got a value traced by an enclosing "
@@ -91,8 +117,33 @@ class JitTrace final : public Trace {
     return Ref{-1, it->second};
   }
 
+  // Whether `a` is a value of this trace or of one it is staged in.
+  bool reaches(const Array& a) const { return owns(a) || (parent_ && parent_->reaches(a)); }
+  // The values a sub-program closed over, in the order of its capture_vars.
+  const Arrays& captured() const { return captured_; }
+
+  // Records a staged control-flow eqn over this trace's values; returns its outputs.
+  // Its outputs take the avals and weak types of `like`.
+  Arrays stage(std::shared_ptr<const Flow> flow, const Arrays& in,
+               const std::vector<const JitTrace*>& subs, const Arrays& like) {
+    Eqn e;
+    e.flow = std::move(flow);
+    for (const Array& a : in) e.in.push_back(ref(a, "control flow"));
+    for (const JitTrace* sub : subs)
+      for (const Array& a : sub->captured()) e.in.push_back(ref(a, "control flow"));
+    Arrays outs;
+    for (const Array& l : like) {
+      outs.push_back(fresh({l.shape(), l.dtype()}));
+      outs.back().impl()->weak_type = l.impl()->weak_type;
+      e.out.push_back(var_of(outs.back()));
+    }
+    program_.eqns.push_back(std::move(e));
+    return outs;
+  }
+
   std::shared_ptr<Program> finish(const Arrays& outs) {
     for (const Array& o : outs) program_.outputs.push_back(ref(o, "the output"));
+    eliminate_dead_code();
     // Liveness: a var is released after its last reader, unless it is an output.
     std::vector<int> last(program_.num_vars, -1);
     for (std::size_t k = 0; k < program_.eqns.size(); ++k)
@@ -105,6 +156,26 @@ class JitTrace final : public Trace {
     return std::make_shared<Program>(std::move(program_));
   }
 
+  // Drops eqns none of whose outputs is read (primitives and staged flow are pure): e.g. a
+  // while_loop's first predicate, computed outside before the loop was staged.
+  void eliminate_dead_code() {
+    std::vector<char> live(program_.num_vars, 0);
+    for (const Ref& r : program_.outputs)
+      if (r.var >= 0) live[r.var] = 1;
+    std::vector<Eqn> kept;
+    for (std::size_t k = program_.eqns.size(); k-- > 0;) {
+      Eqn& e = program_.eqns[k];
+      bool used = false;
+      for (int v : e.out) used = used || live[v];
+      if (!used) continue;
+      for (const Ref& r : e.in)
+        if (r.var >= 0) live[r.var] = 1;
+      kept.push_back(std::move(e));
+    }
+    program_.eqns.assign(std::make_move_iterator(kept.rbegin()),
+                         std::make_move_iterator(kept.rend()));
+  }
+
  private:
   Array fresh(const ShapeDtype& aval) {
     return Array(
@@ -113,8 +184,11 @@ class JitTrace final : public Trace {
   static int var_of(const Array& a) { return static_cast<const JitTracer&>(*a.impl()).var; }
 
   std::string name_;
+  JitTrace* parent_;
   Program program_;
   std::unordered_map<const ArrayImpl*, int> const_index_;
+  std::unordered_map<const ArrayImpl*, int> capture_index_;
+  Arrays captured_;
 };
 
 Arrays with_weak(const Primitive& prim, std::span<const Array> in, Arrays outs) {
@@ -141,9 +215,34 @@ std::shared_ptr<const Program> jit_trace(const std::function<Arrays(const Arrays
   return p;
 }
 
-Arrays jit_replay(const Program& p, const Arrays& leaves) {
+namespace {
+
+Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures);
+
+// The captures of programs[k] in a flow eqn's inputs (after the index and the operands).
+std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k) {
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < k; ++i) from += f.programs[i]->capture_vars.size();
+  return caps.subspan(from, f.programs[k]->capture_vars.size());
+}
+
+Arrays run_flow(const Flow& f, std::span<const Array> in) {
+  if (f.kind == Flow::Kind::Switch) {
+    const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
+    auto ops = in.subspan(1, f.n_operands);
+    return replay(*f.programs[k], ops, captures_of(f, in.subspan(1 + f.n_operands), k));
+  }
+  auto caps = in.subspan(f.n_operands);
+  Arrays carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f.n_operands));
+  while (replay(*f.programs[0], carry, captures_of(f, caps, 0)).front().item<bool>())
+    carry = replay(*f.programs[1], carry, captures_of(f, caps, 1));
+  return carry;
+}
+
+Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures) {
   std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
   for (int i = 0; i < p.num_inputs; ++i) env[i] = leaves[i];
+  for (std::size_t i = 0; i < captures.size(); ++i) env[p.capture_vars[i]] = captures[i];
   auto get = [&](const Ref& r) -> const Array& {
     return r.var >= 0 ? env[r.var] : p.consts[r.constant];
   };
@@ -152,7 +251,9 @@ Arrays jit_replay(const Program& p, const Arrays& leaves) {
     in.clear();
     for (const Ref& r : e.in) in.push_back(get(r));
     Arrays outs;
-    {
+    if (e.flow) {
+      outs = run_flow(*e.flow, in);
+    } else {
       OpScope op(e.prim->name());
       outs = with_weak(*e.prim, in, e.prim->eval(in));
     }
@@ -163,6 +264,72 @@ Arrays jit_replay(const Program& p, const Arrays& leaves) {
   out.reserve(p.outputs.size());
   for (const Ref& r : p.outputs) out.push_back(get(r));
   return out;
+}
+
+// The jit trace a staged cond/while would record into: the innermost active trace, when it is a
+// jit trace and `x` is one of its values.
+JitTrace* staging_trace(const Array& x) {
+  if (!x.is_tracer()) return nullptr;
+  const int top = trace_depth() - 1;
+  auto* t = dynamic_cast<JitTrace*>(trace_at(top));
+  return t && t->owns(x) ? t : nullptr;
+}
+
+// Traces fn over fresh inputs with the avals of `like` into a sub-program of `parent`.
+struct SubTrace {
+  std::unique_ptr<JitTrace> trace;
+  std::shared_ptr<const Program> program;
+  Arrays outs;  // the sub-trace's output tracers (avals and weak types)
+};
+SubTrace trace_sub(JitTrace& parent, const std::function<Arrays(const Arrays&)>& fn,
+                   const Arrays& like) {
+  SubTrace s{std::make_unique<JitTrace>(parent.name(), &parent), nullptr, {}};
+  TraceScope scope(*s.trace);
+  Arrays in;
+  in.reserve(like.size());
+  for (const Array& x : like) in.push_back(s.trace->input(x));
+  s.outs = fn(in);
+  s.program = s.trace->finish(s.outs);
+  scope.close();
+  return s;
+}
+
+}  // namespace
+
+Arrays jit_replay(const Program& p, const Arrays& leaves) { return replay(p, leaves, {}); }
+
+bool jit_stageable(const Array& x) { return staging_trace(x) != nullptr; }
+
+Arrays jit_stage_switch(const Array& index, const std::vector<FlatFn>& branches,
+                        const Arrays& operands) {
+  JitTrace* parent = staging_trace(index);
+  if (!parent) throw ValueError("jit_stage_switch: the index is not traced by jit");
+  auto flow = std::make_shared<Flow>();
+  flow->kind = Flow::Kind::Switch;
+  flow->n_operands = operands.size();
+  std::vector<SubTrace> subs;
+  for (const FlatFn& b : branches) {
+    subs.push_back(trace_sub(*parent, b, operands));
+    flow->programs.push_back(subs.back().program);
+  }
+  std::vector<const JitTrace*> traces;
+  for (const SubTrace& st : subs) traces.push_back(st.trace.get());
+  Arrays in{index};
+  in.insert(in.end(), operands.begin(), operands.end());
+  return parent->stage(std::move(flow), in, traces, subs.front().outs);
+}
+
+Arrays jit_stage_while(const Array& first_pred, const FlatFn& cond_fn, const FlatFn& body_fn,
+                       const Arrays& init) {
+  JitTrace* parent = staging_trace(first_pred);
+  if (!parent) throw ValueError("jit_stage_while: the predicate is not traced by jit");
+  auto flow = std::make_shared<Flow>();
+  flow->kind = Flow::Kind::While;
+  flow->n_operands = init.size();
+  SubTrace c = trace_sub(*parent, cond_fn, init);
+  SubTrace b = trace_sub(*parent, body_fn, init);
+  flow->programs = {c.program, b.program};
+  return parent->stage(std::move(flow), init, {c.trace.get(), b.trace.get()}, init);
 }
 
 std::size_t program_size(const Program& p) { return p.eqns.size(); }

@@ -19,6 +19,7 @@ namespace {
 bool same(const Array& a, const Array& b) {
   return a.shape() == b.shape() && a.dtype() == b.dtype() && all(equal(a, b)).item<bool>();
 }
+Array f32(std::vector<float> v, Shape s) { return array(v, s); }
 template <class T>
 bool same_leaves(const T& a, const T& b) {
   const Arrays la = linum::detail::tree_arrays(a), lb = linum::detail::tree_arrays(b);
@@ -159,14 +160,14 @@ TEST_SUITE("jit") {
     auto reads = jit([](const Array& x) { return x * x.item<float>(); }, {}, "reads");
     CHECK_THROWS_AS(reads(ones({})), ConcretizationTypeError);
     CHECK_ERROR_CONTAINS(reads(ones({})), "jit(reads)");
-    auto branches = jit(
-        [](const Array& x) {
-          return cond(
-              sum(x) > 0.0f, [](const Array& a) { return a; }, [](const Array& a) { return -a; },
-              x);
-        },
-        {}, "branches");
-    CHECK_THROWS_AS(branches(ones({2})), ConcretizationTypeError);
+    // Under grad inside jit, a cond on a traced predicate is not staged (grad is the innermost
+    // transform): still an error, never a silent branch.
+    auto grad_of_branch = jit(linum::grad([](const Array& x) {
+      return sum(cond(
+          sum(x) > 0.0f, [](const Array& a) { return a * a; }, [](const Array& a) { return -a; },
+          x));
+    }));
+    CHECK_THROWS_AS(grad_of_branch(ones({2})), ConcretizationTypeError);
     auto truth = jit([](const Array& x) { return x ? x : -x; }, {}, "truth");
     CHECK_THROWS_AS(truth(ones({})), ConcretizationTypeError);
     // A predicate from a static argument is a host value: fine.
@@ -243,5 +244,78 @@ TEST_SUITE("jit") {
     CHECK(same(y, chain(x)));
     // 200 primitives; without release the peak would hold all of their outputs.
     CHECK(extra < 8 * static_cast<std::size_t>(x.size()) * sizeof(float));
+  }
+
+  TEST_CASE("cond and switch_ on a traced predicate are staged: one trace, each call's branch") {
+    auto f = [](const Array& x, const Array& y) {
+      // The branches close over y (a traced argument): it becomes an input of each branch.
+      return cond(
+          sum(x) > 0.0f, [&](const Array& a) { return a * y; },
+          [&](const Array& a) { return a - y; }, x);
+    };
+    auto jf = jit(f);
+    Array y = f32({2, 3}, {2});
+    for (float s : {1.0f, -1.0f, 0.5f, -4.0f}) {
+      Array x = f32({s, 2 * s}, {2});
+      CHECK(same(jf(x, y), f(x, y)));
+    }
+    CHECK(jf.trace_count() == 1);
+    auto g = [](const Array& i, const Array& x) {
+      auto b0 = [](const Array& a) { return a + 1.0f; };
+      auto b1 = [](const Array& a) { return a * 10.0f; };
+      auto b2 = [](const Array& a) { return exp(a); };
+      return switch_(i, std::make_tuple(b0, b1, b2), x);
+    };
+    auto jg = jit(g);
+    Array x = f32({0.5f, -1.0f}, {2});
+    for (int i : {-3, 0, 1, 2, 7}) {  // out of range clamps, as eagerly
+      CHECK(same(jg(Array(i), x), g(Array(i), x)));
+    }
+    CHECK(jg.trace_count() == 1);
+    // Branches whose outputs differ are the eager error, raised at trace time.
+    auto bad = jit([](const Array& x) {
+      return cond(
+          sum(x) > 0.0f, [](const Array& a) { return a; },
+          [](const Array& a) { return concatenate({a, a}, 0); }, x);
+    });
+    CHECK_THROWS_AS(bad(ones({2})), TypeError);
+    CHECK_ERROR_CONTAINS(bad(ones({2})), "cond: true_fun and false_fun output must have identical types");
+  }
+
+  TEST_CASE("while_loop and fori_loop with traced bounds are staged: the trip count per call") {
+    // Halve until below a traced threshold, counting steps; a cond nested in the body.
+    // The inner branch closes over `half`, an argument two staging levels up.
+    auto f = [](const Array& x, const Array& limit, const Array& half) {
+      using C = std::pair<Array, Array>;
+      return while_loop([&](const C& c) { return sum(c.first) > limit; },
+                        [&](const C& c) {
+                          Array next = cond(
+                              c.second < 2, [&](const Array& a) { return a * half; },
+                              [&](const Array& a) { return a * half * half; }, c.first);
+                          return C(next, c.second + 1);
+                        },
+                        C(x, Array(0)));
+    };
+    auto jf = jit(f);
+    Array x = f32({8, 24}, {2});
+    for (float limit : {100.0f, 10.0f, 1.0f, 0.01f}) {
+      auto got = jf(x, Array(limit), Array(0.5f)), want = f(x, Array(limit), Array(0.5f));
+      CHECK(same(got.first, want.first));
+      CHECK(same(got.second, want.second));
+    }
+    CHECK(jf.trace_count() == 1);
+    // sums 32 -> 16 -> 8 -> 2 -> 0.5: four steps
+    CHECK(jf(x, Array(1.0f), Array(0.5f)).second.item<int>() == 4);
+    CHECK(jf(x, Array(1.0f), Array(0.25f)).second.item<int>() == 3);  // 32 -> 8 -> 2 -> 0.125
+    auto sum_to = [](const Array& n, const Array& x) {
+      return fori_loop(Array(0), n, [&](const Array& i, const Array& acc) {
+        return acc + x * astype(i, float32);
+      }, zeros({2}));
+    };
+    auto js = jit(sum_to);
+    Array v = f32({1, -2}, {2});
+    for (int n : {0, 1, 4, 9}) CHECK(same(js(Array(n), v), sum_to(Array(n), v)));
+    CHECK(js.trace_count() == 1);
+    CHECK(values(js(Array(4), v)) == std::vector<double>{6, -12});
   }
 }
