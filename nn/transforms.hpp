@@ -8,11 +8,13 @@
 #include <concepts>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <linum/lift/jit.hpp>
 #include <linum/lift/transforms.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
@@ -363,16 +365,28 @@ auto forked(Scope& scope, const char* name, const Body& body, const A&... args) 
 }
 }  // namespace detail
 
-// nn.jit(Module) and nn.fold_rngs(Module): linum has no jit yet, so JitM calls the target
-// eagerly (values equal the un-jitted module's) after Flax's fork_rngs. Modules it holds as
-// fields stay bound where they are: an eager call reaches them there.
+// nn.jit(Module) and nn.fold_rngs(Module), after Flax's fork_rngs. JitM runs the target's call
+// under lift::jit: traced once per signature and mutable filter, replayed after; copies of a
+// JitM (each apply binds one) share its traces. Two cases still run eagerly, with the same
+// values: a target holding modules bound elsewhere (module_fields), which lift::jit cannot lift
+// yet, and call arguments that are modules.
 template <class M>
 struct Jit : Module<Jit<M>> {
+  using Body = decltype(detail::lifted_call(std::declval<const M&>()));
   M target;
-  explicit Jit(M t) : target(std::move(t)) { detail::take_target(target, "jit"); }
+  std::shared_ptr<lift::LiftedJit<Body>> jitted;
+  explicit Jit(M t) : target(std::move(t)) {
+    detail::take_target(target, "jit");
+    jitted = std::make_shared<lift::LiftedJit<Body>>(detail::lifted_call(target), true, true,
+                                                     JitOptions{});
+  }
   template <class... A>
   auto call(const A&... args) {
-    return detail::forked(this->scope(), "jit", detail::lifted_call(target), args...);
+    constexpr bool module_args = (std::is_base_of_v<ModuleBase, A> || ...);
+    if (module_args || detail::module_scopes(this->scope(), target).size() > 1)
+      return detail::forked(this->scope(), "jit", detail::lifted_call(target), args...);
+    auto traced = [this](Scope& s, const A&... a) { return (*jitted)(s, a...); };
+    return detail::forked(this->scope(), "jit", traced, args...);
   }
 };
 template <class M>
