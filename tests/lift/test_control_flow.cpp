@@ -46,6 +46,27 @@ TEST_SUITE("lift.cond") {
     CHECK(close(y1, matmul(x, p["kernel"].leaf()) + p["bias"].leaf()));
   }
 
+  TEST_CASE("grad through lift::cond matches finite differences in both branches") {
+    auto f = [](Scope& scope, const Array& x, bool pred) {
+      auto tf = [](Scope& s, const Array& v) { return tanh(s.child(dense2, std::nullopt, "d_")(v)); };
+      auto ff = [](Scope& s, const Array& v) { return sin(s.child(dense2, std::nullopt, "d_")(v)); };
+      return lift::cond(Array(pred), tf, ff, scope, x);
+    };
+    Array k = astype(random::normal(random::key(1), {3, 2}), float64);
+    Array b = astype(random::normal(random::key(2), {2}), float64);
+    Array x = astype(random::normal(random::key(3), {2, 3}), float64);
+    for (bool pred : {true, false}) {
+      auto run = [&](const Arrays& a) {
+        Tree v = Tree::dict(
+            {{"params", Tree::dict({{"d_0", Tree::dict({{"kernel", a[0]}, {"bias", a[1]}})}})}});
+        return lift::apply(f)(v, a[2], pred);
+      };
+      Array pre = matmul(x, k) + b;
+      CHECK(close(run({k, b, x}), pred ? tanh(pre) : sin(pre), 1e-12));
+      testing::check_grads(run, {k, b, x});
+    }
+  }
+
   TEST_CASE("L68: the false branch's make_rng continues after the true branch's counters") {
     auto f = [](Scope& scope, const Array& x, bool pred) {
       auto br = [](Scope& s, const Array& x) { return s.child(dense2, std::nullopt, "dense_")(x); };

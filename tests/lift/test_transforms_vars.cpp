@@ -156,6 +156,23 @@ TEST_SUITE("lift.map_variables") {
     CHECK_THROWS_AS(lift::init(f)(random::key(0), x), lift::FlaxError);
   }
 
+  TEST_CASE("grad through map_variables matches finite differences (the kernel seen doubled)") {
+    auto double_it = [](const Tree& t) {
+      return linum::detail::tree_apply(t, [](const Array& a) { return a * 2.0; });
+    };
+    auto f = lift::map_variables([](Scope& s, const Array& x) { return tanh(dense(s, x, 3)); },
+                                 "params", double_it, double_it);
+    Array k = astype(random::normal(random::key(1), {2, 3}), float64);
+    Array b = astype(random::normal(random::key(2), {3}), float64);
+    Array x = astype(random::normal(random::key(3), {4, 2}), float64);
+    auto run = [&](const Arrays& a) {
+      Tree v = Tree::dict({{"params", Tree::dict({{"kernel", a[0]}, {"bias", a[1]}})}});
+      return lift::apply(f)(v, a[2]);
+    };
+    CHECK(close(run({k, b, x}), tanh(matmul(x, k * 2.0) + b * 2.0), 1e-12));
+    testing::check_grads(run, {k, b, x});
+  }
+
   TEST_CASE("swap_collection: fn's writes to 'a' land in 'b' and it reads 'b' as 'a'") {
     auto f = [](Scope& s) {
       Tree before = s.has_variable("a", "v") ? s.get_variable("a", "v") : Tree(zeros({2}));
@@ -212,6 +229,7 @@ TEST_SUITE("lift.remat_scan") {
     CHECK(close(std::get<0>(g0), std::get<0>(g1), 1e-12));
     CHECK(close(std::get<1>(g0), std::get<1>(g1), 1e-12));
     CHECK(close(std::get<2>(g0), std::get<2>(g1), 1e-12));
+    testing::check_grads([&](const Arrays& a) { return via_scope(a[0], a[1], a[2]); }, {k, b, x});
     CHECK_THROWS_AS(lift::remat_scan(body, {}), ValueError);
   }
 }
