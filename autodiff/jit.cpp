@@ -8,9 +8,15 @@
 
 #include <linum/autodiff/control_flow.hpp>
 
+#include <algorithm>
+#include <array>
 #include <sstream>
 #include <unordered_map>
 
+#include <xsimd/xsimd.hpp>
+
+#include <linum/autodiff/ops/fusion.hpp>
+#include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/primitive.hpp>
 #include <linum/autodiff/trace.hpp>
 
@@ -23,10 +29,13 @@ struct Ref {
 };
 
 struct Flow;
+struct Fused;
 
 struct Eqn {
-  PrimPtr prim;                       // or, for staged control flow:
-  std::shared_ptr<const Flow> flow;  // inputs (index or nothing, operands, captures...)
+  PrimPtr prim;                        // or, for staged control flow:
+  std::shared_ptr<const Flow> flow;    // inputs (index or nothing, operands, captures...)
+  std::shared_ptr<const Fused> fused;  // or a chain of elementwise primitives
+  std::size_t size = 1;                // primitives it stands for
   std::vector<Ref> in;
   std::vector<int> out;
   std::vector<int> release;  // vars whose last reader is this eqn
@@ -40,6 +49,23 @@ class Program {
   Arrays consts;
   std::vector<Ref> outputs;
   std::vector<int> capture_vars;  // a sub-program's inputs after num_inputs: closed-over values
+};
+
+// A chain of elementwise primitives over one shape and float dtype, run a block of elements at a
+// time: each step reads external inputs (stride 0 for a scalar) or register slots of the block,
+// and writes a slot; the chain's values read after it are copied out of their slots.
+struct FusedStep {
+  const FusedOp* op;
+  std::array<int, 2> in{};      // >= 0: a slot; < 0: external input -(k + 1)
+  int out = 0;                  // slot
+};
+struct Fused {
+  Shape shape;
+  DType dtype = float32;
+  std::vector<FusedStep> steps;
+  int num_slots = 0;
+  std::vector<int> out_slots;   // per output of the eqn
+  std::vector<char> out_weak;
 };
 
 // Staged control flow: switch picks programs[index] (cond is a switch over {false, true}); while
@@ -68,7 +94,7 @@ class JitTrace final : public Trace {
 
   Array input(const Array& x) {
     ++program_.num_inputs;
-    Array t = fresh({x.shape(), x.dtype()});
+    Array t = fresh({x.shape(), x.dtype()}, x.impl()->weak_type);
     t.impl()->weak_type = x.impl()->weak_type;
     return t;
   }
@@ -84,9 +110,13 @@ class JitTrace final : public Trace {
       e.in.push_back(ref(a, prim->name()));
       avals.push_back({a.shape(), a.dtype()});
     }
+    // The weak type bind gives the outputs (recorded for fused chains, which set it themselves).
+    bool all_weak = !in.empty();
+    for (const Array& a : in) all_weak = all_weak && a.impl()->weak_type;
+    const bool weak = prim->weak_type_rule(all_weak);
     Arrays outs;
     for (const ShapeDtype& o : prim->abstract_eval(avals)) {
-      outs.push_back(fresh(o));
+      outs.push_back(fresh(o, weak && o.dtype != bool_));
       e.out.push_back(var_of(outs.back()));
     }
     program_.eqns.push_back(std::move(e));
@@ -99,6 +129,8 @@ class JitTrace final : public Trace {
       auto [it, fresh_capture] = capture_index_.try_emplace(a.impl().get(), program_.num_vars);
       if (fresh_capture) {
         program_.capture_vars.push_back(program_.num_vars++);
+        var_aval_.push_back({a.shape(), a.dtype()});
+        var_weak_.push_back(a.impl()->weak_type);
         captured_.push_back(a);
       }
       return Ref{it->second, -1};
@@ -133,7 +165,7 @@ class JitTrace final : public Trace {
       for (const Array& a : sub->captured()) e.in.push_back(ref(a, "control flow"));
     Arrays outs;
     for (const Array& l : like) {
-      outs.push_back(fresh({l.shape(), l.dtype()}));
+      outs.push_back(fresh({l.shape(), l.dtype()}, l.impl()->weak_type));
       outs.back().impl()->weak_type = l.impl()->weak_type;
       e.out.push_back(var_of(outs.back()));
     }
@@ -144,6 +176,8 @@ class JitTrace final : public Trace {
   std::shared_ptr<Program> finish(const Arrays& outs) {
     for (const Array& o : outs) program_.outputs.push_back(ref(o, "the output"));
     eliminate_dead_code();
+    fuse_elementwise_chains();
+    compact_vars();
     // Liveness: a var is released after its last reader, unless it is an output.
     std::vector<int> last(program_.num_vars, -1);
     for (std::size_t k = 0; k < program_.eqns.size(); ++k)
@@ -154,6 +188,136 @@ class JitTrace final : public Trace {
     for (int v = 0; v < program_.num_vars; ++v)
       if (last[v] >= 0) program_.eqns[last[v]].release.push_back(v);
     return std::make_shared<Program>(std::move(program_));
+  }
+
+  // Renumbers the vars that still exist (fused chains keep most of theirs in block registers),
+  // inputs first, so the replay's environment holds only those.
+  void compact_vars() {
+    std::vector<int> to(program_.num_vars, -1);
+    int next = 0;
+    auto keep = [&](int& v) {
+      if (to[v] < 0) to[v] = next++;
+      v = to[v];
+    };
+    for (int v = 0; v < program_.num_inputs; ++v) to[v] = next++;
+    for (int& v : program_.capture_vars) keep(v);
+    for (Eqn& e : program_.eqns) {
+      for (Ref& r : e.in)
+        if (r.var >= 0) keep(r.var);
+      for (int& v : e.out) keep(v);
+    }
+    for (Ref& r : program_.outputs)
+      if (r.var >= 0) keep(r.var);
+    program_.num_vars = next;
+  }
+
+  ShapeDtype aval_of(const Ref& r) const {
+    if (r.var >= 0) return var_aval_[r.var];
+    const Array& c = program_.consts[r.constant];
+    return {c.shape(), c.dtype()};
+  }
+  // The fused op of e when it can join a chain over (shape, dtype): a float elementwise primitive
+  // whose inputs have that shape, or are rank-0 scalars of a binary op.
+  const FusedOp* chainable(const Eqn& e, const ShapeDtype& like) const {
+    if (!e.prim || e.out.size() != 1) return nullptr;
+    const FusedOp* op = fused_op(*e.prim);
+    if (!op) return nullptr;
+    const ShapeDtype& o = var_aval_[e.out[0]];
+    if (o.dtype != like.dtype || o.shape != like.shape) return nullptr;
+    for (const Ref& r : e.in) {
+      const ShapeDtype a = aval_of(r);
+      if (a.dtype != o.dtype || (a.shape != o.shape && !(op->arity == 2 && a.shape.empty())))
+        return nullptr;
+    }
+    return op;
+  }
+
+  // Replaces each run of two or more consecutive chainable eqns by one fused eqn whose outputs
+  // are the values read after the run.
+  void fuse_elementwise_chains() {
+    const int never = static_cast<int>(program_.eqns.size());
+    std::vector<int> last_read(program_.num_vars, -1);
+    for (std::size_t k = 0; k < program_.eqns.size(); ++k)
+      for (const Ref& r : program_.eqns[k].in)
+        if (r.var >= 0) last_read[r.var] = static_cast<int>(k);
+    for (const Ref& r : program_.outputs)
+      if (r.var >= 0) last_read[r.var] = never;
+    std::vector<Eqn> out;
+    std::size_t k = 0;
+    const std::size_t n = program_.eqns.size();
+    while (k < n) {
+      const Eqn& first = program_.eqns[k];
+      const bool float_out = first.prim && first.out.size() == 1 &&
+                             (var_aval_[first.out[0]].dtype == float32 ||
+                              var_aval_[first.out[0]].dtype == float64);
+      std::size_t end = k;
+      if (float_out) {
+        const ShapeDtype like = var_aval_[first.out[0]];
+        while (end < n && chainable(program_.eqns[end], like)) ++end;
+      }
+      if (end - k < 2) {
+        out.push_back(std::move(program_.eqns[k++]));
+        continue;
+      }
+      out.push_back(fuse_run(k, end, last_read));
+      k = end;
+    }
+    program_.eqns = std::move(out);
+  }
+
+  Eqn fuse_run(std::size_t begin, std::size_t end, const std::vector<int>& last_read) {
+    auto f = std::make_shared<Fused>();
+    const ShapeDtype like = var_aval_[program_.eqns[begin].out[0]];
+    f->shape = like.shape;
+    f->dtype = like.dtype;
+    Eqn e;
+    e.size = end - begin;
+    std::unordered_map<int, int> slot_of;        // var -> slot
+    std::unordered_map<long long, int> ext_of;   // ref key -> external index
+    std::vector<int> free_slots;
+    auto escapes = [&](int v) { return last_read[v] >= static_cast<int>(end); };
+    auto last_in_run = [&](int v) { return last_read[v]; };
+    for (std::size_t k = begin; k < end; ++k) {
+      const Eqn& q = program_.eqns[k];
+      FusedStep step{fused_op(*q.prim)};
+      for (std::size_t j = 0; j < q.in.size(); ++j) {
+        const Ref& r = q.in[j];
+        auto s = r.var >= 0 ? slot_of.find(r.var) : slot_of.end();
+        if (s != slot_of.end()) {
+          step.in[j] = s->second;
+          continue;
+        }
+        const long long key = r.var >= 0 ? r.var : -1LL - r.constant;
+        auto [it, added] = ext_of.try_emplace(key, static_cast<int>(e.in.size()));
+        if (added) e.in.push_back(r);
+        step.in[j] = -(it->second + 1);
+      }
+      // Slots whose value is not read after this step are free again (a step may write in place).
+      for (std::size_t j = 0; j < q.in.size(); ++j) {
+        const Ref& r = q.in[j];
+        if (r.var >= 0 && step.in[j] >= 0 && !escapes(r.var) &&
+            last_in_run(r.var) == static_cast<int>(k) && slot_of.count(r.var)) {
+          free_slots.push_back(slot_of[r.var]);
+          slot_of.erase(r.var);
+        }
+      }
+      const int v = q.out[0];
+      if (!free_slots.empty()) {
+        step.out = free_slots.back();
+        free_slots.pop_back();
+      } else {
+        step.out = f->num_slots++;
+      }
+      slot_of[v] = step.out;
+      if (escapes(v)) {
+        e.out.push_back(v);
+        f->out_slots.push_back(step.out);
+        f->out_weak.push_back(var_weak_[v]);
+      }
+      f->steps.push_back(step);
+    }
+    e.fused = std::move(f);
+    return e;
   }
 
   // Drops eqns none of whose outputs is read (primitives and staged flow are pure): e.g. a
@@ -177,7 +341,9 @@ class JitTrace final : public Trace {
   }
 
  private:
-  Array fresh(const ShapeDtype& aval) {
+  Array fresh(const ShapeDtype& aval, bool weak) {
+    var_aval_.push_back(aval);
+    var_weak_.push_back(weak);
     return Array(
         make_small<JitTracer>(aval.shape, aval.dtype, level(), uid(), program_.num_vars++));
   }
@@ -189,6 +355,8 @@ class JitTrace final : public Trace {
   std::unordered_map<const ArrayImpl*, int> const_index_;
   std::unordered_map<const ArrayImpl*, int> capture_index_;
   Arrays captured_;
+  std::vector<ShapeDtype> var_aval_;  // per var
+  std::vector<char> var_weak_;
 };
 
 Arrays with_weak(const Primitive& prim, std::span<const Array> in, Arrays outs) {
@@ -226,6 +394,62 @@ std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, s
   return caps.subspan(from, f.programs[k]->capture_vars.size());
 }
 
+// A fused chain over the whole array: blocks of kBlock elements below the last full SIMD batch
+// (where the unary kernels use their vector form), then the remainder.
+constexpr std::int64_t kBlock = 256;
+
+template <class T>
+Arrays run_fused(const Fused& f, std::span<const Array> in) {
+  const std::int64_t n = shape_size(f.shape);
+  Arrays outs;
+  std::vector<T*> out_ptrs;
+  for (std::size_t j = 0; j < f.out_slots.size(); ++j) {
+    outs.push_back(empty(f.shape, f.dtype));
+    outs.back().impl()->weak_type = f.out_weak[j];
+    out_ptrs.push_back(out_ptr<T>(outs.back()));
+  }
+  std::vector<const T*> ext(in.size());
+  std::vector<std::int64_t> ext_stride(in.size());
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    ext[k] = in_ptr<T>(in[k]);
+    ext_stride[k] = in[k].size() == n ? 1 : 0;
+  }
+  // Slots are `stride` apart: a small array's chain keeps all of its values close together. The
+  // slot of a value read after the chain (never reused) is its output buffer at the block.
+  const std::int64_t stride = std::max<std::int64_t>(1, std::min(kBlock, n));
+  thread_local std::vector<T> regs;
+  regs.resize(static_cast<std::size_t>(f.num_slots * stride));
+  std::vector<T*> base(static_cast<std::size_t>(f.num_slots));
+  for (int k = 0; k < f.num_slots; ++k) base[k] = regs.data() + k * stride;
+  auto block = [&](std::int64_t off, std::int64_t len, bool simd) {
+    for (std::size_t j = 0; j < out_ptrs.size(); ++j) base[f.out_slots[j]] = out_ptrs[j] + off;
+    for (const FusedStep& st : f.steps) {
+      const T* a[2] = {nullptr, nullptr};
+      std::int64_t sa[2] = {1, 1};
+      for (int j = 0; j < st.op->arity; ++j) {
+        const int r = st.in[j];
+        if (r >= 0) {
+          a[j] = base[r];
+        } else {
+          const std::size_t k = static_cast<std::size_t>(-r - 1);
+          sa[j] = ext_stride[k];
+          a[j] = ext[k] + off * sa[j];
+        }
+      }
+      if constexpr (std::is_same_v<T, float>)
+        st.op->f32(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
+      else
+        st.op->f64(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
+    }
+  };
+  const std::int64_t w = static_cast<std::int64_t>(xsimd::batch<T>::size);
+  const std::int64_t simd_end = n - n % w;
+  for (std::int64_t off = 0; off < simd_end; off += kBlock)
+    block(off, std::min(kBlock, simd_end - off), true);
+  if (simd_end < n) block(simd_end, n - simd_end, false);
+  return outs;
+}
+
 Arrays run_flow(const Flow& f, std::span<const Array> in) {
   if (f.kind == Flow::Kind::Switch) {
     const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
@@ -251,7 +475,11 @@ Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const A
     in.clear();
     for (const Ref& r : e.in) in.push_back(get(r));
     Arrays outs;
-    if (e.flow) {
+    if (e.fused) {
+      OpScope op("jit fused elementwise chain");
+      outs = e.fused->dtype == float32 ? run_fused<float>(*e.fused, in)
+                                       : run_fused<double>(*e.fused, in);
+    } else if (e.flow) {
       outs = run_flow(*e.flow, in);
     } else {
       OpScope op(e.prim->name());
@@ -332,7 +560,11 @@ Arrays jit_stage_while(const Array& first_pred, const FlatFn& cond_fn, const Fla
   return parent->stage(std::move(flow), init, {c.trace.get(), b.trace.get()}, init);
 }
 
-std::size_t program_size(const Program& p) { return p.eqns.size(); }
+std::size_t program_size(const Program& p) {
+  std::size_t n = 0;
+  for (const Eqn& e : p.eqns) n += e.size;
+  return n;
+}
 
 void append_avals(std::string& out, const Arrays& leaves) {
   std::ostringstream os;

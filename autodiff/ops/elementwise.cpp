@@ -2,9 +2,12 @@
 // the public op functions below them promote dtypes, check broadcasting, and bind.
 #include <cmath>
 #include <limits>
+#include <unordered_map>
+#include <utility>
 
 #include <xsimd/xsimd.hpp>
 
+#include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 namespace linum {
@@ -734,7 +737,58 @@ struct Convert final : Primitive {
   }
 };
 
+// ---- fused blocks (ops/fusion.hpp) ------------------------------------------------------------
+
+// The loops of unary_kernel / binary_kernel on one block: the same per-element expressions.
+template <class D, class T>
+void unary_block(const T* a, std::int64_t sa, const T*, std::int64_t, T* o, std::int64_t n,
+                 bool simd) {
+  std::int64_t i = 0;
+  if constexpr (requires { D::simd(xsimd::batch<T>(T{})); }) {
+    constexpr std::int64_t w = xsimd::batch<T>::size;
+    if (simd && sa == 1)
+      for (; i + w <= n; i += w) D::simd(xsimd::batch<T>::load_unaligned(a + i)).store_unaligned(o + i);
+  }
+  for (; i < n; ++i) o[i] = D::template f<T>(a[i * sa]);
+}
+template <class D, class T>
+void binary_block(const T* a, std::int64_t sa, const T* b, std::int64_t sb, T* o, std::int64_t n,
+                  bool) {
+  if (sa == 1 && sb == 1) {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = D::template f<T>(a[i], b[i]);
+  } else if (sa == 1) {
+    const T bv = b[0];
+    for (std::int64_t i = 0; i < n; ++i) o[i] = D::template f<T>(a[i], bv);
+  } else if (sb == 1) {
+    const T av = a[0];
+    for (std::int64_t i = 0; i < n; ++i) o[i] = D::template f<T>(av, b[i]);
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) o[i] = D::template f<T>(a[0], b[0]);
+  }
+}
+template <class D>
+std::pair<const Primitive*, FusedOp> unary_entry() {
+  return {singleton<D>().get(), FusedOp{1, &unary_block<D, float>, &unary_block<D, double>}};
+}
+template <class D>
+std::pair<const Primitive*, FusedOp> binary_entry() {
+  return {singleton<D>().get(), FusedOp{2, &binary_block<D, float>, &binary_block<D, double>}};
+}
+
 }  // namespace
+
+const FusedOp* fused_op(const Primitive& p) {
+  static const std::unordered_map<const Primitive*, FusedOp> table = {
+      unary_entry<Neg>(),      unary_entry<Sin>(),       unary_entry<Cos>(),
+      unary_entry<Exp>(),      unary_entry<Expm1>(),     unary_entry<Log>(),
+      unary_entry<Log1p>(),    unary_entry<Tanh>(),      unary_entry<Logistic>(),
+      unary_entry<Erf>(),      unary_entry<Sqrt>(),      unary_entry<Rsqrt>(),
+      binary_entry<Add>(),     binary_entry<Sub>(),      binary_entry<Mul>(),
+      binary_entry<Div>(),     binary_entry<Max>(),      binary_entry<Min>(),
+  };
+  auto it = table.find(&p);
+  return it == table.end() ? nullptr : &it->second;
+}
 
 Array weak_scalar(double value, DType scalar_kind, const Array& like) {
   check_valid(like, "weak_scalar");
