@@ -12,7 +12,9 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/primitive.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/optim/base.hpp>
 #include <linum/optim/fused.hpp>
@@ -27,12 +29,18 @@ thread_local std::uint64_t fused_leaves = 0;
 
 // A concrete, strongly typed float32/float64 leaf, with every other leaf of the same dtype and
 // shape: the kernels' preconditions (concrete arrays are always contiguous).
-bool fusable(const Array& g, std::initializer_list<const Array*> others) {
-  if (!fused_on || !g.valid() || g.is_tracer() || g.weak_type() || !is_floating(g.dtype()))
+// Under jit (`in_jit`), g must be a value of the jit trace being recorded and the others values
+// of it or concrete: the kernel then runs as a primitive of the program.
+bool concrete_or_jit(const Array& a, bool in_jit) {
+  return !a.is_tracer() || (in_jit && linum::detail::jit_stageable(a));
+}
+bool fusable(const Array& g, std::initializer_list<const Array*> others, bool in_jit = false) {
+  if (!fused_on || !g.valid() || g.weak_type() || !is_floating(g.dtype()) ||
+      g.is_tracer() != in_jit || !concrete_or_jit(g, in_jit))
     return false;
   for (const Array* a : others) {
-    if (!a->valid() || a->is_tracer() || a->weak_type() || a->dtype() != g.dtype() ||
-        a->shape() != g.shape())
+    if (!a->valid() || !concrete_or_jit(*a, in_jit) || a->weak_type() ||
+        a->dtype() != g.dtype() || a->shape() != g.shape())
       return false;
   }
   return true;
@@ -121,29 +129,17 @@ Array scale_leaf(double step_size, const Array& g) { return step_size * g; }
 
 // ---- scale_by_adam ---------------------------------------------------------------------------
 
-std::array<Array, 3> adam_leaf(const AdamLeafConfig& c, const Array& g, const Array& mu,
-                               const Array& nu, const Array* p, const Epilogue& ep) {
-  if (!g.valid() && !mu.valid() && !nu.valid()) return {};
-  const bool fuse = fusable(g, {&mu, &nu}) && (!ep.decay || (p && fusable(g, {p}))) &&
-                    (!c.mu_dtype || *c.mu_dtype == g.dtype()) && !c.c1.count().is_tracer() &&
-                    (!c.c1_next || !c.c1_next->count().is_tracer());
-  if (!fuse) {
-    Array m = update_moment(g, mu, c.b1, 1);
-    Array v = update_moment_per_elem_norm(g, nu, c.b2, 2);
-    const Array& count = c.c1.count();
-    Array m_hat = !c.nesterov ? bias_correction(m, c.b1, count)
-                              : c.b1 * bias_correction(m, c.b1, c.c1_next->count()) +
-                                    (1.0 - c.b1) * bias_correction(g, c.b1, count);
-    Array v_hat = bias_correction(v, c.b2, count);
-    Array u = m_hat / (sqrt(v_hat + c.eps_root) + c.eps);
-    return {epilogue_ops(u, p, ep), cast(m, c.mu_dtype), astype(v, nu.dtype())};
-  }
+namespace {
+
+// The one-pass adam update with the bias-correction denominators given (c1n: nesterov's).
+std::array<Array, 3> adam_kernel(const AdamLeafConfig& c, double c1d, double c2d, double c1nd,
+                                 const Array& g, const Array& mu, const Array& nu, const Array* p,
+                                 const Epilogue& ep) {
   ++fused_leaves;
   Array u = like(g), m2 = like(g), v2 = like(g);
   linum::detail::dispatch_float(g.dtype(), "scale_by_adam", [&]<class T>() {
     const T b1 = T(c.b1), omb1 = T(1.0 - c.b1), b2 = T(c.b2), omb2 = T(1.0 - c.b2);
-    const T c1 = T(c.c1.denominator(g.dtype())), c2 = T(c.c2.denominator(g.dtype()));
-    const T c1n = c.nesterov ? T(c.c1_next->denominator(g.dtype())) : T(1);
+    const T c1 = T(c1d), c2 = T(c2d), c1n = T(c1nd);
     const T eps = T(c.eps), eps_root = T(c.eps_root);
     const T *gp = g.data<T>(), *mp = mu.data<T>(), *vp = nu.data<T>(), *pp = maybe<T>(p);
     T *up = linum::detail::out_ptr<T>(u), *m2p = linum::detail::out_ptr<T>(m2),
@@ -167,6 +163,68 @@ std::array<Array, 3> adam_leaf(const AdamLeafConfig& c, const Array& g, const Ar
             });
   });
   return {u, m2, v2};
+}
+
+// adam_kernel as a primitive, so that a jit program records it where the step count is traced:
+// inputs g, mu, nu, count, [count of nesterov's look-ahead], [params when the epilogue decays];
+// the denominators are computed from the counts as Debias does, when the program runs.
+struct AdamLeafPrim final : Primitive {
+  AdamLeafConfig c;
+  Epilogue ep;
+  AdamLeafPrim(AdamLeafConfig cfg, Epilogue e) : c(std::move(cfg)), ep(e) {}
+  const char* name() const override { return "scale_by_adam_leaf"; }
+  bool differentiable() const override { return false; }
+  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
+    return {in[0], in[0], in[0]};
+  }
+  Arrays eval(std::span<const Array> in) const override {
+    const DType dt = in[0].dtype();
+    auto den = [&](double decay, const Array& count) {
+      return bias_correction_denominator(decay, count, dt).item<double>();
+    };
+    const std::size_t next = c.nesterov ? 4 : 3;
+    const double c1n = c.nesterov ? den(c.b1, in[4]) : 1.0;
+    auto r = adam_kernel(c, den(c.b1, in[3]), den(c.b2, in[3]), c1n, in[0], in[1], in[2],
+                         ep.decay ? &in[next + 1] : nullptr, ep);
+    return {r[0], r[1], r[2]};
+  }
+};
+
+}  // namespace
+
+std::array<Array, 3> adam_leaf(const AdamLeafConfig& c, const Array& g, const Array& mu,
+                               const Array& nu, const Array* p, const Epilogue& ep) {
+  if (!g.valid() && !mu.valid() && !nu.valid()) return {};
+  const bool in_jit = g.valid() && g.is_tracer();
+  const bool fuse = fusable(g, {&mu, &nu}, in_jit) &&
+                    (!ep.decay || (p && fusable(g, {p}, in_jit))) &&
+                    (!c.mu_dtype || *c.mu_dtype == g.dtype()) &&
+                    concrete_or_jit(c.c1.count(), in_jit) &&
+                    (!c.c1_next || concrete_or_jit(c.c1_next->count(), in_jit));
+  if (!fuse) {
+    Array m = update_moment(g, mu, c.b1, 1);
+    Array v = update_moment_per_elem_norm(g, nu, c.b2, 2);
+    const Array& count = c.c1.count();
+    Array m_hat = !c.nesterov ? bias_correction(m, c.b1, count)
+                              : c.b1 * bias_correction(m, c.b1, c.c1_next->count()) +
+                                    (1.0 - c.b1) * bias_correction(g, c.b1, count);
+    Array v_hat = bias_correction(v, c.b2, count);
+    Array u = m_hat / (sqrt(v_hat + c.eps_root) + c.eps);
+    return {epilogue_ops(u, p, ep), cast(m, c.mu_dtype), astype(v, nu.dtype())};
+  }
+  if (in_jit) {
+    Arrays in{g, mu, nu, c.c1.count()};
+    if (c.nesterov) in.push_back(c.c1_next->count());
+    if (ep.decay) in.push_back(*p);
+    // The primitive keeps the scalars only: the counts are its inputs.
+    AdamLeafConfig scalars{c.b1,           c.b2,    c.eps, c.eps_root, c.mu_dtype, c.nesterov,
+                           Debias(c.b1, {}), Debias(c.b2, {}), std::nullopt};
+    PrimPtr prim = std::make_shared<const AdamLeafPrim>(std::move(scalars), ep);
+    Arrays r = linum::bind(prim, in);
+    return {r[0], r[1], r[2]};
+  }
+  return adam_kernel(c, c.c1.denominator(g.dtype()), c.c2.denominator(g.dtype()),
+                     c.nesterov ? c.c1_next->denominator(g.dtype()) : 1.0, g, mu, nu, p, ep);
 }
 
 // ---- trace -------------------------------------------------------------------------------------
