@@ -398,6 +398,27 @@ std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, s
 // (where the unary kernels use their vector form), then the remainder.
 constexpr std::int64_t kBlock = 256;
 
+// A rank-0 (one-element) chain: every value is one number, in one array after the inputs.
+template <class T>
+Arrays run_fused_scalar(const Fused& f, std::span<const Array> in, Arrays& outs,
+                        const std::vector<T*>& out_ptrs) {
+  const int ne = static_cast<int>(in.size());
+  thread_local std::vector<T> vals;
+  vals.resize(static_cast<std::size_t>(ne + f.num_slots));
+  T* v = vals.data();
+  for (int k = 0; k < ne; ++k) v[k] = *in_ptr<T>(in[k]);
+  auto at = [&](int r) { return r >= 0 ? v[ne + r] : v[-r - 1]; };
+  for (const FusedStep& st : f.steps) {
+    const T a = at(st.in[0]), b = st.op->arity == 2 ? at(st.in[1]) : T(0);
+    if constexpr (std::is_same_v<T, float>)
+      v[ne + st.out] = st.op->s32(a, b);
+    else
+      v[ne + st.out] = st.op->s64(a, b);
+  }
+  for (std::size_t j = 0; j < out_ptrs.size(); ++j) *out_ptrs[j] = v[ne + f.out_slots[j]];
+  return std::move(outs);
+}
+
 template <class T>
 Arrays run_fused(const Fused& f, std::span<const Array> in) {
   const std::int64_t n = shape_size(f.shape);
@@ -408,6 +429,7 @@ Arrays run_fused(const Fused& f, std::span<const Array> in) {
     outs.back().impl()->weak_type = f.out_weak[j];
     out_ptrs.push_back(out_ptr<T>(outs.back()));
   }
+  if (n == 1) return run_fused_scalar<T>(f, in, outs, out_ptrs);
   std::vector<const T*> ext(in.size());
   std::vector<std::int64_t> ext_stride(in.size());
   for (std::size_t k = 0; k < in.size(); ++k) {

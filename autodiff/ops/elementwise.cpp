@@ -766,13 +766,25 @@ void binary_block(const T* a, std::int64_t sa, const T* b, std::int64_t sb, T* o
     for (std::int64_t i = 0; i < n; ++i) o[i] = D::template f<T>(a[0], b[0]);
   }
 }
+template <class D, class T>
+T unary_scalar(T a, T) {
+  return D::template f<T>(a);
+}
+template <class D, class T>
+T binary_scalar(T a, T b) {
+  return D::template f<T>(a, b);
+}
 template <class D>
 std::pair<const Primitive*, FusedOp> unary_entry() {
-  return {singleton<D>().get(), FusedOp{1, &unary_block<D, float>, &unary_block<D, double>}};
+  return {singleton<D>().get(),
+          FusedOp{1, &unary_block<D, float>, &unary_block<D, double>, &unary_scalar<D, float>,
+                  &unary_scalar<D, double>}};
 }
 template <class D>
 std::pair<const Primitive*, FusedOp> binary_entry() {
-  return {singleton<D>().get(), FusedOp{2, &binary_block<D, float>, &binary_block<D, double>}};
+  return {singleton<D>().get(),
+          FusedOp{2, &binary_block<D, float>, &binary_block<D, double>, &binary_scalar<D, float>,
+                  &binary_scalar<D, double>}};
 }
 
 }  // namespace

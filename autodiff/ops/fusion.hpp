@@ -16,10 +16,15 @@ namespace linum::detail {
 template <class T>
 using FusedKernel = void (*)(const T* a, std::int64_t sa, const T* b, std::int64_t sb, T* o,
                              std::int64_t n, bool simd);
+// One element, for rank-0 chains (b unused by unary ops): the kernels' scalar expression.
+template <class T>
+using FusedScalar = T (*)(T a, T b);
 struct FusedOp {
   int arity = 0;
   FusedKernel<float> f32 = nullptr;
   FusedKernel<double> f64 = nullptr;
+  FusedScalar<float> s32 = nullptr;
+  FusedScalar<double> s64 = nullptr;
 };
 
 // The block kernels of a parameterless elementwise float primitive, else nullptr.
