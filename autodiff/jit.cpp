@@ -3,79 +3,19 @@
 // the replay, which runs the recorded kernels on concrete buffers in order and drops each value
 // after its last reader. cond/switch/while_loop on a traced predicate are staged: each branch or
 // loop function is traced into a sub-program (values it closes over become its extra inputs) and
-// the replay picks or repeats them by the predicate's value.
+// the replay picks or repeats them by the predicate's value. Chains of elementwise primitives are
+// fused after recording (jit_fusion.cpp).
 #include <linum/autodiff/jit.hpp>
 
-#include <linum/autodiff/control_flow.hpp>
-
-#include <algorithm>
-#include <array>
 #include <sstream>
 #include <unordered_map>
 
-#include <xsimd/xsimd.hpp>
-
-#include <linum/autodiff/ops/fusion.hpp>
-#include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/jit_program.hpp>
 #include <linum/autodiff/primitive.hpp>
 #include <linum/autodiff/trace.hpp>
 
 namespace linum::detail {
-
-// A value of the program: an input or primitive output (var >= 0) or a constant (const index).
-struct Ref {
-  int var = -1;
-  int constant = -1;
-};
-
-struct Flow;
-struct Fused;
-
-struct Eqn {
-  PrimPtr prim;                        // or, for staged control flow:
-  std::shared_ptr<const Flow> flow;    // inputs (index or nothing, operands, captures...)
-  std::shared_ptr<const Fused> fused;  // or a chain of elementwise primitives
-  std::size_t size = 1;                // primitives it stands for
-  std::vector<Ref> in;
-  std::vector<int> out;
-  std::vector<int> release;  // vars whose last reader is this eqn
-};
-
-class Program {
- public:
-  int num_inputs = 0;
-  int num_vars = 0;
-  std::vector<Eqn> eqns;
-  Arrays consts;
-  std::vector<Ref> outputs;
-  std::vector<int> capture_vars;  // a sub-program's inputs after num_inputs: closed-over values
-};
-
-// A chain of elementwise primitives over one shape and float dtype, run a block of elements at a
-// time: each step reads external inputs (stride 0 for a scalar) or register slots of the block,
-// and writes a slot; the chain's values read after it are copied out of their slots.
-struct FusedStep {
-  const FusedOp* op;
-  std::array<int, 2> in{};      // >= 0: a slot; < 0: external input -(k + 1)
-  int out = 0;                  // slot
-};
-struct Fused {
-  Shape shape;
-  DType dtype = float32;
-  std::vector<FusedStep> steps;
-  int num_slots = 0;
-  std::vector<int> out_slots;   // per output of the eqn
-  std::vector<char> out_weak;
-};
-
-// Staged control flow: switch picks programs[index] (cond is a switch over {false, true}); while
-// runs programs[1] (body) while programs[0] (cond) gives true. Each program's captures follow the
-// operands in the eqn's inputs, program by program.
-struct Flow {
-  enum class Kind { Switch, While } kind;
-  std::vector<std::shared_ptr<const Program>> programs;
-  std::size_t n_operands = 0;
-};
 
 namespace {
 
@@ -176,7 +116,7 @@ class JitTrace final : public Trace {
   std::shared_ptr<Program> finish(const Arrays& outs) {
     for (const Array& o : outs) program_.outputs.push_back(ref(o, "the output"));
     eliminate_dead_code();
-    fuse_elementwise_chains();
+    fuse_elementwise_chains(program_, var_aval_, var_weak_);
     compact_vars();
     // Liveness: a var is released after its last reader, unless it is an output.
     std::vector<int> last(program_.num_vars, -1);
@@ -209,115 +149,6 @@ class JitTrace final : public Trace {
     for (Ref& r : program_.outputs)
       if (r.var >= 0) keep(r.var);
     program_.num_vars = next;
-  }
-
-  ShapeDtype aval_of(const Ref& r) const {
-    if (r.var >= 0) return var_aval_[r.var];
-    const Array& c = program_.consts[r.constant];
-    return {c.shape(), c.dtype()};
-  }
-  // The fused op of e when it can join a chain over (shape, dtype): a float elementwise primitive
-  // whose inputs have that shape, or are rank-0 scalars of a binary op.
-  const FusedOp* chainable(const Eqn& e, const ShapeDtype& like) const {
-    if (!e.prim || e.out.size() != 1) return nullptr;
-    const FusedOp* op = fused_op(*e.prim);
-    if (!op) return nullptr;
-    const ShapeDtype& o = var_aval_[e.out[0]];
-    if (o.dtype != like.dtype || o.shape != like.shape) return nullptr;
-    for (const Ref& r : e.in) {
-      const ShapeDtype a = aval_of(r);
-      if (a.dtype != o.dtype || (a.shape != o.shape && !(op->arity == 2 && a.shape.empty())))
-        return nullptr;
-    }
-    return op;
-  }
-
-  // Replaces each run of two or more consecutive chainable eqns by one fused eqn whose outputs
-  // are the values read after the run.
-  void fuse_elementwise_chains() {
-    const int never = static_cast<int>(program_.eqns.size());
-    std::vector<int> last_read(program_.num_vars, -1);
-    for (std::size_t k = 0; k < program_.eqns.size(); ++k)
-      for (const Ref& r : program_.eqns[k].in)
-        if (r.var >= 0) last_read[r.var] = static_cast<int>(k);
-    for (const Ref& r : program_.outputs)
-      if (r.var >= 0) last_read[r.var] = never;
-    std::vector<Eqn> out;
-    std::size_t k = 0;
-    const std::size_t n = program_.eqns.size();
-    while (k < n) {
-      const Eqn& first = program_.eqns[k];
-      const bool float_out = first.prim && first.out.size() == 1 &&
-                             (var_aval_[first.out[0]].dtype == float32 ||
-                              var_aval_[first.out[0]].dtype == float64);
-      std::size_t end = k;
-      if (float_out) {
-        const ShapeDtype like = var_aval_[first.out[0]];
-        while (end < n && chainable(program_.eqns[end], like)) ++end;
-      }
-      if (end - k < 2) {
-        out.push_back(std::move(program_.eqns[k++]));
-        continue;
-      }
-      out.push_back(fuse_run(k, end, last_read));
-      k = end;
-    }
-    program_.eqns = std::move(out);
-  }
-
-  Eqn fuse_run(std::size_t begin, std::size_t end, const std::vector<int>& last_read) {
-    auto f = std::make_shared<Fused>();
-    const ShapeDtype like = var_aval_[program_.eqns[begin].out[0]];
-    f->shape = like.shape;
-    f->dtype = like.dtype;
-    Eqn e;
-    e.size = end - begin;
-    std::unordered_map<int, int> slot_of;        // var -> slot
-    std::unordered_map<long long, int> ext_of;   // ref key -> external index
-    std::vector<int> free_slots;
-    auto escapes = [&](int v) { return last_read[v] >= static_cast<int>(end); };
-    auto last_in_run = [&](int v) { return last_read[v]; };
-    for (std::size_t k = begin; k < end; ++k) {
-      const Eqn& q = program_.eqns[k];
-      FusedStep step{fused_op(*q.prim)};
-      for (std::size_t j = 0; j < q.in.size(); ++j) {
-        const Ref& r = q.in[j];
-        auto s = r.var >= 0 ? slot_of.find(r.var) : slot_of.end();
-        if (s != slot_of.end()) {
-          step.in[j] = s->second;
-          continue;
-        }
-        const long long key = r.var >= 0 ? r.var : -1LL - r.constant;
-        auto [it, added] = ext_of.try_emplace(key, static_cast<int>(e.in.size()));
-        if (added) e.in.push_back(r);
-        step.in[j] = -(it->second + 1);
-      }
-      // Slots whose value is not read after this step are free again (a step may write in place).
-      for (std::size_t j = 0; j < q.in.size(); ++j) {
-        const Ref& r = q.in[j];
-        if (r.var >= 0 && step.in[j] >= 0 && !escapes(r.var) &&
-            last_in_run(r.var) == static_cast<int>(k) && slot_of.count(r.var)) {
-          free_slots.push_back(slot_of[r.var]);
-          slot_of.erase(r.var);
-        }
-      }
-      const int v = q.out[0];
-      if (!free_slots.empty()) {
-        step.out = free_slots.back();
-        free_slots.pop_back();
-      } else {
-        step.out = f->num_slots++;
-      }
-      slot_of[v] = step.out;
-      if (escapes(v)) {
-        e.out.push_back(v);
-        f->out_slots.push_back(step.out);
-        f->out_weak.push_back(var_weak_[v]);
-      }
-      f->steps.push_back(step);
-    }
-    e.fused = std::move(f);
-    return e;
   }
 
   // Drops eqns none of whose outputs is read (primitives and staged flow are pure): e.g. a
@@ -394,84 +225,6 @@ std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, s
   return caps.subspan(from, f.programs[k]->capture_vars.size());
 }
 
-// A fused chain over the whole array: blocks of kBlock elements below the last full SIMD batch
-// (where the unary kernels use their vector form), then the remainder.
-constexpr std::int64_t kBlock = 256;
-
-// A rank-0 (one-element) chain: every value is one number, in one array after the inputs.
-template <class T>
-Arrays run_fused_scalar(const Fused& f, std::span<const Array> in, Arrays& outs,
-                        const std::vector<T*>& out_ptrs) {
-  const int ne = static_cast<int>(in.size());
-  thread_local std::vector<T> vals;
-  vals.resize(static_cast<std::size_t>(ne + f.num_slots));
-  T* v = vals.data();
-  for (int k = 0; k < ne; ++k) v[k] = *in_ptr<T>(in[k]);
-  auto at = [&](int r) { return r >= 0 ? v[ne + r] : v[-r - 1]; };
-  for (const FusedStep& st : f.steps) {
-    const T a = at(st.in[0]), b = st.op->arity == 2 ? at(st.in[1]) : T(0);
-    if constexpr (std::is_same_v<T, float>)
-      v[ne + st.out] = st.op->s32(a, b);
-    else
-      v[ne + st.out] = st.op->s64(a, b);
-  }
-  for (std::size_t j = 0; j < out_ptrs.size(); ++j) *out_ptrs[j] = v[ne + f.out_slots[j]];
-  return std::move(outs);
-}
-
-template <class T>
-Arrays run_fused(const Fused& f, std::span<const Array> in) {
-  const std::int64_t n = shape_size(f.shape);
-  Arrays outs;
-  std::vector<T*> out_ptrs;
-  for (std::size_t j = 0; j < f.out_slots.size(); ++j) {
-    outs.push_back(empty(f.shape, f.dtype));
-    outs.back().impl()->weak_type = f.out_weak[j];
-    out_ptrs.push_back(out_ptr<T>(outs.back()));
-  }
-  if (n == 1) return run_fused_scalar<T>(f, in, outs, out_ptrs);
-  std::vector<const T*> ext(in.size());
-  std::vector<std::int64_t> ext_stride(in.size());
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    ext[k] = in_ptr<T>(in[k]);
-    ext_stride[k] = in[k].size() == n ? 1 : 0;
-  }
-  // Slots are `stride` apart: a small array's chain keeps all of its values close together. The
-  // slot of a value read after the chain (never reused) is its output buffer at the block.
-  const std::int64_t stride = std::max<std::int64_t>(1, std::min(kBlock, n));
-  thread_local std::vector<T> regs;
-  regs.resize(static_cast<std::size_t>(f.num_slots * stride));
-  std::vector<T*> base(static_cast<std::size_t>(f.num_slots));
-  for (int k = 0; k < f.num_slots; ++k) base[k] = regs.data() + k * stride;
-  auto block = [&](std::int64_t off, std::int64_t len, bool simd) {
-    for (std::size_t j = 0; j < out_ptrs.size(); ++j) base[f.out_slots[j]] = out_ptrs[j] + off;
-    for (const FusedStep& st : f.steps) {
-      const T* a[2] = {nullptr, nullptr};
-      std::int64_t sa[2] = {1, 1};
-      for (int j = 0; j < st.op->arity; ++j) {
-        const int r = st.in[j];
-        if (r >= 0) {
-          a[j] = base[r];
-        } else {
-          const std::size_t k = static_cast<std::size_t>(-r - 1);
-          sa[j] = ext_stride[k];
-          a[j] = ext[k] + off * sa[j];
-        }
-      }
-      if constexpr (std::is_same_v<T, float>)
-        st.op->f32(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
-      else
-        st.op->f64(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
-    }
-  };
-  const std::int64_t w = static_cast<std::int64_t>(xsimd::batch<T>::size);
-  const std::int64_t simd_end = n - n % w;
-  for (std::int64_t off = 0; off < simd_end; off += kBlock)
-    block(off, std::min(kBlock, simd_end - off), true);
-  if (simd_end < n) block(simd_end, n - simd_end, false);
-  return outs;
-}
-
 Arrays run_flow(const Flow& f, std::span<const Array> in) {
   if (f.kind == Flow::Kind::Switch) {
     const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
@@ -499,8 +252,7 @@ Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const A
     Arrays outs;
     if (e.fused) {
       OpScope op("jit fused elementwise chain");
-      outs = e.fused->dtype == float32 ? run_fused<float>(*e.fused, in)
-                                       : run_fused<double>(*e.fused, in);
+      outs = run_fused(*e.fused, in);
     } else if (e.flow) {
       outs = run_flow(*e.flow, in);
     } else {
