@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <sstream>
+#include <string_view>
 
 namespace linum::detail {
 
@@ -50,6 +51,8 @@ void check_closure(const Arrays& outs, int min_level, const char* what, bool cus
     const int lvl = o.impl()->level;
     if (in_rule && lvl < min_level) continue;  // produced by the levels below the rule
     if (dynamic_cast<AbstractTrace*>(trace_at(lvl))) continue;  // evaluated abstractly (eval_shape)
+    // Recorded by jit: the kernel ran on jit's tracers as part of its trace, as on values.
+    if (std::string_view(trace_at(lvl)->transform_name()) == "jit") continue;
     const bool batch = dynamic_cast<BatchTrace*>(trace_at(lvl)) != nullptr;
     if (custom && !batch)
       throw TypeError(
