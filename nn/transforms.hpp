@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -365,16 +366,35 @@ auto forked(Scope& scope, const char* name, const Body& body, const A&... args) 
 }
 }  // namespace detail
 
+namespace detail {
+// A lifted jit whose body is set by each call: with several scopes, lift_scopes builds the body
+// over that call's scopes, and only a call that traces runs it.
+template <class R, class... A>
+struct SlotBody {
+  std::shared_ptr<std::function<R(lift::Scope&, const A&...)>> fn;
+  R operator()(lift::Scope& s, const A&... a) const { return (*fn)(s, a...); }
+};
+template <class R, class... A>
+struct SlotJit {
+  std::shared_ptr<std::function<R(lift::Scope&, const A&...)>> fn =
+      std::make_shared<std::function<R(lift::Scope&, const A&...)>>();
+  lift::LiftedJit<SlotBody<R, A...>> jit{SlotBody<R, A...>{fn}, true, true, JitOptions{}};
+};
+}  // namespace detail
+
 // nn.jit(Module) and nn.fold_rngs(Module), after Flax's fork_rngs. JitM runs the target's call
 // under lift::jit: traced once per signature and mutable filter, replayed after; copies of a
-// JitM (each apply binds one) share its traces. Two cases still run eagerly, with the same
-// values: a target holding modules bound elsewhere (module_fields), which lift::jit cannot lift
-// yet, and call arguments that are modules.
+// JitM (each apply binds one) share its traces. A target holding modules bound elsewhere
+// (module_fields) has their scopes lifted with its own, as nn::vmap does. Call arguments that
+// are modules still run eagerly (same values).
 template <class M>
 struct Jit : Module<Jit<M>> {
   using Body = decltype(detail::lifted_call(std::declval<const M&>()));
   M target;
   std::shared_ptr<lift::LiftedJit<Body>> jitted;
+  // With module_fields: one lifted jit per call signature (argument types).
+  std::shared_ptr<std::map<std::type_index, std::shared_ptr<void>>> by_args =
+      std::make_shared<std::map<std::type_index, std::shared_ptr<void>>>();
   explicit Jit(M t) : target(std::move(t)) {
     detail::take_target(target, "jit");
     jitted = std::make_shared<lift::LiftedJit<Body>>(detail::lifted_call(target), true, true,
@@ -383,10 +403,30 @@ struct Jit : Module<Jit<M>> {
   template <class... A>
   auto call(const A&... args) {
     constexpr bool module_args = (std::is_base_of_v<ModuleBase, A> || ...);
-    if (module_args || detail::module_scopes(this->scope(), target).size() > 1)
+    if constexpr (module_args) {
       return detail::forked(this->scope(), "jit", detail::lifted_call(target), args...);
-    auto traced = [this](Scope& s, const A&... a) { return (*jitted)(s, a...); };
-    return detail::forked(this->scope(), "jit", traced, args...);
+    } else {
+      const std::vector<Scope> scopes = detail::module_scopes(this->scope(), target);
+      if (scopes.size() == 1) {
+        auto traced = [this](Scope& s, const A&... a) { return (*jitted)(s, a...); };
+        return detail::forked(this->scope(), "jit", traced, args...);
+      }
+      using R = std::decay_t<decltype(detail::lifted_call(target)(std::declval<Scope&>(), args...))>;
+      using Slot = detail::SlotJit<R, A...>;
+      auto& entry = (*by_args)[std::type_index(typeid(Slot))];
+      if (!entry) entry = std::make_shared<Slot>();
+      auto slot = std::static_pointer_cast<Slot>(entry);
+      auto body = [&](Scope& inner, const A&... a) {
+        std::vector<Scope> lifted = scopes;
+        lifted[0] = inner;  // the module's own scope, its rngs forked
+        auto make = [slot](auto fn) {
+          *slot->fn = fn;
+          return [slot](Scope& s, const A&... b) { return slot->jit(s, b...); };
+        };
+        return detail::lift_scopes(make, lifted, detail::lifted_method(target), a...);
+      };
+      return detail::forked(this->scope(), "jit", body, args...);
+    }
   }
 };
 template <class M>

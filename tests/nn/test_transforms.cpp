@@ -304,6 +304,59 @@ TEST_CASE("nn::jit(Module) traces the call once per signature and mutable filter
   for (std::size_t i = 0; i < gl.size(); ++i) CHECK(allclose(gl[i], pl[i]));
 }
 
+namespace {
+// nn::jit of a module that uses a sibling bound in its parent (module_fields): both scopes lift.
+struct SharedDense : nn::Module<SharedDense> {
+  Array call(const Array& x) { return nn::Dense(3).named("d")(x); }
+};
+struct UsesShared : nn::Module<UsesShared> {
+  SharedDense shared;
+  int* runs = nullptr;
+  UsesShared(SharedDense s, int* r) : shared(std::move(s)), runs(r) {}
+  auto module_fields() { return std::tie(shared); }
+  Array call(const Array& x) {
+    ++*runs;
+    return tanh(shared(x));
+  }
+};
+struct HoldsShared : nn::Module<HoldsShared> {
+  int* runs = nullptr;
+  SharedDense s;
+  std::optional<nn::Jit<UsesShared>> user;
+  explicit HoldsShared(int* r) : runs(r) {}
+  void setup() override {
+    submodule("shared", s);
+    user.emplace(nn::jit(UsesShared(s, runs)));
+    submodule("user", *user);
+  }
+  Array call(const Array& x) {
+    Array a = (*user)(x);  // at init this call creates the shared Dense's params
+    Array b = (*user)(x * 2.0f);
+    return a + b + s(x);
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::jit of a module holding a sibling lifts both scopes; calls replay per signature") {
+  int traces = 0;
+  HoldsShared model(&traces);
+  Array x = random::normal(random::key(1), {2, 4});
+  auto [y, v] = model.init_with_output(random::key(0), x);
+  CHECK(v["params"].as_dict().size() == 1);  // one copy of the Dense, under 'shared'
+  Array k = v["params"]["shared"]["d"]["kernel"].leaf(), b = v["params"]["shared"]["d"]["bias"].leaf();
+  auto expect = [&](const Array& in) {
+    Array h1 = matmul(in, k) + b, h2 = matmul(in * 2.0f, k) + b;
+    return tanh(h1) + tanh(h2) + h1;
+  };
+  CHECK(allclose(y, expect(x)));
+  const int after_init = traces;
+  CHECK(after_init == 2);  // the first call creates the params: the second is a new signature
+  CHECK(allclose(model.apply(v, x), expect(x)));
+  CHECK(traces == after_init + 1);  // apply: one trace, the second call replays it
+  Array x3 = x * 3.0f;
+  CHECK(allclose(model.apply(v, x3), expect(x3)));
+}
+
 TEST_CASE("jit of a module train step (apply, value_and_grad, adam) equals eager for 10 steps") {
   TanhMLP model;
   Array x = random::normal(random::key(3), {8, 5}), y = random::normal(random::key(4), {8, 2});
