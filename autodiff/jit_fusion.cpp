@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include <xsimd/xsimd.hpp>
+#include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/jit_program.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include <xsimd/xsimd.hpp>
+#include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include <xsimd/xsimd.hpp>
+#include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>

@@ -6,7 +6,7 @@
 #include <limits>
 #include <sstream>
 
-#include <xsimd/xsimd.hpp>
+#include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/ops/kernel_util.hpp>
 

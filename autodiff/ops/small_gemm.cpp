@@ -2,7 +2,7 @@
 // without packing (a transposed B costs one copy of B, or of A and C when those are smaller).
 #include <linum/autodiff/ops/small_gemm.hpp>
 
-#include <xsimd/xsimd.hpp>
+#include <linum/autodiff/ops/simd.hpp>
 
 #include <algorithm>
 #include <vector>
