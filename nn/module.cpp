@@ -320,6 +320,12 @@ void ModuleBase::copy_autoname_cursor_from(const ModuleBase& other) {
   if (state_->method_depth == 0) state_->lifted_compact = other.state_->in_compact();
 }
 
+ModuleBase::AutonameCursor ModuleBase::autoname_cursor() const { return state_->autoname_cursor; }
+
+void ModuleBase::reimport_autoname_cursor(const AutonameCursor& cursor) {
+  state_->autoname_cursor = cursor;
+}
+
 void ModuleBase::adopt_current_parent(std::optional<std::string> name) {
   reset_state(false);
   if (!g_running.empty()) {
@@ -469,9 +475,11 @@ void ModuleBase::exit_method(bool compact) {
   g_running.pop_back();
   auto& s = *state_;
   if (compact) --s.compact_depth;
-  // After the outermost call the scope is rewound and auto-naming restarts, so calling the
-  // module again re-creates the same child names over the same variables.
-  if (--s.method_depth == 0 && s.scope && s.scope->is_valid()) {
+  // After the outermost call, or the outermost compact one as Flax's, the scope is rewound and
+  // auto-naming restarts, so calling it again re-creates the same child names over the same
+  // variables.
+  const bool outermost = --s.method_depth == 0 || (compact && s.compact_depth == 0);
+  if (outermost && s.scope && s.scope->is_valid()) {
     s.scope = s.scope->rewound();
     s.autoname_cursor.clear();
   }

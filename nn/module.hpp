@@ -216,6 +216,12 @@ class ModuleBase {
   // Lifted transforms bind a clone of a module inside and continue its auto-names there; the
   // clone is inside a compact method when `other` is (Flax's _state.export/reimport).
   void copy_autoname_cursor_from(const ModuleBase& other);
+  // The next auto-name index per type (Flax's autoname_cursor). A function-form transform gives
+  // the one its lifted copy ended with back to the module (Flax's _state.reimport), so a Dense
+  // made after nn::scan(body) is Dense_1 when the body made Dense_0.
+  using AutonameCursor = std::map<std::string, int>;
+  AutonameCursor autoname_cursor() const;
+  void reimport_autoname_cursor(const AutonameCursor& cursor);
   // The parent a module built now would adopt: Flax's copy() default parent.
   void adopt_current_parent(std::optional<std::string> name);
   // Binds this internal module as the name scope `name` of `parent` (compact_name_scope).
@@ -395,6 +401,14 @@ class Module : public ModuleBase {
   template <class F>
   decltype(auto) method(const char* name, F&& body) {
     return run_method(name, std::forward<F>(body), detail::is_compact<D>());
+  }
+  // @nn.compact on a named method of a setup-style module (`compact = false`): submodules made
+  // in `body` are auto-named, and the names restart after each outermost compact call, as
+  // Flax's, so calling it twice from other methods reuses the same children (L34).
+  //   Array _call(Array x) { return compact_method("_call", [&] { return Dense(3)(x); }); }
+  template <class F>
+  decltype(auto) compact_method(const char* name, F&& body) {
+    return run_method(name, std::forward<F>(body), true);
   }
   // @nn.compact_name_scope: modules made in `body` live under the child scope `name`
   //   Array up(Array x) { return compact_name_scope("up", [&] { return Dense(3)(x); }); }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <typeindex>
@@ -56,14 +57,36 @@ auto lifted_method(const M& target) {
     return m(a...);
   };
 }
+// Where a function-form transform's lifted copies leave their auto-name cursor.
+using NamesSlot = std::shared_ptr<std::optional<ModuleBase::AutonameCursor>>;
+// Flax's _state.export / reimport around a function-form transform: every lifted copy of
+// `module` starts from its auto-names as they were before the transform, and the names the last
+// copy took are the module's when the transform returns, so a Dense made after it is not one
+// made inside again. Bodies hold `slot`, not this: checkpoint runs them after the call.
+class NamesBack {
+ public:
+  explicit NamesBack(ModuleBase& module) : module_(module) {}
+  ~NamesBack() {
+    if (*slot) module_.reimport_autoname_cursor(**slot);
+  }
+  NamesBack(const NamesBack&) = delete;
+  NamesBack& operator=(const NamesBack&) = delete;
+  const NamesSlot slot = std::make_shared<std::optional<ModuleBase::AutonameCursor>>();
+
+ private:
+  ModuleBase& module_;
+};
 // fn(module, args...) run as a method of `m`, as Flax wraps a direct transform's function: modules
 // built inside are m's children, in the lifted scope. The method name is Flax's for a lambda, so
-// the default capture_intermediates filter ('__call__') does not capture it. m continues the
-// caller's auto-names; they do not flow back, because linum resets a module's names only when its
-// outermost method returns, where Flax resets them after each compact method (L34 needs that).
+// the default capture_intermediates filter ('__call__') does not capture it. The names m took
+// go to `names` before the method's exit restarts them.
 template <class M, class F, class... A>
-auto run_as_method(M& m, const F& fn, const A&... args) {
-  return m.method("<lambda>", [&] { return fn(m, args...); });
+auto run_as_method(M& m, const NamesSlot& names, const F& fn, const A&... args) {
+  return m.method("<lambda>", [&] {
+    auto y = fn(m, args...);
+    if (names) *names = m.autoname_cursor();
+    return y;
+  });
 }
 // A copy of the running module `outer` bound to a lifted scope, continuing its auto-names: the
 // module argument of the direct transforms (whose fields stay bound where they are, as Flax's
@@ -72,13 +95,14 @@ template <class M>
 struct LiftedSelf {
   M& outer;
   M inner;
-  LiftedSelf(M& o, const Scope& s) : outer(o), inner(o.clone()) {
+  NamesSlot names;
+  LiftedSelf(M& o, const Scope& s, NamesSlot n) : outer(o), inner(o.clone()), names(std::move(n)) {
     inner.copy_autoname_cursor_from(outer);
     inner.bind_root(s);
   }
   template <class F, class... A>
   auto run(const F& fn, const A&... args) {
-    return run_as_method(inner, fn, args...);
+    return run_as_method(inner, names, fn, args...);
   }
   LiftedSelf(const LiftedSelf&) = delete;
   LiftedSelf& operator=(const LiftedSelf&) = delete;
@@ -147,6 +171,13 @@ struct Scan : Module<Scan<M>> {
                                  xs...);
     });
   }
+  // A scanned cell's carry, as Flax's transformed class inherits LSTMCell.initialize_carry
+  // (it needs no scope: the rng and the input shape).
+  template <class... A>
+  auto initialize_carry(const A&... args) const
+      requires requires(const M& t) { t.initialize_carry(args...); } {
+    return target.initialize_carry(args...);
+  }
 };
 template <class M>
 requires std::derived_from<M, ModuleBase> Scan<M> scan(M target, lift::ScanOptions opts) {
@@ -163,8 +194,9 @@ requires std::derived_from<M, ModuleBase> Scan<M> scan(
 // nn.vjp(fn, module, *primals) -> (y, bwd) with bwd(ct) = (params grads, primal grads...).
 template <class F, class M, class... P>
 auto vjp(F fn, M& module, const P&... primals) {
+  detail::NamesBack back(module);
   auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s);
+    detail::LiftedSelf<M> m(module, s, back.slot);
     return m.run(fn, p...);
   };
   return lift::vjp(body, module.scope(), primals...);
@@ -173,8 +205,9 @@ auto vjp(F fn, M& module, const P&... primals) {
 // nn.value_and_grad(fn, module, *primals) -> (y, (grad of each primal...)); y must be a scalar.
 template <class F, class M, class... P>
 auto value_and_grad(F fn, M& module, const P&... primals) {
+  detail::NamesBack back(module);
   auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s);
+    detail::LiftedSelf<M> m(module, s, back.slot);
     Array y = m.run(fn, p...);
     if (y.ndim() != 0) {
       throw ValueError("grad can only work on functions with scalar-valued outputs. out shape=" +
@@ -194,8 +227,9 @@ auto grad(F fn, M& module, const P&... primals) {
 template <class F, class M, class... P, class... T>
 auto jvp(F fn, M& module, const std::tuple<P...>& primals, const std::tuple<T...>& tangents,
          const Tree& variable_tangents = Tree::dict()) {
+  detail::NamesBack back(module);
   auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s);
+    detail::LiftedSelf<M> m(module, s, back.slot);
     return m.run(fn, p...);
   };
   return lift::jvp(body, module.scope(), primals, tangents, variable_tangents);
@@ -312,8 +346,9 @@ requires(!std::derived_from<F, ModuleBase>) auto map_variables(
     F fn, Filter mapped_collections, VariablesMap trans_in_fn, VariablesMap trans_out_fn,
     lift::MapVariablesOptions opts = {}) {
   return [=]<class M, class... A>(M& module, const A&... args) {
+    detail::NamesBack back(module);
     auto body = [&](lift::Scope& s, const auto&... a) {
-      detail::LiftedSelf<M> m(module, s);
+      detail::LiftedSelf<M> m(module, s, back.slot);
       return m.run(fn, a...);
     };
     return lift::map_variables(body, mapped_collections, trans_in_fn, trans_out_fn, opts)(
@@ -451,9 +486,10 @@ requires std::derived_from<M, ModuleBase> FoldRngs<M> fold_rngs(M target) {
 template <class TF, class FF, class M, class... Ops>
 auto cond(const Array& pred, const TF& true_fun, const FF& false_fun, M& module,
           const Ops&... operands) {
-  auto lifted = [&module](const auto& fn) {
-    return [&module, &fn](lift::Scope& s, const auto&... o) {
-      detail::LiftedSelf<M> m(module, s);
+  detail::NamesBack back(module);
+  auto lifted = [&module, &back](const auto& fn) {
+    return [&module, &fn, names = back.slot](lift::Scope& s, const auto&... o) {
+      detail::LiftedSelf<M> m(module, s, names);
       return m.run(fn, o...);
     };
   };
@@ -467,9 +503,10 @@ auto switch_(const Array& index, const Branches& branches, M& module, const Ops&
   std::vector<std::function<decltype(std::declval<const Fn&>()(module, operands...))(
       lift::Scope&, const Ops&...)>>
       lifted;
+  detail::NamesBack back(module);
   for (const auto& b : branches) {
-    lifted.push_back([&module, &b](lift::Scope& s, const Ops&... o) {
-      detail::LiftedSelf<M> m(module, s);
+    lifted.push_back([&module, &b, names = back.slot](lift::Scope& s, const Ops&... o) {
+      detail::LiftedSelf<M> m(module, s, names);
       return m.run(b, o...);
     });
   }
@@ -481,12 +518,13 @@ auto switch_(const Array& index, const Branches& branches, M& module, const Ops&
 template <class CF, class BF, class M, class C>
 C while_loop(const CF& cond_fn, const BF& body_fn, M& module, const C& init,
              const lift::WhileOptions& opts = {}) {
+  detail::NamesBack back(module);
   auto c = [&](lift::Scope& s, const C& x) {
-    detail::LiftedSelf<M> m(module, s);
+    detail::LiftedSelf<M> m(module, s, back.slot);
     return m.run(cond_fn, x);
   };
   auto b = [&](lift::Scope& s, const C& x) {
-    detail::LiftedSelf<M> m(module, s);
+    detail::LiftedSelf<M> m(module, s, back.slot);
     return C(m.run(body_fn, x));
   };
   return lift::while_loop(c, b, module.scope(), init, opts);
@@ -495,16 +533,20 @@ C while_loop(const CF& cond_fn, const BF& body_fn, M& module, const C& init,
 // nn.custom_vjp(fn, forward_fn, backward_fn, grad_vars='params', nondiff_argnums): returns
 // (module, args...) -> fn(module, args...) whose derivative is forward_fn(module, args...) ->
 // (y, residuals) and backward_fn(nondiff..., residuals, g) -> std::tuple({col: variable grads},
-// input grads...). nondiff_argnums count the module as argument 0, as in Flax. The module copies
-// inside do not pass their auto-name cursor back (fn may run after the call returned).
+// input grads...). nondiff_argnums count the module as argument 0, as in Flax.
 template <class F, class Fwd, class Bwd, int... ND>
 auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "params",
                 NondiffArgnums<ND...> nd = {}) {
   return [=]<class M, class... A>(M& module, const A&... args) {
-    auto lifted = [&module](auto f) {
-      return [proto = module.clone(), f](lift::Scope& s, const auto&... a) {
-        M m = detail::bind_inner(proto, s);
-        return detail::run_as_method(m, f, a...);
+    detail::NamesBack back(module);
+    auto lifted = [&module, &back](auto f) {
+      M proto = module.clone();
+      proto.copy_autoname_cursor_from(module);
+      return [proto, f, names = back.slot](lift::Scope& s, const auto&... a) {
+        M m = proto.clone();
+        m.copy_autoname_cursor_from(proto);
+        m.bind_root(s);
+        return detail::run_as_method(m, names, f, a...);
       };
     };
     return lift::custom_vjp(lifted(fn), lifted(forward_fn), backward_fn, grad_vars, nd)(

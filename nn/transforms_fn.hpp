@@ -18,18 +18,21 @@ concept NotModule = !std::derived_from<F, ModuleBase>;
 // The body of a function-form transform: fn run as a method of a copy of `module` bound to the
 // lifted scopes, continuing its auto-names. It owns its copies (checkpoint recomputes later).
 template <class F, class M>
-auto lifted_fn(const F& fn, const M& module) {
+auto lifted_fn(const F& fn, const M& module, NamesSlot names) {
   M proto = module.clone();
   proto.copy_autoname_cursor_from(module);
-  return [fn, proto](const std::vector<Scope>& outer, std::vector<Scope>& inner, const auto&... a) {
+  return [fn, proto, names](const std::vector<Scope>& outer, std::vector<Scope>& inner,
+                            const auto&... a) {
     M m = bind_lifted(proto, outer, inner, &proto);
-    return run_as_method(m, fn, a...);
+    return run_as_method(m, names, fn, a...);
   };
 }
 // fn under the lift/ transform `make` builds, over module's scopes.
 template <class Make, class F, class M, class... A>
 auto lift_fn(const Make& make, const F& fn, M& module, const A&... args) {
-  return lift_scopes(make, module_scopes(module.scope(), module), lifted_fn(fn, module), args...);
+  NamesBack back(module);
+  return lift_scopes(make, module_scopes(module.scope(), module), lifted_fn(fn, module, back.slot),
+                     args...);
 }
 }  // namespace detail
 
@@ -72,8 +75,9 @@ namespace detail {
 template <class F>
 auto forked_fn(F fn, const char* name) {
   return [fn = std::move(fn), name]<class M, class... A>(M& module, const A&... args) {
+    NamesBack back(module);
     auto body = [&](Scope& s, const auto&... a) {
-      LiftedSelf<M> m(module, s);
+      LiftedSelf<M> m(module, s, back.slot);
       return m.run(fn, a...);
     };
     return forked(module.scope(), name, body, args...);

@@ -208,38 +208,7 @@ TEST_CASE("nn::remat_scan(nn::Dense(8), {100}): a (100,8,8) kernel; y is the 100
   CHECK(allclose(DenseStack().apply(v, x), y, 1e-6f));
 }
 
-namespace {
-// L34: encode and decode share one kernel; decode sees it transposed.
-Tree transpose_leaves(const Tree& t) {
-  return linum::detail::tree_apply(t, [](const Array& a) { return transpose(a); });
-}
-struct TiedAutoencoder : nn::Module<TiedAutoencoder> {
-  std::int64_t features = 4, latents = 5;
-  Array call_(const Array& x, bool decode) {
-    return method("_call", [&] {
-      auto f = [&](TiedAutoencoder& mdl, const Array& x) {
-        (void)mdl;
-        return nn::Dense({.features = decode ? features : latents, .use_bias = false})(x);
-      };
-      nn::VariablesMap map_fn =
-          decode ? nn::VariablesMap(transpose_leaves) : nn::VariablesMap(nn::identity_variables);
-      return nn::map_variables(f, "params", map_fn, map_fn, {.mutable_ = true})(*this, x);
-    });
-  }
-  Array encode(const Array& x) { return call_(x, false); }
-  Array decode(const Array& z) { return call_(z, true); }
-  Array call(const Array& x) { return decode(encode(x)); }
-};
-}  // namespace
-
-TEST_CASE("nn::map_variables ties an autoencoder's kernels: one (4,5) kernel (L34)") {
-  Array x = ones({2, 4});
-  auto [y, v] = TiedAutoencoder().init_with_output(random::key(0), x);
-  CHECK(v["params"].as_dict().size() == 1);
-  Array k = v["params"]["Dense_0"]["kernel"].leaf();
-  CHECK(k.shape() == Shape{4, 5});
-  CHECK(allclose(y, matmul(matmul(x, k), transpose(k))));
-}
+// L34 (a tied autoencoder through a compact _call) is in test_transform_names.cpp.
 
 TEST_CASE("nn::map_variables(nn::Dense(4), sign in, init): init's y equals apply's y (L35)") {
   auto sign_all = [](const Tree& t) {
