@@ -1,0 +1,285 @@
+// cond/switch_/while_loop on a predicate that jit traces, reached under a grad, jvp or vmap inside
+// the jitted function: a FlowPrimitive over closed programs. Its rules build new branch functions
+// from linum's transforms (jvp of each branch, vjp re-running each branch forward as checkpoint
+// does, vmap of each branch), so they themselves transform and reach jit as staged flow.
+#include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/jit_program.hpp>
+#include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/transforms.hpp>
+
+namespace linum::detail {
+
+Arrays interpret(const Program& p, std::span<const Array> inputs, std::span<const Array> captures) {
+  std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
+  for (int i = 0; i < p.num_inputs; ++i) env[i] = inputs[i];
+  for (std::size_t i = 0; i < captures.size(); ++i) env[p.capture_vars[i]] = captures[i];
+  auto get = [&](const Ref& r) -> const Array& {
+    return r.var >= 0 ? env[r.var] : p.consts[r.constant];
+  };
+  Arrays in;
+  for (const Eqn& e : p.eqns) {
+    in.clear();
+    for (const Ref& r : e.in) in.push_back(get(r));
+    Arrays outs = e.flow ? linum::bind(std::make_shared<const FlowPrimitive>(e.flow), in)
+                         : linum::bind(e.prim, in);
+    for (std::size_t j = 0; j < e.out.size(); ++j) env[e.out[j]] = std::move(outs[j]);
+    for (int v : e.release) env[v] = Array();
+  }
+  Arrays out;
+  out.reserve(p.outputs.size());
+  for (const Ref& r : p.outputs) out.push_back(get(r));
+  return out;
+}
+
+Arrays bind_switch(const Array& index, const std::vector<FlatFn>& branches,
+                   const Arrays& operands) {
+  auto flow = std::make_shared<Flow>();
+  flow->kind = Flow::Kind::Switch;
+  flow->n_operands = operands.size();
+  Arrays in{index}, caps;
+  in.insert(in.end(), operands.begin(), operands.end());
+  for (const FlatFn& b : branches) {
+    ClosedProgram c = trace_closed(b, operands);
+    flow->programs.push_back(std::move(c.program));
+    caps.insert(caps.end(), c.captured.begin(), c.captured.end());
+  }
+  in.insert(in.end(), caps.begin(), caps.end());
+  return linum::bind(std::make_shared<const FlowPrimitive>(std::move(flow)), in);
+}
+
+Arrays bind_while(const FlatFn& cond_fn, const FlatFn& body_fn, const Arrays& init) {
+  auto flow = std::make_shared<Flow>();
+  flow->kind = Flow::Kind::While;
+  flow->n_operands = init.size();
+  ClosedProgram c = trace_closed(cond_fn, init), b = trace_closed(body_fn, init);
+  flow->programs = {c.program, b.program};
+  Arrays in = init;
+  in.insert(in.end(), c.captured.begin(), c.captured.end());
+  in.insert(in.end(), b.captured.begin(), b.captured.end());
+  return linum::bind(std::make_shared<const FlowPrimitive>(std::move(flow)), in);
+}
+
+namespace {
+
+// Program k of the flow on `rest`: the operands (or carry) followed by every program's captures.
+Arrays run_program(const Flow& f, std::size_t k, std::span<const Array> rest) {
+  return interpret(*f.programs[k], rest.first(f.n_operands),
+                   captures_of(f, rest.subspan(f.n_operands), k));
+}
+
+std::vector<std::size_t> float_positions(std::span<const Array> xs) {
+  std::vector<std::size_t> fi;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (is_floating(xs[i].dtype())) fi.push_back(i);
+  return fi;
+}
+
+Arrays pick(std::span<const Array> xs, const std::vector<std::size_t>& at) {
+  Arrays out;
+  for (std::size_t i : at) out.push_back(xs[i]);
+  return out;
+}
+
+// g's arguments are xs with the entries at `at` replaced by its own (what jvp/vjp differentiate).
+template <class G>
+auto with_replaced(std::span<const Array> xs, const std::vector<std::size_t>& at, G g) {
+  return [all = Arrays(xs.begin(), xs.end()), at, g](const Arrays& fx) {
+    Arrays a = all;
+    for (std::size_t j = 0; j < at.size(); ++j) a[at[j]] = fx[j];
+    return g(a);
+  };
+}
+
+// vmap over flat leaves batched along `bdims` (-1: unbatched), outputs batched along axis 0.
+VmapOptions leaf_axes(std::span<const int> bdims, const BatchTrace& t) {
+  std::vector<AxisSpec> axes;
+  for (int b : bdims) axes.emplace_back(b < 0 ? AxisSpec(std::nullopt) : AxisSpec(b));
+  VmapOptions o;
+  o.in_axes = AxisSpec::seq({AxisSpec::seq(std::move(axes))});
+  o.out_axes = 0;
+  o.axis_name = t.axis_name();
+  o.axis_size = t.axis_size();
+  return o;
+}
+
+// A per-example predicate of shape [B], reshaped to broadcast against a [B, ...] value.
+Array per_example(const Array& p, const Array& like) {
+  Shape s(static_cast<std::size_t>(like.ndim()), 1);
+  s[0] = p.shape(0);
+  return reshape(p, s);
+}
+
+[[noreturn]] void throw_while_vjp() {
+  throw ValueError(
+      "while_loop: reverse-mode differentiation (grad, vjp) does not work for a while_loop, or a "
+      "fori_loop with traced bounds, whose predicate jit traces (its trip count is known only when "
+      "the program runs, as JAX's lax.while_loop); use fori_loop with concrete bounds (static "
+      "arguments of the jitted function) or scan with a fixed length");
+}
+
+}  // namespace
+
+const char* FlowPrimitive::name() const {
+  return flow->kind == Flow::Kind::Switch ? "cond" : "while";
+}
+
+Arrays FlowPrimitive::eval(std::span<const Array> in) const { return run_flow(*flow, in); }
+
+Avals FlowPrimitive::abstract_eval(std::span<const ShapeDtype> in) const {
+  if (flow->kind == Flow::Kind::Switch) return flow->programs.front()->out_avals;
+  return Avals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(flow->n_operands));
+}
+
+Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                          std::span<const Array> outs) const {
+  const Flow& f = *flow;
+  Arrays touts(outs.size());
+  if (f.kind == Flow::Kind::Switch) {
+    // switch(index, k -> tangents of jvp(branch_k)) over (operands, captures, their tangents).
+    const auto rest = primals.subspan(1);
+    std::vector<std::size_t> fi;
+    for (std::size_t i = 0; i < rest.size(); ++i)
+      if (is_floating(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
+    const std::vector<std::size_t> fo = float_positions(outs);
+    if (fi.empty() || fo.empty()) return touts;
+    std::vector<FlatFn> fns;
+    for (std::size_t k = 0; k < f.programs.size(); ++k)
+      fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
+        const std::span<const Array> x(in.data(), n);
+        auto g =
+            with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
+        const Arrays t(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
+        return linum::jvp(g, std::tuple{pick(x, fi)}, std::tuple{t}).second;
+      });
+    Arrays ops(rest.begin(), rest.end());
+    for (std::size_t i : fi) ops.push_back(tangents[i + 1]);
+    const Arrays t = bind_switch(primals[0], fns, ops);
+    for (std::size_t j = 0; j < fo.size(); ++j) touts[fo[j]] = t[j];
+    return touts;
+  }
+  // while over (carry, tangents of its float leaves): the cond reads the carry, the body is
+  // jvp(body); the captures and their tangents are closed over.
+  const std::size_t n = f.n_operands;
+  const Arrays carry(primals.begin(), primals.begin() + static_cast<std::ptrdiff_t>(n));
+  const Arrays caps(primals.begin() + static_cast<std::ptrdiff_t>(n), primals.end());
+  const std::vector<std::size_t> fc = float_positions(carry);
+  std::vector<std::size_t> fk;  // captures with a tangent
+  for (std::size_t i = 0; i < caps.size(); ++i)
+    if (is_floating(caps[i].dtype()) && tangents[n + i].valid()) fk.push_back(i);
+  Arrays init = carry, tcaps;
+  for (std::size_t i : fc) init.push_back(tangents[i].valid() ? tangents[i] : zeros_like(carry[i]));
+  for (std::size_t i : fk) tcaps.push_back(tangents[n + i]);
+  auto cond_fn = [&f, n, caps](const Arrays& c) {
+    Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
+    a.insert(a.end(), caps.begin(), caps.end());
+    return run_program(f, 0, a);
+  };
+  auto body_fn = [&f, n, caps, tcaps, fc, fk](const Arrays& c) {
+    Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
+    a.insert(a.end(), caps.begin(), caps.end());
+    std::vector<std::size_t> at = fc;  // the float carry leaves, then the captures with tangents
+    for (std::size_t i : fk) at.push_back(n + i);
+    Arrays t(c.begin() + static_cast<std::ptrdiff_t>(n), c.end());
+    t.insert(t.end(), tcaps.begin(), tcaps.end());
+    auto g = with_replaced(a, at, [&](const Arrays& x) { return run_program(f, 1, x); });
+    auto [y, ty] = linum::jvp(g, std::tuple{pick(a, at)}, std::tuple{t});
+    for (std::size_t i : fc) y.push_back(ty[i]);
+    return y;
+  };
+  const Arrays out = bind_while(cond_fn, body_fn, init);
+  for (std::size_t j = 0; j < fc.size(); ++j) touts[fc[j]] = out[n + j];
+  return touts;
+}
+
+Arrays FlowPrimitive::vjp(std::span<const Array> primals, std::span<const Array> cts,
+                          std::span<const Array> outs) const {
+  return vjp_needed(primals, cts, outs, {});
+}
+
+Arrays FlowPrimitive::vjp_needed(std::span<const Array> primals, std::span<const Array> cts,
+                                 std::span<const Array> outs, std::span<const bool> needed) const {
+  if (flow->kind == Flow::Kind::While) throw_while_vjp();
+  // switch(index, k -> vjp(branch_k)(ct)) over (operands, captures, cotangents): each backward
+  // branch re-runs its forward, so no residuals need joining across branches. The index (an
+  // integer) gets no cotangent.
+  const Flow& f = *flow;
+  const auto rest = primals.subspan(1);
+  std::vector<std::size_t> fi;
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    if (is_floating(rest[i].dtype()) && (needed.empty() || needed[i + 1])) fi.push_back(i);
+  const std::vector<std::size_t> fo = float_positions(outs);
+  Arrays result(primals.size());
+  if (fi.empty() || fo.empty()) return result;
+  std::vector<FlatFn> fns;
+  for (std::size_t k = 0; k < f.programs.size(); ++k)
+    fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
+      const std::span<const Array> x(in.data(), n);
+      auto g =
+          with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
+      auto [y, pull] = linum::vjp(g, pick(x, fi));
+      return std::get<0>(pull(Arrays(in.begin() + static_cast<std::ptrdiff_t>(n), in.end())));
+    });
+  Arrays ops(rest.begin(), rest.end());
+  for (std::size_t j : fo) ops.push_back(cts[j].valid() ? cts[j] : zeros_like(outs[j]));
+  const Arrays g = bind_switch(primals[0], fns, ops);
+  for (std::size_t j = 0; j < fi.size(); ++j) result[fi[j] + 1] = g[j];
+  return result;
+}
+
+Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdims) const {
+  const Flow& f = *flow;
+  const BatchTrace& t = *current_batch_trace();
+  const std::int64_t size = t.axis_size();
+  if (f.kind == Flow::Kind::Switch) {
+    const auto rest = in.subspan(1);
+    const VmapOptions opts = leaf_axes(bdims.subspan(1), t);
+    auto vmapped = [&f, opts](std::size_t k) {
+      return [&f, opts, k](const Arrays& x) {
+        return linum::vmap([&](const Arrays& l) { return run_program(f, k, l); }, opts)(x);
+      };
+    };
+    const Arrays ops(rest.begin(), rest.end());
+    Arrays outs;
+    if (bdims[0] < 0) {  // one index for every example: switch over the vmapped branches
+      std::vector<FlatFn> fns;
+      for (std::size_t k = 0; k < f.programs.size(); ++k) fns.push_back(vmapped(k));
+      outs = bind_switch(in[0], fns, ops);
+    } else {  // an index per example: every branch runs, each example selects its own
+      const Array idx = moveaxis(in[0], bdims[0], 0);
+      outs = vmapped(f.programs.size() - 1)(ops);
+      for (std::size_t k = f.programs.size() - 1; k-- > 0;) {
+        const Arrays bk = vmapped(k)(ops);
+        const Array hit = equal(idx, Array(static_cast<int>(k)));
+        for (std::size_t j = 0; j < outs.size(); ++j)
+          outs[j] = where(per_example(hit, outs[j]), bk[j], outs[j]);
+      }
+    }
+    return {outs, std::vector<int>(outs.size(), 0)};
+  }
+  // while: the carry batched along 0 and a predicate per example; the loop runs while any
+  // example's holds, finished examples keeping their carry (as eager vmap of while_loop).
+  const std::size_t n = f.n_operands;
+  Arrays init;
+  for (std::size_t i = 0; i < n; ++i) init.push_back(move_bdim(in[i], bdims[i], 0, size));
+  const Arrays caps(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
+  std::vector<int> bd(n, 0);
+  bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n), bdims.end());
+  const VmapOptions opts = leaf_axes(bd, t);
+  auto run = [&f, n, caps, opts](std::size_t k, const Arrays& c) {
+    Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
+    a.insert(a.end(), caps.begin(), caps.end());
+    return linum::vmap([&](const Arrays& l) { return run_program(f, k, l); }, opts)(a);
+  };
+  auto cond_fn = [run](const Arrays& c) { return Arrays{any(run(0, c).front())}; };
+  auto body_fn = [run](const Arrays& c) {
+    const Array p = run(0, c).front();
+    Arrays next = run(1, c);
+    for (std::size_t j = 0; j < next.size(); ++j)
+      next[j] = where(per_example(p, next[j]), next[j], c[j]);
+    return next;
+  };
+  Arrays outs = bind_while(cond_fn, body_fn, init);
+  return {outs, std::vector<int>(outs.size(), 0)};
+}
+
+}  // namespace linum::detail
