@@ -274,6 +274,17 @@ TEST_CASE("jit(grad) of a while_loop or fori_loop with a traced trip count is a 
   const Array x = array({0.5, 1.0});
   CHECK(same(fixed(x, 3), grad([](const Array& a) { return sum(sin(sin(sin(a)))); })(x)));
   CHECK(g.trace_count() == 0);  // failed traces are not cached
+  // Branches whose outputs differ are the eager error under grad too, raised at trace time.
+  auto bad = jit(grad([](const Array& x) {
+    return sum(cond(
+        sum(x) > 0.0, [](const Array& a) { return a; },
+        [](const Array& a) {
+          return concatenate({a, a}, 0);
+        },
+        x));
+  }));
+  CHECK_THROWS_AS(bad(kX), TypeError);
+  CHECK_ERROR_CONTAINS(bad(kX), "cond: true_fun and false_fun output must have identical types");
 }
 
 TEST_CASE("jit(grad) of a staged cond keeps custom_vjp and checkpoint rules inside its branches") {
