@@ -105,8 +105,8 @@ struct ClosedProgram {
 };
 ClosedProgram trace_closed(const FlatFn& fn, const Arrays& like);
 
-// Runs a program through bind (jax.core.eval_jaxpr), so that active transforms see each
-// primitive; staged flow inside binds a FlowPrimitive.
+// Runs a closed program (never fused) through bind (jax.core.eval_jaxpr), so that active
+// transforms see each primitive; staged flow inside binds a FlowPrimitive.
 Arrays interpret(const Program& p, std::span<const Array> inputs, std::span<const Array> captures);
 // Runs a Flow eqn on concrete inputs (the replay's).
 Arrays run_flow(const Flow& f, std::span<const Array> in);

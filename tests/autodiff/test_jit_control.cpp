@@ -83,6 +83,18 @@ TEST_CASE("jit(grad) and jit(value_and_grad) of cond and switch_ on x: one trace
   CHECK(jg.trace_count() == 1);
   CHECK(jvg.trace_count() == 1);
 
+  // No operands at all: everything the branches use is captured (as lift::cond's branches).
+  auto captured = [](const Array& x, const Array& w) {
+    return cond(
+        sum(x) > 0.0, [&] { return sum(sin(x) * w); }, [&] { return sum(w * w); });
+  };
+  auto jc = jit(grad(captured, argnums<0, 1>));
+  for (double s : {1.0, -1.0}) {
+    CHECK(same_leaves(jc(kX * s, w), grad(captured, argnums<0, 1>)(kX * s, w)));
+  }
+  CHECK(same(std::get<1>(jc(-kX, w)), w * 2.0));
+  CHECK(jc.trace_count() == 1);
+
   auto jt = jit(grad(three));
   for (double shift : {-3.0, -0.5, 0.1, 0.5, 1.2, 4.0}) {  // indices below, in and above range
     CAPTURE(shift);
