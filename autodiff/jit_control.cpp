@@ -90,17 +90,31 @@ auto with_replaced(std::span<const Array> xs, const std::vector<std::size_t>& at
   };
 }
 
-// vmap over flat leaves batched along `bdims` (-1: unbatched), outputs batched along axis 0.
-VmapOptions leaf_axes(std::span<const int> bdims, const BatchTrace& t) {
-  std::vector<AxisSpec> axes;
-  for (int b : bdims) axes.emplace_back(b < 0 ? AxisSpec(std::nullopt) : AxisSpec(b));
-  VmapOptions o;
-  o.in_axes = AxisSpec::seq({AxisSpec::seq(std::move(axes))});
-  o.out_axes = 0;
-  o.axis_name = t.axis_name();
-  o.axis_size = t.axis_size();
-  return o;
-}
+// Program k of a flow run per example under a fresh vmap level of the rule's size and axis name
+// (collectives inside see it): inputs batched along `bdims` (-1: not), each output moved to axis
+// 0 unless `keep` lets an unbatched one stay so; `seen` collects which outputs are batched.
+struct PerExample {
+  const Flow& f;
+  std::vector<int> bdims;
+  std::int64_t size;
+  std::string name;
+
+  Arrays operator()(std::size_t k, const Arrays& x, const std::vector<char>* keep = nullptr,
+                    std::vector<char>* seen = nullptr) const {
+    BatchTrace bt(size, name);
+    TraceScope scope(bt);
+    Arrays in = x;
+    for (std::size_t i = 0; i < in.size(); ++i)
+      if (bdims[i] >= 0) in[i] = bt.wrap(in[i], bdims[i]);
+    Arrays outs = run_program(f, k, in);
+    for (std::size_t j = 0; j < outs.size(); ++j) {
+      auto [v, b] = bt.unwrap(outs[j]);
+      if (seen) (*seen)[j] = (*seen)[j] || b >= 0;
+      outs[j] = b < 0 && keep && (*keep)[j] ? v : move_bdim(v, b, 0, size);
+    }
+    return outs;
+  }
+};
 
 // A per-example predicate of shape [B], reshaped to broadcast against a [B, ...] value.
 Array per_example(const Array& p, const Array& like) {
@@ -231,30 +245,36 @@ Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdim
   const BatchTrace& t = *current_batch_trace();
   const std::int64_t size = t.axis_size();
   if (f.kind == Flow::Kind::Switch) {
-    const auto rest = in.subspan(1);
-    const VmapOptions opts = leaf_axes(bdims.subspan(1), t);
-    auto vmapped = [&f, opts](std::size_t k) {
-      return [&f, opts, k](const Arrays& x) {
-        return linum::vmap([&](const Arrays& l) { return run_program(f, k, l); }, opts)(x);
-      };
-    };
-    const Arrays ops(rest.begin(), rest.end());
-    Arrays outs;
-    if (bdims[0] < 0) {  // one index for every example: switch over the vmapped branches
-      std::vector<FlatFn> fns;
-      for (std::size_t k = 0; k < f.programs.size(); ++k) fns.push_back(vmapped(k));
-      outs = bind_switch(in[0], fns, ops);
-    } else {  // an index per example: every branch runs, each example selects its own
-      const Array idx = moveaxis(in[0], bdims[0], 0);
-      outs = vmapped(f.programs.size() - 1)(ops);
-      for (std::size_t k = f.programs.size() - 1; k-- > 0;) {
-        const Arrays bk = vmapped(k)(ops);
-        const Array hit = equal(idx, Array(static_cast<int>(k)));
-        for (std::size_t j = 0; j < outs.size(); ++j)
-          outs[j] = where(per_example(hit, outs[j]), bk[j], outs[j]);
+    const PerExample per{f, std::vector<int>(bdims.begin() + 1, bdims.end()), size, t.axis_name()};
+    const Arrays ops(in.begin() + 1, in.end());
+    const std::size_t n_out = f.programs.front()->outputs.size();
+    if (bdims[0] < 0) {
+      // One index for every example: a switch over the vmapped branches. An output stays
+      // unbatched when no branch batches it (a first trace of each branch tells).
+      std::vector<char> seen(n_out, 0);
+      for (std::size_t k = 0; k < f.programs.size(); ++k)
+        trace_closed([&](const Arrays& x) { return per(k, x, nullptr, &seen); }, ops);
+      std::vector<char> keep(n_out);
+      std::vector<int> out_bd(n_out);
+      for (std::size_t j = 0; j < n_out; ++j) {
+        keep[j] = !seen[j];
+        out_bd[j] = seen[j] ? 0 : -1;
       }
+      std::vector<FlatFn> fns;
+      for (std::size_t k = 0; k < f.programs.size(); ++k)
+        fns.push_back([&per, &keep, k](const Arrays& x) { return per(k, x, &keep); });
+      return {bind_switch(in[0], fns, ops), std::move(out_bd)};
     }
-    return {outs, std::vector<int>(outs.size(), 0)};
+    // An index per example: every branch runs, each example selects its own.
+    const Array idx = moveaxis(in[0], bdims[0], 0);
+    Arrays outs = per(f.programs.size() - 1, ops);
+    for (std::size_t k = f.programs.size() - 1; k-- > 0;) {
+      const Arrays bk = per(k, ops);
+      const Array hit = equal(idx, Array(static_cast<int>(k)));
+      for (std::size_t j = 0; j < outs.size(); ++j)
+        outs[j] = where(per_example(hit, outs[j]), bk[j], outs[j]);
+    }
+    return {outs, std::vector<int>(n_out, 0)};
   }
   // while: the carry batched along 0 and a predicate per example; the loop runs while any
   // example's holds, finished examples keeping their carry (as eager vmap of while_loop).
@@ -264,11 +284,11 @@ Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdim
   const Arrays caps(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
   std::vector<int> bd(n, 0);
   bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n), bdims.end());
-  const VmapOptions opts = leaf_axes(bd, t);
-  auto run = [&f, n, caps, opts](std::size_t k, const Arrays& c) {
+  const PerExample per{f, std::move(bd), size, t.axis_name()};
+  auto run = [&per, n, caps](std::size_t k, const Arrays& c) {
     Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
     a.insert(a.end(), caps.begin(), caps.end());
-    return linum::vmap([&](const Arrays& l) { return run_program(f, k, l); }, opts)(a);
+    return per(k, a);
   };
   auto cond_fn = [run](const Arrays& c) { return Arrays{any(run(0, c).front())}; };
   auto body_fn = [run](const Arrays& c) {

@@ -175,6 +175,17 @@ TEST_CASE("jit(vmap) of cond on an unbatched traced predicate: a switch over vma
   }
   CHECK(jvf.trace_count() == 1);
   CHECK(same(jvf(X, Array(-1.0)), ones({4, 3}, float64)));
+  // An output no branch batches stays unbatched (out_axes None accepts it), as eagerly.
+  auto pair = [](const Array& x, const Array& s) {
+    return cond(
+        s > 0.0, [&](const Array& a) { return std::make_pair(a * 2.0, s * 3.0); },
+        [&](const Array& a) { return std::make_pair(a, s); }, x);
+  };
+  auto vp = vmap(pair, {.in_axes = AxisSpec::seq({0, std::nullopt}),
+                        .out_axes = AxisSpec::seq({0, std::nullopt})});
+  auto jvp_ = jit(vp);
+  for (double s : {1.0, -1.0}) CHECK(same_leaves(jvp_(X, Array(s)), vp(X, Array(s))));
+  CHECK(same(jvp_(X, Array(2.0)).second, Array(6.0)));
   // vmap of grad inside jit: the tape's backward switch is vmapped too.
   auto loss = [](const Array& x, const Array& s) {
     return sum(cond(
