@@ -276,30 +276,68 @@ Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdim
     }
     return {outs, std::vector<int>(n_out, 0)};
   }
-  // while: the carry batched along 0 and a predicate per example; the loop runs while any
-  // example's holds, finished examples keeping their carry (as eager vmap of while_loop).
+  // while, as JAX batches it: a carry leaf is batched when it starts so or the body makes it so
+  // from batched ones (a fixpoint over traces of the vmapped body). An unbatched predicate then
+  // runs cond and body vmapped as they are; a per-example one batches the whole carry and loops
+  // while any example's holds, finished examples keeping their carry (as eager vmap does).
   const std::size_t n = f.n_operands;
-  Arrays init;
-  for (std::size_t i = 0; i < n; ++i) init.push_back(move_bdim(in[i], bdims[i], 0, size));
   const Arrays caps(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
-  std::vector<int> bd(n, 0);
-  bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n), bdims.end());
-  const PerExample per{f, std::move(bd), size, t.axis_name()};
-  auto run = [&per, n, caps](std::size_t k, const Arrays& c) {
+  auto with_caps = [&caps, n](const Arrays& c) {
     Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
     a.insert(a.end(), caps.begin(), caps.end());
-    return per(k, a);
+    return a;
   };
-  auto cond_fn = [run](const Arrays& c) { return Arrays{any(run(0, c).front())}; };
-  auto body_fn = [run](const Arrays& c) {
-    const Array p = run(0, c).front();
-    Arrays next = run(1, c);
+  auto per_for = [&](const std::vector<char>& bat) {
+    std::vector<int> bd;
+    for (std::size_t i = 0; i < n; ++i) bd.push_back(bat[i] ? 0 : -1);
+    bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n), bdims.end());
+    return PerExample{f, std::move(bd), size, t.axis_name()};
+  };
+  auto carry_for = [&](const std::vector<char>& bat) {
+    Arrays c;
+    for (std::size_t i = 0; i < n; ++i)
+      c.push_back(bat[i] ? move_bdim(in[i], bdims[i], 0, size) : in[i]);
+    return c;
+  };
+  std::vector<char> bat(n);
+  for (std::size_t i = 0; i < n; ++i) bat[i] = bdims[i] >= 0;
+  for (bool changed = true; changed;) {
+    const PerExample per = per_for(bat);
+    std::vector<char> seen = bat;
+    trace_closed([&](const Arrays& c) { return per(1, with_caps(c), nullptr, &seen); },
+                 carry_for(bat));
+    changed = seen != bat;
+    bat = std::move(seen);
+  }
+  std::vector<char> pred_bat{0};
+  trace_closed(
+      [&, per = per_for(bat)](const Arrays& c) { return per(0, with_caps(c), nullptr, &pred_bat); },
+      carry_for(bat));
+  if (!pred_bat[0]) {
+    const PerExample per = per_for(bat);
+    std::vector<char> keep(n);
+    std::vector<int> out_bd(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      keep[i] = !bat[i];
+      out_bd[i] = bat[i] ? 0 : -1;
+    }
+    const std::vector<char> keep_pred{1};
+    auto cond_fn = [&](const Arrays& c) { return per(0, with_caps(c), &keep_pred); };
+    auto body_fn = [&](const Arrays& c) { return per(1, with_caps(c), &keep); };
+    return {bind_while(cond_fn, body_fn, carry_for(bat)), std::move(out_bd)};
+  }
+  const std::vector<char> all(n, 1);
+  const PerExample per = per_for(all);
+  auto cond_fn = [&](const Arrays& c) { return Arrays{any(per(0, with_caps(c)).front())}; };
+  auto body_fn = [&](const Arrays& c) {
+    const Array p = per(0, with_caps(c)).front();
+    Arrays next = per(1, with_caps(c));
     for (std::size_t j = 0; j < next.size(); ++j)
       next[j] = where(per_example(p, next[j]), next[j], c[j]);
     return next;
   };
-  Arrays outs = bind_while(cond_fn, body_fn, init);
-  return {outs, std::vector<int>(outs.size(), 0)};
+  Arrays outs = bind_while(cond_fn, body_fn, carry_for(all));
+  return {outs, std::vector<int>(n, 0)};
 }
 
 }  // namespace linum::detail

@@ -275,6 +275,26 @@ TEST_CASE("jit(jvp) and jit(vmap) of while_loop on a traced predicate") {
     CHECK(same(jv(X, Array(limit)), stack_rows(rows)));
   }
   CHECK(jv.trace_count() == 1);
+  // An unbatched predicate (a counter against an unmapped bound): the counter stays unbatched
+  // (out_axes None accepts it), and acc, unbatched at the start, is batched by the body.
+  using Count = std::tuple<Array, Array, Array>;
+  auto count = [](const Array& x, const Array& n) {
+    return while_loop([&](const Count& c) { return std::get<2>(c) < n; },
+                      [](const Count& c) {
+                        const auto& [y, acc, i] = c;
+                        return Count(y * 1.5, acc + y, i + 1);
+                      },
+                      Count(x, zeros({3}, float64), Array(0)));
+  };
+  auto vc = vmap(count, {.in_axes = AxisSpec::seq({0, std::nullopt}),
+                         .out_axes = AxisSpec::seq({0, 0, std::nullopt})});
+  auto jvc = jit(vc);
+  for (int n : {0, 2, 5}) {
+    CAPTURE(n);
+    CHECK(same_leaves(jvc(X, Array(n)), vc(X, Array(n))));
+    CHECK(std::get<2>(jvc(X, Array(n))).item<int>() == n);
+  }
+  CHECK(jvc.trace_count() == 1);
 }
 
 TEST_CASE("jit(grad) of a while_loop or fori_loop with a traced trip count is a clear error") {
