@@ -3,7 +3,9 @@
 // of these are reverse-differentiable, while_loop included), and under vmap a batched predicate
 // runs every branch / keeps iterating and selects per example with `where`. Under jit, a
 // predicate computed from the arguments is staged: every branch (or the loop's cond and body)
-// is traced into the program, and each replay picks (or repeats) by the predicate's value.
+// is traced into the program, and each replay picks (or repeats) by the predicate's value. With
+// a grad, jvp or vmap between jit and the predicate, they are one primitive (JAX's cond and
+// while) whose rules transform the branches; reverse mode of such a while_loop is an error.
 #pragma once
 
 #include <cstdint>
@@ -90,10 +92,14 @@ bool any_true(const Array& pred);
 Arrays select_leaves(const Array& pred, const Arrays& a, const Arrays& b);
 
 // Staging under jit (jit.cpp): whether x is a value of the innermost trace and that is a jit
-// trace; a switch over flat branches (index: a clamped int32 scalar) and a while_loop over flat
-// cond/body functions, recorded into that trace's program.
+// trace; whether a switch on x is staged (that, or x unbatched and traced by a jit below other
+// transforms); whether jit traces x at all; a switch over flat branches (index: a clamped int32
+// scalar) and a while_loop over flat cond/body functions, recorded into the jit trace's program
+// or, under other transforms, bound as a primitive that reaches it.
 using FlatFn = std::function<Arrays(const Arrays&)>;
 bool jit_stageable(const Array& x);
+bool jit_switchable(const Array& x);
+bool jit_traced(const Array& x);
 Arrays jit_stage_switch(const Array& index, const std::vector<FlatFn>& branches,
                         const Arrays& operands);
 Arrays jit_stage_while(const Array& first_pred, const FlatFn& cond_fn, const FlatFn& body_fn,
@@ -253,7 +259,7 @@ auto cond(const Array& pred, TF&& true_fn, FF&& false_fn, const Ops&... operands
   static_assert(std::is_same_v<RT, RF>, "cond: true_fun and false_fun must return the same type");
   Array p = detail::check_pred(pred, "cond");
   const char* header = "cond: true_fun and false_fun output must have identical types";
-  if (detail::jit_stageable(p))  // branch 0 is false_fn, as lax.cond's index
+  if (detail::jit_switchable(p))  // branch 0 is false_fn, as lax.cond's index
     return detail::staged_switch<RT>(
         p.astype(int32), 2,
         [&](std::size_t k, const auto&... o) { return k ? RT(true_fn(o...)) : RT(false_fn(o...)); },
@@ -318,7 +324,7 @@ auto switch_(const Array& index, const Branches& branches, const Ops&... operand
   if (n == 0) throw ValueError("switch: empty branch sequence");
   detail::check_index(index, "switch");
   if (n == 1) return detail::call_branch(branches, 0, operands...);
-  if (detail::jit_stageable(index)) {
+  if (detail::jit_switchable(index)) {
     using R = std::decay_t<decltype(detail::call_branch(branches, 0, operands...))>;
     return detail::staged_switch<R>(
         clip(astype(index, int32), 0, static_cast<int>(n - 1)), n,
@@ -369,7 +375,7 @@ T while_loop(CF&& cond_fn, BF&& body_fn, const T& init) {
       detail::check_tree_avals(init, next, header, "input carry", "output carry", "carry");
       return detail::tree_rebuild(val, detail::rewrap_abstract(p, detail::tree_arrays(next)));
     }
-    if (detail::jit_stageable(p)) {  // traced by jit: the loop from here on is staged
+    if (detail::jit_traced(p)) {  // traced by jit: the loop from here on is staged
       auto cond_flat = [&](const Arrays& in) {
         return Arrays{detail::check_pred(cond_fn(detail::tree_rebuild(val, in)), "while_loop")};
       };
@@ -401,8 +407,7 @@ T fori_loop(const Array& lower, const Array& upper, BF&& body, const T& init) {
   detail::check_index(lower, "fori_loop");
   detail::check_index(upper, "fori_loop");
   if (!detail::is_batched(lower) && !detail::is_batched(upper) && !detail::is_abstract(lower) &&
-      !detail::is_abstract(upper) && !detail::jit_stageable(lower) &&
-      !detail::jit_stageable(upper)) {
+      !detail::is_abstract(upper) && !detail::jit_traced(lower) && !detail::jit_traced(upper)) {
     const auto lo = lower.concrete().template item<std::int64_t>();
     const auto hi = upper.concrete().template item<std::int64_t>();
     T val = init;

@@ -3,8 +3,9 @@
 // the replay, which runs the recorded kernels on concrete buffers in order and drops each value
 // after its last reader. cond/switch/while_loop on a traced predicate are staged: each branch or
 // loop function is traced into a sub-program (values it closes over become its extra inputs) and
-// the replay picks or repeats them by the predicate's value. Chains of elementwise primitives are
-// fused after recording (jit_fusion.cpp).
+// the replay picks or repeats them by the predicate's value; under a grad, jvp or vmap inside the
+// function they arrive as a FlowPrimitive (jit_control.cpp), staged the same way. Chains of
+// elementwise primitives are fused after recording (jit_fusion.cpp).
 #include <linum/autodiff/jit.hpp>
 
 #include <sstream>
@@ -27,8 +28,10 @@ struct JitTracer final : ArrayImpl {
 
 class JitTrace final : public Trace {
  public:
-  explicit JitTrace(const std::string& name, JitTrace* parent = nullptr)
-      : name_(name), parent_(parent) {}
+  // A `closed` trace (trace_closed) makes a program for transforms to run again: foreign tracers
+  // become captures, higher-order primitives stay eqns, nothing is fused. Sub-traces inherit it.
+  explicit JitTrace(const std::string& name, JitTrace* parent = nullptr, bool closed = false)
+      : name_(name), parent_(parent), closed_(closed || (parent && parent->closed_)) {}
   const char* transform_name() const override { return "jit"; }
   const std::string& name() const { return name_; }
 
@@ -40,8 +43,11 @@ class JitTrace final : public Trace {
   }
 
   Arrays process(const PrimPtr& prim, std::span<const Array> in) override {
-    // A primitive made of linum ops (custom_vjp, checkpoint): its ops are recorded one by one.
-    if (prim->abstract_eval_by_tracing()) return prim->eval(in);
+    if (const auto* fp = dynamic_cast<const FlowPrimitive*>(prim.get()))
+      return stage_bound(*fp->flow, in);
+    // A primitive made of linum ops (custom_vjp, checkpoint): its ops are recorded one by one,
+    // unless a transform will run the program again and needs the primitive's own rules.
+    if (prim->abstract_eval_by_tracing() && !closed_) return prim->eval(in);
     Eqn e;
     e.prim = prim;
     Avals avals;
@@ -55,7 +61,9 @@ class JitTrace final : public Trace {
     for (const Array& a : in) all_weak = all_weak && a.impl()->weak_type;
     const bool weak = prim->weak_type_rule(all_weak);
     Arrays outs;
-    for (const ShapeDtype& o : prim->abstract_eval(avals)) {
+    const Avals out_avals = prim->abstract_eval_by_tracing() ? avals_by_tracing(*prim, avals)
+                                                             : prim->abstract_eval(avals);
+    for (const ShapeDtype& o : out_avals) {
       outs.push_back(fresh(o, weak && o.dtype != bool_));
       e.out.push_back(var_of(outs.back()));
     }
@@ -65,7 +73,7 @@ class JitTrace final : public Trace {
 
   Ref ref(const Array& a, const char* op) {
     if (owns(a)) return Ref{var_of(a), -1};
-    if (parent_ && parent_->reaches(a)) {  // closed over by a branch or loop body: an input
+    if (reaches(a)) {  // closed over by a branch or loop body: an input
       auto [it, fresh_capture] = capture_index_.try_emplace(a.impl().get(), program_.num_vars);
       if (fresh_capture) {
         program_.capture_vars.push_back(program_.num_vars++);
@@ -89,8 +97,10 @@ class JitTrace final : public Trace {
     return Ref{-1, it->second};
   }
 
-  // Whether `a` is a value of this trace or of one it is staged in.
-  bool reaches(const Array& a) const { return owns(a) || (parent_ && parent_->reaches(a)); }
+  // Whether `a` is a value of this trace or of one it is staged in; for a closed trace, any tracer.
+  bool reaches(const Array& a) const {
+    return owns(a) || (parent_ ? parent_->reaches(a) : closed_ && a.is_tracer());
+  }
   // The values a sub-program closed over, in the order of its capture_vars.
   const Arrays& captured() const { return captured_; }
 
@@ -114,9 +124,12 @@ class JitTrace final : public Trace {
   }
 
   std::shared_ptr<Program> finish(const Arrays& outs) {
-    for (const Array& o : outs) program_.outputs.push_back(ref(o, "the output"));
+    for (const Array& o : outs) {
+      program_.outputs.push_back(ref(o, "the output"));
+      program_.out_avals.push_back({o.shape(), o.dtype(), o.impl()->weak_type});
+    }
     eliminate_dead_code();
-    fuse_elementwise_chains(program_, var_aval_, var_weak_);
+    if (!closed_) fuse_elementwise_chains(program_, var_aval_, var_weak_);
     compact_vars();
     // Liveness: a var is released after its last reader, unless it is an output.
     std::vector<int> last(program_.num_vars, -1);
@@ -180,8 +193,22 @@ class JitTrace final : public Trace {
   }
   static int var_of(const Array& a) { return static_cast<const JitTracer&>(*a.impl()).var; }
 
+  // Output avals of a custom_vjp/checkpoint eqn: its kernel run on abstract values.
+  static Avals avals_by_tracing(const Primitive& prim, const Avals& in) {
+    AbstractTrace at;
+    TraceScope scope(at);
+    Arrays a;
+    for (const ShapeDtype& s : in) a.push_back(at.wrap(s));
+    Avals out;
+    for (const Array& o : prim.eval(a)) out.push_back({o.shape(), o.dtype()});
+    return out;
+  }
+
+  Arrays stage_bound(const Flow& f, std::span<const Array> in);
+
   std::string name_;
   JitTrace* parent_;
+  bool closed_;
   Program program_;
   std::unordered_map<const ArrayImpl*, int> const_index_;
   std::unordered_map<const ArrayImpl*, int> capture_index_;
@@ -218,7 +245,8 @@ namespace {
 
 Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures);
 
-// The captures of programs[k] in a flow eqn's inputs (after the index and the operands).
+}  // namespace
+
 std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k) {
   std::size_t from = 0;
   for (std::size_t i = 0; i < k; ++i) from += f.programs[i]->capture_vars.size();
@@ -237,6 +265,8 @@ Arrays run_flow(const Flow& f, std::span<const Array> in) {
     carry = replay(*f.programs[1], carry, captures_of(f, caps, 1));
   return carry;
 }
+
+namespace {
 
 Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures) {
   std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
@@ -296,42 +326,92 @@ SubTrace trace_sub(JitTrace& parent, const std::function<Arrays(const Arrays&)>&
   return s;
 }
 
-}  // namespace
-
-Arrays jit_replay(const Program& p, const Arrays& leaves) { return replay(p, leaves, {}); }
-
-bool jit_stageable(const Array& x) { return staging_trace(x) != nullptr; }
-
-Arrays jit_stage_switch(const Array& index, const std::vector<FlatFn>& branches,
-                        const Arrays& operands) {
-  JitTrace* parent = staging_trace(index);
-  if (!parent) throw ValueError("jit_stage_switch: the index is not traced by jit");
+Arrays stage_switch(JitTrace& parent, const Array& index, const std::vector<FlatFn>& branches,
+                    const Arrays& operands) {
   auto flow = std::make_shared<Flow>();
   flow->kind = Flow::Kind::Switch;
   flow->n_operands = operands.size();
   std::vector<SubTrace> subs;
   for (const FlatFn& b : branches) {
-    subs.push_back(trace_sub(*parent, b, operands));
+    subs.push_back(trace_sub(parent, b, operands));
     flow->programs.push_back(subs.back().program);
   }
   std::vector<const JitTrace*> traces;
   for (const SubTrace& st : subs) traces.push_back(st.trace.get());
   Arrays in{index};
   in.insert(in.end(), operands.begin(), operands.end());
-  return parent->stage(std::move(flow), in, traces, subs.front().outs);
+  return parent.stage(std::move(flow), in, traces, subs.front().outs);
+}
+
+Arrays stage_while(JitTrace& parent, const FlatFn& cond_fn, const FlatFn& body_fn,
+                   const Arrays& init) {
+  auto flow = std::make_shared<Flow>();
+  flow->kind = Flow::Kind::While;
+  flow->n_operands = init.size();
+  SubTrace c = trace_sub(parent, cond_fn, init);
+  SubTrace b = trace_sub(parent, body_fn, init);
+  flow->programs = {c.program, b.program};
+  return parent.stage(std::move(flow), init, {c.trace.get(), b.trace.get()}, init);
+}
+
+// A FlowPrimitive reaching this trace: its closed programs run (through bind) as the functions
+// staged into fresh sub-programs, so they are fused and capture this trace's values as usual.
+Arrays JitTrace::stage_bound(const Flow& f, std::span<const Array> in) {
+  const bool sw = f.kind == Flow::Kind::Switch;
+  const std::size_t first = sw ? 1 : 0;
+  const Arrays ops(in.begin() + static_cast<std::ptrdiff_t>(first),
+                   in.begin() + static_cast<std::ptrdiff_t>(first + f.n_operands));
+  const auto caps = in.subspan(first + f.n_operands);
+  std::vector<FlatFn> fns;
+  for (std::size_t k = 0; k < f.programs.size(); ++k) {
+    const auto mine = captures_of(f, caps, k);
+    fns.push_back([&f, k, c = Arrays(mine.begin(), mine.end())](const Arrays& x) {
+      return interpret(*f.programs[k], x, c);
+    });
+  }
+  return sw ? stage_switch(*this, in[0], fns, ops) : stage_while(*this, fns[0], fns[1], ops);
+}
+
+}  // namespace
+
+Arrays jit_replay(const Program& p, const Arrays& leaves) { return replay(p, leaves, {}); }
+
+bool jit_stageable(const Array& x) { return staging_trace(x) != nullptr; }
+
+bool jit_switchable(const Array& x) {
+  return staging_trace(x) || (!is_batched(x) && jit_function_of(x));
+}
+
+bool jit_traced(const Array& x) { return jit_function_of(x) != nullptr; }
+
+Arrays jit_stage_switch(const Array& index, const std::vector<FlatFn>& branches,
+                        const Arrays& operands) {
+  if (JitTrace* parent = staging_trace(index))
+    return stage_switch(*parent, index, branches, operands);
+  return bind_switch(index, branches, operands);
 }
 
 Arrays jit_stage_while(const Array& first_pred, const FlatFn& cond_fn, const FlatFn& body_fn,
                        const Arrays& init) {
-  JitTrace* parent = staging_trace(first_pred);
-  if (!parent) throw ValueError("jit_stage_while: the predicate is not traced by jit");
-  auto flow = std::make_shared<Flow>();
-  flow->kind = Flow::Kind::While;
-  flow->n_operands = init.size();
-  SubTrace c = trace_sub(*parent, cond_fn, init);
-  SubTrace b = trace_sub(*parent, body_fn, init);
-  flow->programs = {c.program, b.program};
-  return parent->stage(std::move(flow), init, {c.trace.get(), b.trace.get()}, init);
+  if (JitTrace* parent = staging_trace(first_pred))
+    return stage_while(*parent, cond_fn, body_fn, init);
+  return bind_while(cond_fn, body_fn, init);
+}
+
+ClosedProgram trace_closed(const FlatFn& fn, const Arrays& like) {
+  // Named after the outermost jit, whose function errors inside the branches are about.
+  const JitTrace* outer = nullptr;
+  for (int l = trace_depth(); l-- > 0;)
+    if (auto* t = dynamic_cast<const JitTrace*>(trace_at(l))) outer = t;
+  JitTrace trace(outer ? outer->name() : "fn", nullptr, true);
+  TraceScope scope(trace);
+  Arrays in;
+  in.reserve(like.size());
+  for (const Array& x : like) in.push_back(trace.input(x));
+  const Arrays outs = fn(in);
+  auto p = trace.finish(outs);
+  scope.close();
+  return {std::move(p), trace.captured()};
 }
 
 std::size_t program_size(const Program& p) {

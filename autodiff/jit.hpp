@@ -6,8 +6,8 @@
 // released after its last reader. Rules, as JAX's:
 // - the function runs once per trace, not per call (side effects happen when it is traced);
 // - arrays it closes over are constants of the trace: pass what changes as an argument;
-// - reading a traced value on the host (item(), `if (x)`, a cond/while_loop predicate that
-//   depends on an argument) is a ConcretizationTypeError naming jit;
+// - reading a traced value on the host (item(), `if (x)`) is a ConcretizationTypeError naming
+//   jit; cond/switch_/while_loop on such a value are staged instead (control_flow.hpp);
 // - arguments that are not pytrees of Arrays (ints, bools, enums, strings) are static: their
 //   values are part of the signature; `static_argnums` makes other comparable arguments static.
 // Called with tracers of an enclosing grad/jvp/vmap (grad(jit(f))), the function runs inline

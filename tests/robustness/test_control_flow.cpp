@@ -1,10 +1,14 @@
-// Loop carries that change structure (dict keys), shape or dtype between iterations: JAX's errors.
+// Loop carries that change structure (dict keys), shape or dtype between iterations: JAX's errors,
+// eagerly and when jit stages the loop under a transform; switch's clamping; empty batches.
 #include <doctest/doctest.h>
 
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <linum/autodiff/control_flow.hpp>
+#include <linum/autodiff/jit.hpp>
+#include <linum/autodiff/transforms.hpp>
 
 #include "support.hpp"
 
@@ -57,4 +61,32 @@ TEST_CASE("switch clamps its index as JAX does") {
                                                      [](const Array& x) { return x + 2.0; }};
   CHECK(switch_(Array(-5), br, Array(0.0)).item<double>() == 1.0);
   CHECK(switch_(Array(7), br, Array(0.0)).item<double>() == 2.0);
+}
+
+TEST_CASE("under jit(jvp) and jit(vmap), staged loops keep the eager checks and empty batches") {
+  // The loop is traced as a primitive there: the carry check still runs, with the same message.
+  auto below = [](const Params& p) { return sum(p.begin()->second) < 5.0; };
+  auto keys = jit([&](const Array& x) {
+    return jvp(
+               [&](const Array& a) {
+                 return while_loop(below, rekey, Params{{"a", a}}).begin()->second;
+               },
+               std::tuple{x}, std::tuple{x})
+        .second;
+  });
+  robust::check_error<TypeError>([&] { keys(zeros({2}, float64)); },
+                                 {"while_loop", "must have the same pytree structure", "'b'"});
+  // Zero examples: the per-example predicate holds for none, so the loop stops at once.
+  auto grow = [](const Array& x, const Array& limit) {
+    return while_loop([&](const Array& c) { return sum(c) < limit; },
+                      [](const Array& c) { return c * 2.0 + 1.0; }, x);
+  };
+  auto vgrow = vmap(grow, {.in_axes = AxisSpec::seq({0, std::nullopt})});
+  CHECK(jit(vgrow)(zeros({0, 3}, float64), Array(4.0)).shape() == Shape{0, 3});
+  auto pick = [](const Array& x, const Array& s) {
+    return cond(
+        s > 0.0, [](const Array& a) { return a + 1.0; }, [](const Array& a) { return a; }, x);
+  };
+  auto vpick = vmap(pick, {.in_axes = AxisSpec::seq({0, std::nullopt})});
+  CHECK(jit(vpick)(zeros({0, 3}, float64), Array(1.0)).shape() == Shape{0, 3});
 }
