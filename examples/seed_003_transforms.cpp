@@ -1,10 +1,10 @@
-// Seed 003, flax.linen.transforms' docstring examples, line for line for every transform linum
-// has: vmap (BatchDense), checkpoint (CheckpointedMLP), remat_scan (BigModel), scan
-// (ResidualMLP), map_variables (CausalDense), vjp / value_and_grad / grad / jvp (LearnScale),
-// while_loop, cond, switch and custom_vjp. Each result is checked against the untransformed
-// computation. Left out: the LSTM scans (linum has no LSTMCell), MultiHeadSwitchExample (L49),
-// and custom_vjp's vjp_fn residual (residuals are arrays here, so bwd recomputes the vjp).
-// nn::jit is eager (linum has no jit), so it is not shown.
+// Seed 003, flax.linen.transforms' docstring examples, line for line: vmap (BatchDense),
+// checkpoint (CheckpointedMLP), remat_scan (BigModel), scan (the two LSTM forms, ResidualMLP),
+// map_variables (CausalDense), vjp / value_and_grad / grad / jvp (LearnScale), while_loop,
+// cond, switch (SwitchExample, MultiHeadSwitchExample), custom_vjp, and jit (whose docstring
+// has no example: a jitted MLP). Each result is checked against the untransformed computation.
+// custom_vjp's residuals are arrays here, not nn.vjp's vjp_fn, so bwd recomputes the vjp.
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -63,6 +63,43 @@ struct ResidualMLP : nn::Module<ResidualMLP> {
                                                   .length = n_layers});
     x = scan_mlp(x, Tree()).first;
     return x;
+  }
+};
+
+// ---- scan over an LSTMCell, class form and function form ----
+struct LSTM : nn::Module<LSTM> {
+  std::int64_t features;
+  explicit LSTM(std::int64_t f) : features(f) {}
+  Array call(const Array& x) {
+    auto ScanLSTM = [](std::int64_t features) {
+      return nn::scan(nn::LSTMCell(features), {.variable_broadcast = "params",
+                                               .split_rngs = {{"params", false}},
+                                               .in_axes = {1},
+                                               .out_axes = 1});
+    };
+    auto lstm = ScanLSTM(features);
+    Shape input_shape = take(x, Array(0), 1).shape();
+    auto carry = lstm.initialize_carry(random::key(0), input_shape);
+    auto [carry_out, y] = lstm(carry, x);
+    return y;
+  }
+};
+struct LSTMFn : nn::Module<LSTMFn> {
+  std::int64_t features;
+  explicit LSTMFn(std::int64_t f) : features(f) {}
+  Array call(const Array& x) {
+    nn::LSTMCell cell(features);
+    auto body_fn = [](nn::LSTMCell& cell, const nn::LSTMCell::Carry& carry, const Array& x) {
+      return cell(carry, x);
+    };
+    auto scan = nn::scan(body_fn, {.variable_broadcast = "params",
+                                   .split_rngs = {{"params", false}},
+                                   .in_axes = {1},
+                                   .out_axes = 1});
+    Shape input_shape = take(x, Array(0), 1).shape();
+    auto carry = cell.initialize_carry(random::key(0), input_shape);
+    auto [carry_out, y] = scan(cell, carry, x);
+    return y;
   }
 };
 
@@ -215,6 +252,43 @@ struct SwitchExample : nn::Module<SwitchExample> {
   }
 };
 
+// Every branch runs once at init (when params are mutable), so each head has its parameters.
+// Flax's list of heads of different types is three fields here (heads_0, heads_1, heads_2).
+struct MultiHeadSwitchExample : nn::Module<MultiHeadSwitchExample> {
+  nn::Sequential heads_0{{nn::Dense(10), nn::Dense(7), nn::Dense(5)}};
+  nn::Sequential heads_1{{nn::Dense(11), nn::Dense(5)}};
+  nn::Dense heads_2{5};
+  void setup() override {
+    submodule("heads_0", heads_0);
+    submodule("heads_1", heads_1);
+    submodule("heads_2", heads_2);
+  }
+  Array call(const Array& x, const Array& index) {
+    auto head_fn = [](int i) {
+      return [i](MultiHeadSwitchExample& mdl, const Array& x) {
+        return i == 0 ? mdl.heads_0(x) : i == 1 ? mdl.heads_1(x) : mdl.heads_2(x);
+      };
+    };
+    std::vector<std::function<Array(MultiHeadSwitchExample&, const Array&)>> branches;
+    for (int i = 0; i < 3; ++i) branches.push_back(head_fn(i));
+
+    // run all branches on init
+    if (is_mutable_collection("params"))
+      for (auto& branch : branches) (void)branch(*this, x);
+
+    return nn::switch_(index, branches, *this, x);
+  }
+};
+
+// ---- jit ----
+struct JitMLP : nn::Module<JitMLP> {
+  Array call(Array x) {
+    x = nn::jit(nn::Dense(8)).named("layers_0")(x);
+    x = nn::relu(x);
+    return nn::jit(nn::Dense(2)).named("layers_1")(x);
+  }
+};
+
 // ---- custom_vjp ----
 struct CustomVjpFoo : nn::Module<CustomVjpFoo> {
   Array call(const Array& x) {
@@ -314,6 +388,34 @@ int main() {
   for (int i = 0; i < 4; ++i) cr = cr + nn::relu(matmul(cr, row(rk, i)) + row(rb, i));
   check(allclose(yr, cr), "y == the 4 residual blocks in a loop");
 
+  std::cout << "scan: LSTM(features=32) over (4, 12, 7), class and function forms\n";
+  Array xl = ones({4, 12, 7});
+  auto [yl, vl] = LSTM(32).init_with_output(key, xl);
+  const Tree& cellp = vl["params"]["ScanLSTMCell_0"];
+  std::cout << "  y " << shape_str(yl.shape()) << ", ScanLSTMCell_0/ii kernel "
+            << shape_of(cellp["ii"]["kernel"]) << "\n";
+  check(yl.shape() == Shape{4, 12, 32}, "ys stacked on axis 1: (4, 12, 32)");
+  check(cellp["ii"]["kernel"].leaf().shape() == Shape{7, 32} &&
+            cellp["hi"]["kernel"].leaf().shape() == Shape{32, 32},
+        "params broadcast: one (7, 32) input and one (32, 32) hidden kernel per gate");
+  nn::LSTMCell::Carry cl = nn::LSTMCell(32).initialize_carry(random::key(0), Shape{4, 7});
+  Tree cell_vars = Tree::dict({{"params", cellp}});
+  bool steps_ok = true;
+  for (std::int64_t t = 0; t < 12; ++t) {
+    auto [next, yt] = nn::LSTMCell(32).apply(cell_vars, cl, take(xl, Array(static_cast<int>(t)), 1));
+    cl = next;
+    steps_ok = steps_ok && allclose(yt, take(yl, Array(static_cast<int>(t)), 1));
+  }
+  check(steps_ok, "y[:, t] == the cell applied step by step");
+  Tree vlf = LSTMFn(32).init(key, xl);
+  check(vlf["params"]["LSTMCell_0"]["ii"]["kernel"].leaf().shape() == Shape{7, 32},
+        "function form: the cell's params under LSTMCell_0");
+  check(allclose(LSTMFn(32).apply(vlf, xl),
+                 LSTM(32).apply(Tree::dict({{"params", Tree::dict({{"ScanLSTMCell_0",
+                                                                     vlf["params"]["LSTMCell_0"]}})}}),
+                                xl)),
+        "function form == class form over the same params");
+
   std::cout << "map_variables: CausalDense(features=5)\n";
   CausalDense causal(5);
   Tree vc = causal.init(key, ones({1, 5}));
@@ -381,6 +483,42 @@ int main() {
             s3["state"]["c_count"].leaf().item<int>() == 1,
         "each index counts its own branch");
   check(allclose(y1, -y2) && allclose(y1, y3), "y(0) == -y(1) == y(2): one shared 'dense'");
+
+  std::cout << "switch: MultiHeadSwitchExample\n";
+  Array xh = random::normal(random::key(5), {1, 3});
+  Tree vh = MultiHeadSwitchExample().init(key, xh, Array(0));
+  const Tree& heads = vh["params"];
+  std::cout << "  heads_0/layers_2 kernel " << shape_of(heads["heads_0"]["layers_2"]["kernel"])
+            << ", heads_1/layers_0 kernel " << shape_of(heads["heads_1"]["layers_0"]["kernel"])
+            << ", heads_2 kernel " << shape_of(heads["heads_2"]["kernel"]) << "\n";
+  check(heads["heads_0"]["layers_2"]["kernel"].leaf().shape() == Shape{7, 5} &&
+            heads["heads_1"]["layers_0"]["kernel"].leaf().shape() == Shape{3, 11} &&
+            heads["heads_2"]["kernel"].leaf().shape() == Shape{3, 5},
+        "every head initialized (all branches ran at init)");
+  auto dense_chain = [&](const Tree& head, Array h) {
+    if (head.contains("kernel")) return Array(matmul(h, head["kernel"].leaf()) + head["bias"].leaf());
+    for (const auto& [layer, p] : head.as_dict())
+      h = matmul(h, p["kernel"].leaf()) + p["bias"].leaf();
+    return h;
+  };
+  bool heads_ok = true;
+  for (int i = 0; i < 3; ++i)
+    heads_ok = heads_ok && allclose(MultiHeadSwitchExample().apply(vh, xh, Array(i)),
+                                    dense_chain(heads["heads_" + std::to_string(i)], xh));
+  check(heads_ok, "index i applies head i");
+
+  std::cout << "jit: JitMLP\n";
+  Array xj = random::normal(random::key(6), {3, 4});
+  Tree vj = JitMLP().init(key, xj);
+  auto plain_jit_mlp = [&](const Array& x) {
+    Array h = nn::relu(nn::Dense(8).apply(sub(vj, "layers_0"), x));
+    return nn::Dense(2).apply(sub(vj, "layers_1"), h);
+  };
+  check(all(equal(JitMLP().apply(vj, xj), plain_jit_mlp(xj))).item<bool>(),
+        "jitted layers == the plain MLP, bit for bit");
+  Array xj2 = random::normal(random::key(7), {3, 4});
+  check(all(equal(JitMLP().apply(vj, xj2), plain_jit_mlp(xj2))).item<bool>(),
+        "a second input (a replay of the trace) too");
 
   std::cout << "custom_vjp: sign_grad\n";
   Array xv = ones({2});
