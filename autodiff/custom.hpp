@@ -256,10 +256,61 @@ auto custom_vjp(F f, Fwd fwd, Bwd bwd, NondiffArgnums<ND...> = {}) {
   };
 }
 
+namespace detail {
+// checkpoint's arguments: the static ones (ints, bools, enums, strings) as they are, the pytrees
+// of Arrays with empty leaves (the recomputation owns no arrays of the call).
+template <class A>
+A remat_blank(const A& a) {
+  if constexpr (always_static_v<A>)
+    return a;
+  else
+    return tree_apply(a, [](const Array&) { return Array(); });
+}
+template <class... A>
+std::tuple<A...> remat_blank_args(const std::tuple<A...>& args) {
+  return std::apply([](const A&... a) { return std::tuple<A...>{remat_blank(a)...}; }, args);
+}
+template <class... A>
+Arrays remat_leaves(const std::tuple<A...>& args) {
+  Arrays out;
+  std::apply(
+      [&](const A&... a) {
+        (
+            [&] {
+              if constexpr (!always_static_v<A>) {
+                Arrays l = tree_arrays(a);
+                out.insert(out.end(), l.begin(), l.end());
+              }
+            }(),
+            ...);
+      },
+      args);
+  return out;
+}
+template <class... A>
+std::tuple<A...> remat_rebuild(const std::tuple<A...>& like, const Arrays& leaves) {
+  std::size_t k = 0;
+  auto one = [&]<class T>(const T& a) -> T {
+    if constexpr (always_static_v<T>) {
+      return a;
+    } else {
+      const std::size_t n = tree_arrays(a).size();
+      Arrays part(leaves.begin() + static_cast<std::ptrdiff_t>(k),
+                  leaves.begin() + static_cast<std::ptrdiff_t>(k + n));
+      k += n;
+      return tree_rebuild(a, part);
+    }
+  };
+  // Braced initialization: the arguments are rebuilt left to right, in leaf order.
+  return std::apply([&](const A&... a) { return std::tuple<A...>{one(a)...}; }, like);
+}
+}  // namespace detail
+
 // jax.checkpoint (alias remat): checkpoint(f)(args...) computes f(args...), but grad keeps only
 // the arguments and outputs of the call and runs f again in the backward pass, so f's
 // intermediates are not held between the forward and backward passes. Arguments are pytrees
-// of Arrays; arrays that are differentiated must be arguments (not captured by f).
+// of Arrays, or static values (ints, bools, enums, strings: jax.checkpoint's static_argnums)
+// passed through as they are; arrays that are differentiated must be arguments (not captured).
 template <class F>
 auto checkpoint(F f) {
   return [f = std::move(f)]<class... A>(
@@ -269,17 +320,14 @@ auto checkpoint(F f) {
     Args targs(args...);
     if (!detail::differentiating()) return Out(std::apply(f, targs));
     // The recomputation may run after this call returned: it owns f and empty structures only.
-    auto blank = [](const auto& t) {
-      return detail::tree_apply(t, [](const Array&) { return Array(); });
-    };
     auto out_like = std::make_shared<std::optional<Out>>();
     auto state = std::make_shared<detail::RematState>();
-    state->run = [f, like = blank(targs), out_like, blank](const Arrays& leaves) {
-      Out o = std::apply(f, detail::tree_rebuild(like, leaves));
-      if (!*out_like) out_like->emplace(blank(o));
+    state->run = [f, like = detail::remat_blank_args(targs), out_like](const Arrays& leaves) {
+      Out o = std::apply(f, detail::remat_rebuild(like, leaves));
+      if (!*out_like) out_like->emplace(detail::remat_blank(o));
       return detail::tree_arrays(o);
     };
-    Arrays outs = detail::remat_call(state, detail::tree_arrays(targs));
+    Arrays outs = detail::remat_call(state, detail::remat_leaves(targs));
     return detail::tree_rebuild(**out_like, outs);
   };
 }

@@ -75,9 +75,6 @@ struct JitCache {
   std::size_t traces = 0;
 };
 
-template <class A>
-constexpr bool always_static_v = std::is_arithmetic_v<A> || std::is_enum_v<A> ||
-                                 std::is_convertible_v<const A&, std::string_view>;
 // A comparable value that holds no Arrays (not a pytree node, not an Array) may be static.
 template <class A>
 constexpr bool can_be_static_v =

@@ -4,6 +4,7 @@
 // pytree/traits.hpp: tuples, vectors, maps, optionals, Hana structs, FrozenDict, the dynamic Tree).
 #pragma once
 
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -30,6 +31,12 @@ using Tree = pytree::BasicTree<Array>;
 }  // namespace linum
 
 namespace linum::detail {
+
+// Arguments that are not pytrees of Arrays: the transforms that trace or re-run a function (jit,
+// checkpoint) pass them through by value as static arguments.
+template <class A>
+constexpr bool always_static_v = std::is_arithmetic_v<A> || std::is_enum_v<A> ||
+                                 std::is_convertible_v<const A&, std::string_view>;
 
 template <class T>
 Arrays tree_arrays(const T& t) {

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "check_grads.hpp"
 #include "transform_testing.hpp"
@@ -176,6 +178,23 @@ TEST_CASE("checkpoint: same values and gradients; f runs exactly twice per grad"
   auto s = linum::checkpoint([](const Array& v) { return linum::sin(v) * v; });
   CHECK(values(linum::grad(linum::grad(s))(linum::array(0.3)))[0] ==
         doctest::Approx(2 * std::cos(0.3) - 0.3 * std::sin(0.3)));
+}
+
+TEST_CASE("checkpoint: ints, bools and strings are static arguments, the same in the recompute") {
+  std::vector<std::string> seen;
+  auto f = [&](const Array& x, bool relu, int k, const std::string& tag) {
+    seen.push_back(tag + (relu ? "+" : "-") + std::to_string(k));
+    Array y = x * static_cast<float>(k);
+    return relu ? linum::maximum(y, Array(0.0f)) : y;
+  };
+  auto cf = linum::checkpoint(f);
+  Array x = linum::array(std::vector<float>{-1.0f, 2.0f}, {2});
+  Array g1 = linum::grad([&](const Array& v) { return linum::sum(cf(v, true, 3, "a")); })(x);
+  CHECK(values(g1) == std::vector<double>{0.0, 3.0});
+  // The backward pass re-ran f with the same static values.
+  CHECK(seen == std::vector<std::string>{"a+3", "a+3"});
+  Array g2 = linum::grad([&](const Array& v) { return linum::sum(cf(v, false, 2, "b")); })(x);
+  CHECK(values(g2) == std::vector<double>{2.0, 2.0});
 }
 
 TEST_CASE("checkpoint: pytree arguments and outputs, vmap(grad) and grad(vmap)") {

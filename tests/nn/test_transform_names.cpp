@@ -194,11 +194,14 @@ TEST_CASE("a compact class calling nn::scan(fn) twice gets Dense_0 and Dense_1")
   CHECK(allclose(y, c));
 }
 
+namespace {
+struct Plain : nn::Module<Plain> {
+  static constexpr bool compact = false;
+  Array call(const Array& x) { return method("plain", [&] { return nn::Dense(2)(x); }); }
+};
+}  // namespace
+
 TEST_CASE("only setup and compact methods make submodules; compact_method is one (L34's rule)") {
-  struct Plain : nn::Module<Plain> {
-    static constexpr bool compact = false;
-    Array call(const Array& x) { return method("plain", [&] { return nn::Dense(2)(x); }); }
-  };
   CHECK_THROWS_AS(Plain().init(random::key(0), ones({1, 3})), Error);
 }
 
