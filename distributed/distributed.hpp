@@ -23,15 +23,10 @@ struct DistributedError : Error {
   using Error::Error;
 };
 
-// A collective that did not complete within the timeout: another process failed, hangs or calls
-// a different collective. The processes are out of step afterwards; the job must end.
-struct TimeoutError : DistributedError {
-  using DistributedError::DistributedError;
-};
-
 struct InitializeOptions {
-  // Seconds a collective may wait for the other processes before TimeoutError; 0 waits forever.
-  // The environment variable LINUM_COLLECTIVE_TIMEOUT (seconds) overrides it.
+  // Seconds a collective may wait for the other processes; past that the process prints which
+  // collective timed out and exits, and mpirun ends the job. 0 waits forever. The environment
+  // variable LINUM_COLLECTIVE_TIMEOUT (seconds) overrides it.
   double collective_timeout = 300;
 };
 
@@ -39,7 +34,7 @@ struct InitializeOptions {
 // are returned, not fatal (MPI_ERRORS_RETURN), and become DistributedError; an uncaught exception
 // on any process aborts the whole job with its message instead of leaving the others waiting.
 void initialize(const InitializeOptions& options = {});
-// jax.distributed.shutdown. After a TimeoutError it aborts the job (MPI_Finalize would hang).
+// jax.distributed.shutdown.
 void finalize();
 bool is_initialized();
 // jax.process_index / jax.process_count (0 and 1 when not initialised, as JAX on one host).

@@ -1,7 +1,6 @@
 // The communication layer over MPI. Every collective runs on a duplicate of MPI_COMM_WORLD with
-// MPI_ERRORS_RETURN, so a failed call becomes a DistributedError naming the operation. With a
-// timeout the nonblocking form (MPI_Iallreduce, ...) is polled with MPI_Test against a deadline,
-// since MPI has no timed collective; without one the blocking call runs (MPI's fastest path).
+// MPI_ERRORS_RETURN, so a failed call becomes a DistributedError naming the operation. MPI has no
+// timed collective: a watchdog thread enforces the collective timeout (see Watchdog).
 #include "runtime.hpp"
 
 // MPI's C interface only: its deprecated C++ bindings warn under -Wextra.
@@ -12,9 +11,11 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -23,15 +24,31 @@
 namespace linum::distributed {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+// The collective timeout's watchdog: a thread that wakes every 50 ms and, when the collective
+// running on the main thread has gone past the deadline, says which one and ends this process
+// (mpirun then ends the rest of the job). It makes no MPI call, so the collectives stay MPI's
+// blocking ones: polled nonblocking forms were slower in bench_distributed.
+struct Watchdog {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+  bool busy = false;  // a collective is running
+  Clock::time_point started;
+  std::string what;
+  std::thread thread;
+};
+
 struct State {
   bool initialized = false;
   bool finalized = false;
   bool we_initialized_mpi = false;
-  bool broken = false;  // a collective timed out: the processes are out of step
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
-  double timeout = 300;
+  double timeout = 300;  // read by the watchdog under its mutex
   std::terminate_handler previous = nullptr;
+  Watchdog watchdog;
 };
 
 State& state() {
@@ -56,41 +73,43 @@ void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) fail(rc, what);
 }
 
-// The message every process that gives up waiting prints.
-[[noreturn]] void timed_out(const char* what) {
+void watch_loop() {
   State& s = state();
-  s.broken = true;
-  char secs[32];
-  std::snprintf(secs, sizeof secs, "%g", s.timeout);
-  throw TimeoutError(std::string("linum.distributed: ") + what + " on " + where() +
-                     " did not complete within " + secs +
-                     " s (collective timeout): another process failed, hangs, or is not calling "
-                     "the same collective. The processes are out of step; end the job (an "
-                     "uncaught exception aborts every process).");
-}
-
-// Waits for a nonblocking collective, polling against the deadline: spin first (most complete in
-// microseconds), then yield, then sleep briefly so that waiting does not starve the others.
-void wait(MPI_Request& req, const char* what) {
-  using clock = std::chrono::steady_clock;
-  const State& s = state();
-  const auto start = clock::now();
-  const std::chrono::duration<double> limit(s.timeout);
-  for (unsigned spin = 0;; ++spin) {
-    int done = 0;
-    check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
-    if (done) return;
-    if (spin < 64) continue;
-    const auto waited = clock::now() - start;
-    if (waited > limit) timed_out(what);
-    if (waited > std::chrono::milliseconds(1))
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    else
-      std::this_thread::yield();
+  Watchdog& w = s.watchdog;
+  std::unique_lock<std::mutex> lock(w.mu);
+  while (!w.stop) {
+    w.cv.wait_for(lock, std::chrono::milliseconds(50));
+    if (w.stop || !w.busy || s.timeout <= 0) continue;
+    if (Clock::now() - w.started < std::chrono::duration<double>(s.timeout)) continue;
+    std::fprintf(stderr,
+                 "linum.distributed: %s on %s did not complete within %g s (collective "
+                 "timeout): another process failed, hangs, or is not calling the same "
+                 "collective.\nlinum.distributed: ending this process so that mpirun ends the "
+                 "job\n",
+                 w.what.c_str(), where().c_str(), s.timeout);
+    std::fflush(stderr);
+    std::_Exit(1);
   }
 }
 
-bool timed() { return state().timeout > 0; }
+// Marks a collective as running for the watchdog while alive.
+class Watch {
+ public:
+  explicit Watch(const char* what) {
+    Watchdog& w = state().watchdog;
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.busy = true;
+    w.started = Clock::now();
+    w.what = what;
+  }
+  ~Watch() {
+    Watchdog& w = state().watchdog;
+    std::lock_guard<std::mutex> lock(w.mu);
+    w.busy = false;
+  }
+  Watch(const Watch&) = delete;
+  Watch& operator=(const Watch&) = delete;
+};
 
 MPI_Datatype mpi_type(DType d, const char* what) {
   switch (d) {
@@ -117,12 +136,7 @@ MPI_Op mpi_op(detail::Reduce op) {
 // The state a collective needs, or the error that says why it cannot run.
 State& enter(const char* what) {
   detail::require_initialized(what);
-  State& s = state();
-  if (s.broken)
-    throw DistributedError(std::string("linum.distributed: ") + what + " on " + where() +
-                           ": an earlier collective timed out, the processes are out of step; "
-                           "end the job");
-  return s;
+  return state();
 }
 
 // MPI counts are ints: large buffers go in pieces.
@@ -180,7 +194,9 @@ void initialize(const InitializeOptions& options) {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) {
-    check(MPI_Init(nullptr, nullptr), "MPI_Init");
+    // Several threads (BLAS, the watchdog), MPI calls from this one only.
+    int provided = 0;
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     s.we_initialized_mpi = true;
   }
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
@@ -188,8 +204,12 @@ void initialize(const InitializeOptions& options) {
   check(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(s.comm, &s.rank), "MPI_Comm_rank");
   check(MPI_Comm_size(s.comm, &s.size), "MPI_Comm_size");
-  s.timeout = timeout;
-  s.broken = false;
+  {
+    std::lock_guard<std::mutex> lock(s.watchdog.mu);
+    s.timeout = timeout;
+    s.watchdog.stop = false;
+  }
+  s.watchdog.thread = std::thread(watch_loop);
   s.initialized = true;
   s.previous = std::set_terminate(on_terminate);
 }
@@ -200,7 +220,12 @@ void finalize() {
     throw DistributedError(
         "linum::distributed::finalize: not initialised (call initialize() "
         "first, and finalize() once)");
-  if (s.broken) abort("finalize after a collective timed out: ending the job instead");
+  {
+    std::lock_guard<std::mutex> lock(s.watchdog.mu);
+    s.watchdog.stop = true;
+  }
+  s.watchdog.cv.notify_all();
+  s.watchdog.thread.join();
   check(MPI_Comm_free(&s.comm), "MPI_Comm_free");
   s.initialized = false;
   s.finalized = true;
@@ -213,14 +238,20 @@ void finalize() {
 bool is_initialized() { return state().initialized; }
 int process_index() { return state().initialized ? state().rank : 0; }
 int process_count() { return state().initialized ? state().size : 1; }
-double collective_timeout() { return state().timeout; }
+double collective_timeout() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.watchdog.mu);
+  return s.timeout;
+}
 
 void set_collective_timeout(double seconds) {
   if (!(seconds >= 0))
     throw DistributedError(
         "linum::distributed::set_collective_timeout: seconds must be >= 0 "
         "(0: wait forever)");
-  state().timeout = seconds;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.watchdog.mu);
+  s.timeout = seconds;
 }
 
 void abort(const std::string& message, int exit_code) {
@@ -252,17 +283,11 @@ void allreduce(const void* in, void* out, std::int64_t count, DType dtype, Reduc
   State& s = enter(what);
   const MPI_Datatype t = mpi_type(dtype, what);
   const std::size_t isz = itemsize(dtype);
+  Watch watch(what);
   for (std::int64_t off = 0; off < count; off += kChunk) {
     const int n = static_cast<int>(std::min(kChunk, count - off));
     const void* src = in == out ? MPI_IN_PLACE : static_cast<const char*>(in) + off * isz;
-    void* dst = static_cast<char*>(out) + off * isz;
-    if (!timed()) {
-      check(MPI_Allreduce(src, dst, n, t, mpi_op(op), s.comm), what);
-      continue;
-    }
-    MPI_Request req;
-    check(MPI_Iallreduce(src, dst, n, t, mpi_op(op), s.comm, &req), what);
-    wait(req, what);
+    check(MPI_Allreduce(src, static_cast<char*>(out) + off * isz, n, t, mpi_op(op), s.comm), what);
   }
 }
 
@@ -272,39 +297,23 @@ void allgather(const void* in, void* out, std::int64_t bytes, const char* what) 
     throw DistributedError(std::string("linum.distributed: ") + what + ": " +
                            std::to_string(bytes) + " bytes per process exceed MPI's int count");
   const int n = static_cast<int>(bytes);
-  if (!timed()) {
-    check(MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, s.comm), what);
-    return;
-  }
-  MPI_Request req;
-  check(MPI_Iallgather(in, n, MPI_BYTE, out, n, MPI_BYTE, s.comm, &req), what);
-  wait(req, what);
+  Watch watch(what);
+  check(MPI_Allgather(in, n, MPI_BYTE, out, n, MPI_BYTE, s.comm), what);
 }
 
 void broadcast(void* buf, std::int64_t bytes, int root, const char* what) {
   State& s = enter(what);
+  Watch watch(what);
   for (std::int64_t off = 0; off < bytes; off += kChunk) {
     const int n = static_cast<int>(std::min(kChunk, bytes - off));
-    void* p = static_cast<char*>(buf) + off;
-    if (!timed()) {
-      check(MPI_Bcast(p, n, MPI_BYTE, root, s.comm), what);
-      continue;
-    }
-    MPI_Request req;
-    check(MPI_Ibcast(p, n, MPI_BYTE, root, s.comm, &req), what);
-    wait(req, what);
+    check(MPI_Bcast(static_cast<char*>(buf) + off, n, MPI_BYTE, root, s.comm), what);
   }
 }
 
 void barrier(const char* what) {
   State& s = enter(what);
-  if (!timed()) {
-    check(MPI_Barrier(s.comm), what);
-    return;
-  }
-  MPI_Request req;
-  check(MPI_Ibarrier(s.comm, &req), what);
-  wait(req, what);
+  Watch watch(what);
+  check(MPI_Barrier(s.comm), what);
 }
 
 }  // namespace detail

@@ -1,7 +1,7 @@
 // Run by run_fault.py under mpirun with 2 processes; after a collective that works, process 1
 // fails in one of three ways and the job must end quickly with a clear message:
-//   hang:  process 1 never joins the next psum; process 0 gives up after the 2 s timeout
-//          (TimeoutError), and its uncaught error aborts the job;
+//   hang:  process 1 never joins the next psum; process 0's watchdog gives up after the 2 s
+//          collective timeout, says so and exits, and mpirun ends the job;
 //   throw: process 1 throws before the psum; linum's terminate handler prints the error and
 //          aborts the job while process 0 waits (timeout 120 s, so the abort is what stops it);
 //   kill:  process 1 dies by SIGKILL (no handler runs); mpirun ends the job.
