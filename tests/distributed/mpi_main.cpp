@@ -15,10 +15,9 @@ int main(int argc, char** argv) {
   // A process that falls out of step fails its test after 30 s instead of hanging the suite.
   dist::initialize({.collective_timeout = 30});
   doctest::Context context(argc, argv);
-  if (dist::process_index() != 0) {
-    context.setOption("minimal", true);
-    context.setOption("no-colors", true);
-  }
+  // mpirun hands the processes a terminal: colour codes would hide the summary from scripts/test.
+  context.setOption("no-colors", true);
+  if (dist::process_index() != 0) context.setOption("minimal", true);
   const int rc = context.run();
   if (context.shouldExit()) {
     dist::finalize();
