@@ -117,13 +117,21 @@ TEST_CASE("linum::distributed before initialize(): one process, and pmap says wh
   CHECK(distributed::process_index() == 0);
   CHECK(distributed::process_count() == 1);
   auto f = distributed::pmap([](const Array& a) { return psum(a, "devices"); });
+#ifdef LINUM_TEST_HAS_MPI
   check_error<distributed::DistributedError>([&] { f(Array(1.0f)); },
                                              {"pmap(axis_name='devices')", "initialize()"});
   check_error<distributed::DistributedError>([] { distributed::finalize(); },
                                              {"finalize", "not initialised"});
-#ifndef LINUM_TEST_HAS_MPI
+#else
+  // Built without MPI: every entry point says so and what to install.
+  check_error<distributed::DistributedError>([&] { f(Array(1.0f)); },
+                                             {"pmap(axis_name='devices')", "built without MPI"});
+  check_error<distributed::DistributedError>([] { distributed::finalize(); },
+                                             {"finalize", "built without MPI"});
   check_error<distributed::DistributedError>([] { distributed::initialize(); },
                                              {"built without MPI", "libopenmpi-dev"});
+  check_error<distributed::DistributedError>([] { distributed::is_replicated(Array(1.0f)); },
+                                             {"is_replicated", "built without MPI"});
 #endif
 }
 
