@@ -34,7 +34,8 @@ struct InitializeOptions {
 // are returned, not fatal (MPI_ERRORS_RETURN), and become DistributedError; an uncaught exception
 // on any process aborts the whole job with its message instead of leaving the others waiting.
 void initialize(const InitializeOptions& options = {});
-// jax.distributed.shutdown.
+// jax.distributed.shutdown. Every process must call it before exiting (MPI's rule: mpirun
+// reports a process that exits without it as an abnormal termination).
 void finalize();
 bool is_initialized();
 // jax.process_index / jax.process_count (0 and 1 when not initialised, as JAX on one host).

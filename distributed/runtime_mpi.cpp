@@ -49,6 +49,17 @@ struct State {
   double timeout = 300;  // read by the watchdog under its mutex
   std::terminate_handler previous = nullptr;
   Watchdog watchdog;
+
+  void stop_watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(watchdog.mu);
+      watchdog.stop = true;
+    }
+    watchdog.cv.notify_all();
+    if (watchdog.thread.joinable()) watchdog.thread.join();
+  }
+  // A program that returns without finalize(): stop the thread rather than std::terminate.
+  ~State() { stop_watchdog(); }
 };
 
 State& state() {
@@ -221,16 +232,15 @@ void finalize() {
         "linum::distributed::finalize: not initialised (call initialize() "
         "first, and finalize() once)");
   {
-    std::lock_guard<std::mutex> lock(s.watchdog.mu);
-    s.watchdog.stop = true;
+    // MPI_Finalize synchronises with the other processes: the watchdog guards it too.
+    Watch watch("finalize");
+    check(MPI_Comm_free(&s.comm), "MPI_Comm_free");
+    if (s.we_initialized_mpi) check(MPI_Finalize(), "MPI_Finalize");
   }
-  s.watchdog.cv.notify_all();
-  s.watchdog.thread.join();
-  check(MPI_Comm_free(&s.comm), "MPI_Comm_free");
+  s.stop_watchdog();
   s.initialized = false;
   s.finalized = true;
   std::set_terminate(s.previous);
-  if (s.we_initialized_mpi) check(MPI_Finalize(), "MPI_Finalize");
   s.rank = 0;
   s.size = 1;
 }
