@@ -5,6 +5,7 @@
 // across processes, initial parameters come from process 0, checkpoints from process 0 only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <tuple>
@@ -75,6 +76,8 @@ std::tuple<Tree, Tree, State, Array> train_step(const Tx& tx, const Tree& params
   auto [updates, new_state] = tx.update(grads, opt_state, params);
   return {optim::apply_updates(params, updates), new_stats, new_state, loss};
 }
+
+int nproc_last() { return dist::process_count() - 1; }
 
 bool trees_close(const Tree& a, const Tree& b, double rtol, double atol) {
   const Arrays la = detail::tree_arrays(a), lb = detail::tree_arrays(b);
@@ -183,4 +186,31 @@ TEST_CASE("save_checkpoint: process 0 writes, every process restores the same tr
       {"process 0 failed to write", "no/such/dir"});
   dist::sync_global_devices("checked");
   if (dist::process_index() == 0) std::filesystem::remove_all(dir);
+}
+
+TEST_CASE(
+    "shard_range: the processes' parts tile [0, n) in order, sizes differing by at most one") {
+  auto gather = dist::pmap([](const Array& a) { return all_gather(a, "devices"); });
+  for (std::int64_t n : {0, 1, 3, 5, 24, 1001}) {
+    const dist::Shard s = dist::shard_range(n);
+    const std::vector<double> all = values(
+        gather(array({static_cast<std::int32_t>(s.begin), static_cast<std::int32_t>(s.end)})));
+    INFO("n = ", n);
+    CHECK(all.front() == 0);
+    CHECK(all.back() == static_cast<double>(n));
+    double smallest = n, largest = 0;
+    for (int q = 0; q < dist::process_count(); ++q) {
+      if (q > 0) CHECK(all[2 * q] == all[2 * q - 1]);  // begins where the previous part ends
+      smallest = std::min(smallest, all[2 * q + 1] - all[2 * q]);
+      largest = std::max(largest, all[2 * q + 1] - all[2 * q]);
+    }
+    CHECK(largest - smallest <= 1);
+  }
+}
+
+TEST_CASE("is_replicated answers false on every process when one differs in shape or value") {
+  CHECK(dist::is_replicated(zeros({4})));
+  CHECK_FALSE(dist::is_replicated(dist::process_index() == 1 ? zeros({5}) : zeros({4})));
+  CHECK_FALSE(dist::is_replicated(dist::process_index() == nproc_last() ? ones({4}) : zeros({4})));
+  dist::sync_global_devices("after is_replicated");  // still in step
 }
