@@ -9,6 +9,7 @@
 #include <linum/distributed/distributed.hpp>
 #include <linum/linum.hpp>
 
+#include "../../distributed/runtime.hpp"
 #include "dist_testing.hpp"
 
 using namespace linum;
@@ -192,4 +193,15 @@ TEST_CASE("the collective timeout is an option: read, changed, negative values r
   CHECK(dist::collective_timeout() == 20);
   check_error<dist::DistributedError>([] { dist::set_collective_timeout(-1); }, {">= 0"});
   dist::set_collective_timeout(30);
+}
+
+TEST_CASE("an MPI error comes back as DistributedError naming the call, not as an abort") {
+  // An invalid root, passed by every process: MPI_ERRORS_RETURN hands each the error code.
+  float v = 1;
+  check_error<dist::DistributedError>(
+      [&] { dist::detail::broadcast(&v, sizeof v, nproc() + 3, "broadcast (test)"); },
+      {"broadcast (test) failed on process", "MPI_ERR_ROOT"});
+  // The job goes on.
+  auto f = dist::pmap([](const Array& x) { return psum(x, "devices"); });
+  CHECK(f(Array(1.0f)).item<float>() == static_cast<float>(nproc()));
 }
