@@ -3,6 +3,7 @@
 // the primitive through (vmap: moves its own batch axis out of the way; grad/jvp: linear rules).
 // With no tracer of the named vmap among the inputs the value is the same for every example, so
 // the kernel applies the closed form (psum: size * x, pmax: x, all_gather: broadcast).
+// Names no vmap owns go to the innermost AxisProvider bound to them (distributed::pmap).
 #include <linum/autodiff/collectives.hpp>
 
 #include <linum/autodiff/ops.hpp>
@@ -10,6 +11,8 @@
 #include <linum/autodiff/trace.hpp>
 
 #include <ostream>
+#include <utility>
+#include <vector>
 
 namespace linum {
 namespace {
@@ -134,23 +137,51 @@ struct Collective final : Primitive {
   }
 };
 
-// The innermost vmap named `name`, or JAX's NameError text.
-detail::BatchTrace& resolve(const std::string& name, const char* op) {
-  if (!name.empty())
-    if (auto* t = detail::find_batch_trace(name)) return *t;
+// Providers bound on this thread, innermost last.
+thread_local std::vector<std::pair<std::string, std::shared_ptr<const detail::AxisProvider>>>
+    t_providers;
+
+[[noreturn]] void unbound(const std::string& name, const char* op) {
   std::string names;
   for (int l = 0; l < detail::trace_depth(); ++l)
     if (auto* t = dynamic_cast<detail::BatchTrace*>(detail::trace_at(l)); t && !t->axis_name().empty())
       names += (names.empty() ? "" : ", ") + t->axis_name();
+  for (const auto& [n, p] : t_providers) names += (names.empty() ? "" : ", ") + n;
   throw ValueError(std::string(op) + ": unbound axis name: " + name +
                    ". The following axis names (e.g. defined by vmap) are available to collective "
                    "operations: [" + names + "]");
 }
 
+// The innermost vmap named `name`; nullptr when a provider serves it; else JAX's NameError text.
+detail::BatchTrace* resolve(const std::string& name, const char* op,
+                            const detail::AxisProvider** provider = nullptr) {
+  if (!name.empty()) {
+    if (auto* t = detail::find_batch_trace(name)) return t;
+    if (const auto* p = detail::find_axis_provider(name)) {
+      if (provider) *provider = p;
+      return nullptr;
+    }
+  }
+  unbound(name, op);
+}
+
+std::int64_t axis_size(const std::string& name, const char* op) {
+  const detail::AxisProvider* p = nullptr;
+  detail::BatchTrace* t = resolve(name, op, &p);
+  return t ? t->axis_size() : p->axis_size();
+}
+
 Array collective(Kind kind, const Array& x, const std::string& name, const char* op, int axis = 0) {
   detail::check_valid(x, op);
-  detail::BatchTrace& t = resolve(name, op);
-  return bind1(std::make_shared<const Collective>(kind, t, axis), {x});
+  const detail::AxisProvider* p = nullptr;
+  if (detail::BatchTrace* t = resolve(name, op, &p))
+    return bind1(std::make_shared<const Collective>(kind, *t, axis), {x});
+  switch (kind) {
+    case Kind::psum: return p->psum(x);
+    case Kind::pmax: return p->pmax(x);
+    case Kind::pmin: return p->pmin(x);
+    default: return p->all_gather(x, axis);
+  }
 }
 
 }  // namespace
@@ -161,9 +192,10 @@ Array psum(const Array& x, const std::string& axis_name) {
 
 Array pmean(const Array& x, const std::string& axis_name) {
   detail::check_valid(x, "pmean");
-  const std::int64_t n = resolve(axis_name, "pmean").axis_size();
+  const std::int64_t n = axis_size(axis_name, "pmean");
   Array s = psum(x, axis_name);
-  return divide(s, full(Shape{}, static_cast<double>(n), is_floating(s.dtype()) ? s.dtype() : float32));
+  return divide(
+      s, full(Shape{}, static_cast<double>(n), is_floating(s.dtype()) ? s.dtype() : float32));
 }
 
 Array pmax(const Array& x, const std::string& axis_name) {
@@ -177,7 +209,7 @@ Array pmin(const Array& x, const std::string& axis_name) {
 Array all_gather(const Array& x, const std::string& axis_name, int axis, bool tiled) {
   detail::check_valid(x, "all_gather");
   const int ax = detail::normalize_axis(axis, x.ndim() + (tiled ? 0 : 1), "all_gather");
-  const std::int64_t n = resolve(axis_name, "all_gather").axis_size();
+  const std::int64_t n = axis_size(axis_name, "all_gather");
   Array g = collective(Kind::all_gather, x, axis_name, "all_gather", ax);
   if (!tiled) return g;
   Shape s = x.shape();
@@ -186,8 +218,61 @@ Array all_gather(const Array& x, const std::string& axis_name, int axis, bool ti
 }
 
 Array axis_index(const std::string& axis_name) {
-  detail::BatchTrace& t = resolve(axis_name, "axis_index");
-  return t.wrap(arange(t.axis_size()), 0);
+  const detail::AxisProvider* p = nullptr;
+  if (detail::BatchTrace* t = resolve(axis_name, "axis_index", &p))
+    return t->wrap(arange(t->axis_size()), 0);
+  return p->axis_index();
 }
+
+namespace {
+
+Array over_names(const Array& x, const std::vector<std::string>& names, const char* op,
+                 Array (*one)(const Array&, const std::string&)) {
+  detail::check_valid(x, op);
+  if (names.empty()) throw ValueError(std::string(op) + ": expected at least one axis name");
+  Array y = x;
+  for (const std::string& n : names) y = one(y, n);
+  return y;
+}
+
+}  // namespace
+
+Array psum(const Array& x, const std::vector<std::string>& axis_names) {
+  return over_names(x, axis_names, "psum", &psum);
+}
+
+Array pmean(const Array& x, const std::vector<std::string>& axis_names) {
+  Array s = over_names(x, axis_names, "pmean", &psum);
+  double n = 1;
+  for (const std::string& name : axis_names) n *= static_cast<double>(axis_size(name, "pmean"));
+  return divide(s, full(Shape{}, n, is_floating(s.dtype()) ? s.dtype() : float32));
+}
+
+Array pmax(const Array& x, const std::vector<std::string>& axis_names) {
+  return over_names(x, axis_names, "pmax", &pmax);
+}
+
+Array pmin(const Array& x, const std::vector<std::string>& axis_names) {
+  return over_names(x, axis_names, "pmin", &pmin);
+}
+
+namespace detail {
+
+AxisProviderScope::AxisProviderScope(std::string name,
+                                     std::shared_ptr<const AxisProvider> provider) {
+  if (name.empty()) throw ValueError("AxisProviderScope: the axis name must not be empty");
+  if (!provider) throw ValueError("AxisProviderScope: no provider for axis " + name);
+  t_providers.emplace_back(std::move(name), std::move(provider));
+}
+
+AxisProviderScope::~AxisProviderScope() { t_providers.pop_back(); }
+
+const AxisProvider* find_axis_provider(const std::string& name) {
+  for (auto it = t_providers.rbegin(); it != t_providers.rend(); ++it)
+    if (it->first == name) return it->second.get();
+  return nullptr;
+}
+
+}  // namespace detail
 
 }  // namespace linum

@@ -1,18 +1,26 @@
 // Seed 000's CNN trained on Fashion-MNIST (Debian's dataset-fashion-mnist) with optim::adam:
 // a progress line with loss and examples/s during each epoch, test accuracy after each.
 // Flags: --epochs N  --batch-size N  --train-limit N (first N training images)  --threads N
-//        --lr X  --data DIR
+//        --lr X  --data DIR  --distributed  --checkpoint PATH
+// --distributed: data-parallel over the processes of `mpirun -n P` (linum::distributed). Every
+// process shuffles the same order, takes its shard of each global batch, and the gradients are
+// summed over the "devices" axis, so P processes take the steps one process takes on the whole
+// batch; parameters are checked bit-identical after each epoch. --checkpoint: process 0 writes
+// the final parameters (Flax msgpack).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/distributed/distributed.hpp>
 #include <linum/linum.hpp>
+#include <linum/nn/serialization.hpp>
 
 #include "idx.hpp"
 #include "seed_models.hpp"
@@ -21,6 +29,7 @@ using linum::Array;
 using linum::Tree;
 namespace nn = linum::nn;
 namespace optim = linum::optim;
+namespace dist = linum::distributed;
 
 // Seed 000's CNN, trained as the guide defines it.
 using seed_models::CNN;
@@ -58,9 +67,12 @@ std::pair<Array, std::vector<std::int32_t>> batch(const Data& d,
   return {linum::array(x, {b, 28, 28, 1}), y};
 }
 
-double accuracy(const Tree& variables, const Data& test) {
+// Test accuracy; distributed, each process scores its shard and the counts are summed.
+double accuracy(const Tree& variables, const Data& test, bool distributed) {
   std::vector<std::int64_t> all(test.n);
   std::iota(all.begin(), all.end(), 0);
+  const dist::Shard part = distributed ? dist::shard_range(test.n) : dist::Shard{0, test.n};
+  all = std::vector<std::int64_t>(all.begin() + part.begin, all.begin() + part.end);
   std::int64_t correct = 0;
   for (std::size_t s = 0; s < all.size(); s += 500) {
     const std::size_t e = std::min(all.size(), s + 500);
@@ -69,16 +81,39 @@ double accuracy(const Tree& variables, const Data& test) {
     const std::int32_t* p = pred.data<std::int32_t>();
     for (std::size_t i = 0; i < y.size(); ++i) correct += p[i] == y[i];
   }
+  if (distributed)
+    correct = dist::pmap([](const Array& c) { return linum::psum(c, "devices"); })(
+                  linum::full({}, static_cast<double>(correct), linum::int32))
+                  .item<std::int32_t>();
   return static_cast<double>(correct) / test.n;
 }
 
+int run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    // Distributed, one process's error must end the others too (they would wait for it).
+    if (dist::is_initialized()) dist::abort(std::string("fashion_mnist: ") + e.what());
+    std::fprintf(stderr, "fashion_mnist: %s\n", e.what());
+    return 1;
+  }
+}
+
+int run(int argc, char** argv) {
   int epochs = 2, threads = 2;
+  bool distributed = false;
+  std::string checkpoint;
   std::int64_t batch_size = 128, train_limit = 0;
   double lr = 1e-3;
   std::string dir = "/usr/share/datasets/fashion-mnist";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--distributed") {
+      distributed = true;
+      continue;
+    }
     if (i + 1 >= argc) {
       std::fprintf(stderr, "fashion_mnist: %s needs a value\n", a.c_str());
       return 2;
@@ -96,10 +131,12 @@ int main(int argc, char** argv) {
       lr = std::atof(v);
     else if (a == "--data")
       dir = v;
+    else if (a == "--checkpoint")
+      checkpoint = v;
     else {
       std::fprintf(stderr,
                    "fashion_mnist: unknown flag %s (flags: --epochs --batch-size --train-limit "
-                   "--threads --lr --data)\n",
+                   "--threads --lr --data --distributed --checkpoint)\n",
                    a.c_str());
       return 2;
     }
@@ -110,14 +147,24 @@ int main(int argc, char** argv) {
   }
   // BLAS is linum's only thread pool: one thread per core we were given.
   linum::set_num_threads(threads);
+  if (distributed) dist::initialize();
+  const bool lead = dist::process_index() == 0;  // the process that prints
+  auto say = [&](const char* fmt, auto... args) {
+    if (!lead) return;
+    std::printf(fmt, args...);
+    std::fflush(stdout);
+  };
 
   const Data train = load(dir, "train", train_limit), test = load(dir, "t10k", 0);
-  std::printf("Fashion-MNIST: %lld train, %lld test; batch %lld, adam lr %g, %d threads\n",
-              static_cast<long long>(train.n), static_cast<long long>(test.n),
-              static_cast<long long>(batch_size), lr, threads);
+  say("Fashion-MNIST: %lld train, %lld test; batch %lld, adam lr %g, %d threads, %d process%s\n",
+      static_cast<long long>(train.n), static_cast<long long>(test.n),
+      static_cast<long long>(batch_size), lr, threads, dist::process_count(),
+      dist::process_count() == 1 ? "" : "es");
 
   Tree variables = CNN().init(linum::random::PRNGKey(0), linum::zeros({1, 28, 28, 1}));
   Tree params = variables["params"];
+  // Every process starts from process 0's parameters.
+  if (distributed) params = dist::broadcast_one_to_all(params);
   auto tx = optim::adam(lr);
   auto opt_state = tx.init(params);
 
@@ -134,13 +181,24 @@ int main(int argc, char** argv) {
     auto tw = t0;
     for (std::size_t step = 0; step < steps; ++step) {
       const std::size_t s = step * batch_size, e = std::min(order.size(), s + batch_size);
-      auto [x, y] = batch(train, order, s, e);
+      // The sharded loader: this process's rows of the global batch [s, e).
+      const dist::Shard part = distributed ? dist::shard_range(static_cast<std::int64_t>(e - s))
+                                           : dist::Shard{0, static_cast<std::int64_t>(e - s)};
+      auto [x, y] = batch(train, order, s + part.begin, s + part.end);
       Array labels = linum::one_hot(linum::array(y, {static_cast<std::int64_t>(y.size())}), 10);
+      // The mean over the global batch: each process sums its rows over the global count, and
+      // psum over "devices" adds the shards (pmean of the local means when shards are equal).
+      const double global = static_cast<double>(e - s);
       auto loss_fn = [&](const Tree& p) {
         Array logp = CNN().apply(Tree{{"params", p}}, x);
-        return -linum::mean(linum::sum(labels * logp, 1));
+        return -linum::sum(labels * logp) / global;
       };
-      auto [loss, grads] = linum::value_and_grad(loss_fn)(params);
+      auto grads_fn = [&](const Tree& p) {
+        auto [l, g] = linum::value_and_grad(loss_fn)(p);
+        if (!distributed) return std::make_pair(l, g);
+        return std::make_pair(linum::psum(l, "devices"), linum::psum(g, "devices"));
+      };
+      auto [loss, grads] = distributed ? dist::pmap(grads_fn)(params) : grads_fn(params);
       auto [updates, new_state] = tx.update(grads, opt_state, params);
       opt_state = new_state;
       params = optim::apply_updates(params, updates);
@@ -150,21 +208,34 @@ int main(int argc, char** argv) {
       const auto now = std::chrono::steady_clock::now();
       if (step + 1 == steps || std::chrono::duration<double>(now - tw).count() >= 5.0) {
         const double dt = std::chrono::duration<double>(now - tw).count();
-        std::printf("epoch %d  step %zu/%zu  loss %.4f  %.0f examples/s\n", epoch, step + 1, steps,
-                    loss_sum / seen, window / dt);
-        std::fflush(stdout);
+        say("epoch %d  step %zu/%zu  loss %.4f  %.0f examples/s\n", epoch, step + 1, steps,
+            loss_sum / seen, window / dt);
         tw = now;
         window = 0;
       }
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double acc = accuracy(Tree{{"params", params}}, test);
-    std::printf("epoch %d done: train loss %.4f, %.1f s (%.0f examples/s), test accuracy %.2f%%\n",
-                epoch, loss_sum / seen, secs, seen / secs, 100.0 * acc);
-    std::fflush(stdout);
+    const double acc = accuracy(Tree{{"params", params}}, test, distributed);
+    say("epoch %d done: train loss %.4f, %.1f s (%.0f examples/s), test accuracy %.2f%%\n", epoch,
+        loss_sum / seen, secs, seen / secs, 100.0 * acc);
+    if (distributed) {
+      if (!dist::is_replicated(params))
+        throw linum::ValueError("the parameters differ between processes after epoch " +
+                                std::to_string(epoch));
+      say("parameters bit-identical on all %d processes\n", dist::process_count());
+    }
   }
-  std::printf("total %.1f s\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  say("total %.1f s\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  if (!checkpoint.empty()) {
+    if (distributed)
+      dist::save_checkpoint(checkpoint, params);
+    else
+      std::ofstream(checkpoint, std::ios::binary)
+          << linum::serialization::msgpack_serialize(params);
+    say("parameters written to %s\n", checkpoint.c_str());
+  }
+  if (distributed) dist::finalize();
   return 0;
 }
