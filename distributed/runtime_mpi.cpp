@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 // The collective timeout's watchdog: a thread that wakes every 50 ms and, when the collective
 // running on the main thread has gone past the deadline, says which one and ends this process
 // (mpirun then ends the rest of the job). It makes no MPI call, so the collectives stay MPI's
-// blocking ones: polled nonblocking forms were slower in bench_distributed.
+// blocking ones (OpenMPI's tuned algorithms; its nonblocking collectives are a generic layer).
 struct Watchdog {
   std::mutex mu;
   std::condition_variable cv;
