@@ -84,7 +84,7 @@ template <class M, class F, class... A>
 auto run_as_method(M& m, const NamesSlot& names, const F& fn, const A&... args) {
   return m.method("<lambda>", [&] {
     auto y = fn(m, args...);
-    if (names) *names = m.autoname_cursor();
+    *names = m.autoname_cursor();
     return y;
   });
 }
@@ -93,10 +93,10 @@ auto run_as_method(M& m, const NamesSlot& names, const F& fn, const A&... args) 
 // multi_scope=False).
 template <class M>
 struct LiftedSelf {
-  M& outer;
   M inner;
   NamesSlot names;
-  LiftedSelf(M& o, const Scope& s, NamesSlot n) : outer(o), inner(o.clone()), names(std::move(n)) {
+  LiftedSelf(const M& outer, const Scope& s, NamesSlot n)
+      : inner(outer.clone()), names(std::move(n)) {
     inner.copy_autoname_cursor_from(outer);
     inner.bind_root(s);
   }
@@ -174,10 +174,10 @@ struct Scan : Module<Scan<M>> {
   // A scanned cell's carry, as Flax's transformed class inherits LSTMCell.initialize_carry
   // (it needs no scope: the rng and the input shape).
   template <class... A>
-  auto initialize_carry(const A&... args) const
-      requires requires(const M& t) { t.initialize_carry(args...); } {
-    return target.initialize_carry(args...);
+  auto initialize_carry(const A&... args) const requires requires(const M& t) {
+    t.initialize_carry(args...);
   }
+  { return target.initialize_carry(args...); }
 };
 template <class M>
 requires std::derived_from<M, ModuleBase> Scan<M> scan(M target, lift::ScanOptions opts) {

@@ -13,14 +13,15 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+#include "nn_testing.hpp"
+
 using namespace linum;
+using linum::testing::allclose;
+using linum::testing::sorted_keys;
 
 namespace {
 Array row(const Array& x, std::int64_t i) {
   return squeeze(take(x, Array(static_cast<int>(i)).reshape({1}), 0), 0);
-}
-bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
-  return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
 }
 bool same(const Array& a, const Array& b) {
   return a.shape() == b.shape() && all(linum::equal(a, b)).item<bool>();
@@ -28,11 +29,6 @@ bool same(const Array& a, const Array& b) {
 Array dense(const Tree& p, const Array& x) {
   return p.contains("bias") ? Array(matmul(x, p["kernel"].leaf()) + p["bias"].leaf())
                             : matmul(x, p["kernel"].leaf());
-}
-std::vector<std::string> keys(const Tree& d) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : d.as_dict()) out.push_back(k);
-  return out;
 }
 
 // nn.checkpoint(fn)(self, x) makes Dense_0; the Dense after it is Dense_1.
@@ -133,7 +129,7 @@ struct Remat18 : nn::Module<Remat18> {
 TEST_CASE("a Dense made after nn::checkpoint(fn) continues the names: Dense_0 inside, Dense_1 after") {
   Array x = random::normal(random::key(1), {2, 4});
   auto [y, v] = RematThenDense().init_with_output(random::key(0), x);
-  CHECK(keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
   const Tree& p = v["params"];
   CHECK(p["Dense_0"]["kernel"].leaf().shape() == Shape{4, 3});
   CHECK(p["Dense_1"]["kernel"].leaf().shape() == Shape{3, 2});
@@ -151,7 +147,7 @@ TEST_CASE("a Dense made after nn::checkpoint(fn) continues the names: Dense_0 in
 TEST_CASE("a Dense made after nn::value_and_grad continues the names the function took") {
   Array x = random::normal(random::key(1), {2, 4});
   auto [out, v] = GradThenDense().init_with_output(random::key(0), x);
-  CHECK(keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
   const Tree& p = v["params"];
   CHECK(allclose(out.first, sum(dense(p["Dense_0"], x)) + sum(dense(p["Dense_1"], x))));
   // d/dx sum(x W0 + b0) = ones @ W0^T, row by row.
@@ -163,7 +159,7 @@ TEST_CASE("a Dense made after nn::value_and_grad continues the names the functio
 TEST_CASE("both nn::cond branches start from the caller's names; the Dense after is Dense_1") {
   Array x = random::normal(random::key(1), {2, 4});
   auto [y, v] = CondThenDense().init_with_output(random::key(0), x, Array(true));
-  CHECK(keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
   const Tree& p = v["params"];
   CHECK(allclose(y, dense(p["Dense_1"], dense(p["Dense_0"], x))));
   CHECK(allclose(CondThenDense().apply(v, x, Array(false)),
@@ -173,7 +169,7 @@ TEST_CASE("both nn::cond branches start from the caller's names; the Dense after
 TEST_CASE("nn::map_variables ties an autoencoder's kernels through a compact _call (L34)") {
   Array x = ones({2, 4});
   auto [y, v] = TiedAutoencoder().init_with_output(random::key(0), x);
-  CHECK(keys(v["params"]) == std::vector<std::string>{"Dense_0"});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0"});
   Array k = v["params"]["Dense_0"]["kernel"].leaf();
   CHECK(k.shape() == Shape{4, 5});
   CHECK(allclose(y, matmul(matmul(x, k), transpose(k))));
@@ -183,7 +179,7 @@ TEST_CASE("nn::map_variables ties an autoencoder's kernels through a compact _ca
 TEST_CASE("a compact class calling nn::scan(fn) twice gets Dense_0 and Dense_1") {
   Array x = random::normal(random::key(1), {3});
   auto [y, v] = TwoScans().init_with_output(random::key(0), x);
-  CHECK(keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
+  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "Dense_1"});
   Array c = x;
   for (const char* name : {"Dense_0", "Dense_1"}) {
     const Tree& d = v["params"][name];
