@@ -4,9 +4,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
+#include <linum/autodiff/parallel.hpp>
 #include <linum/linum.hpp>
 
 namespace linum::bench {
@@ -22,9 +25,12 @@ inline void configure(benchmark::internal::Benchmark* b) {
       ->Unit(benchmark::kMillisecond);
 }
 
-// Sets the BLAS threads from the benchmark's argument.
+// Sets the BLAS threads from the benchmark's argument. LINUM_BENCH_SERIAL_KERNELS=1 keeps the
+// elementwise, optimizer and im2col kernels on the calling thread (before/after comparisons).
 inline void set_threads(const benchmark::State& state) {
   linum::set_num_threads(static_cast<int>(state.range(0)));
+  const char* serial = std::getenv("LINUM_BENCH_SERIAL_KERNELS");
+  linum::detail::set_parallel_kernels(!(serial && std::string(serial) == "1"));
 }
 
 // An array of shape `s` drawn from N(0, scale^2) with a fixed seed: the workloads' inputs.

@@ -16,6 +16,7 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/primitive.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/parallel.hpp>
 #include <linum/optim/base.hpp>
 #include <linum/optim/fused.hpp>
 #include <linum/optim/tree_utils.hpp>
@@ -67,9 +68,11 @@ struct Simd {
 template <class T, bool A, bool B, bool C, class F>
 void loop_lanes(std::int64_t n, F& body) {
   constexpr std::int64_t w = xsimd::batch<T>::size;
-  std::int64_t i = 0;
-  for (; i + w <= n; i += w) body.template operator()<A, B, C, Simd<T>>(i);
-  for (; i < n; ++i) body.template operator()<A, B, C, Scalar<T>>(i);
+  linum::detail::parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
+    std::int64_t i = lo;
+    for (; i + w <= hi; i += w) body.template operator()<A, B, C, Simd<T>>(i);
+    for (; i < hi; ++i) body.template operator()<A, B, C, Scalar<T>>(i);
+  });
 }
 template <class T, class F>
 void loop(std::int64_t n, bool a, bool b, bool c, F&& body) {

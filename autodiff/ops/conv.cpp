@@ -6,6 +6,7 @@
 #include <memory>
 
 #include <linum/autodiff/ops/window_util.hpp>
+#include <linum/autodiff/parallel.hpp>
 
 namespace linum {
 namespace detail {
@@ -171,6 +172,16 @@ void im2col(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
   });
 }
 
+// im2col of rows [r0, r1) into P's first rows, split over the threads when the block is large
+// (each part writes its own rows). col2im stays on one thread: its rows add into shared pixels.
+template <class T>
+void im2col_rows(const ConvGeom& g, const T* x, T* P, i64 r0, i64 r1) {
+  const i64 ld = g.ldp();
+  parallel_for(
+      r1 - r0, [&](i64 lo, i64 hi) { im2col(g, x, P + lo * ld, r0 + lo, r0 + hi); },
+      std::max<i64>(1, kParallelGrain / std::max<i64>(ld, 1)), 1);
+}
+
 // The transpose of im2col: patch values are added back into the pixels they were read from.
 template <class T>
 void col2im(const ConvGeom& g, const T* P, T* x, i64 r0, i64 r1) {
@@ -225,7 +236,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, T* out) {
     return;
   }
   for_each_patch_chunk<T>(g, [&](i64 r0, i64 r1, T* P) {
-    im2col(g, x, P, r0, r1);
+    im2col_rows(g, x, P, r0, r1);
     group_gemms<T>(g, false, false, r1 - r0, g.Og, g.kg(), P, g.ldp(), g.kg(), w, out + r0 * g.O,
                    g.O, g.Og, false);
   });
@@ -258,7 +269,7 @@ void conv_grad_rhs(const ConvGeom& g, const T* x, const T* ct, T* wbar) {
     return;
   }
   for_each_patch_chunk<T>(g, [&](i64 r0, i64 r1, T* P) {
-    im2col(g, x, P, r0, r1);
+    im2col_rows(g, x, P, r0, r1);
     group_gemms<T>(g, true, false, g.kg(), g.Og, r1 - r0, P, g.ldp(), g.kg(), ct + r0 * g.O, wbar,
                    g.O, g.Og, r0 > 0);
   });

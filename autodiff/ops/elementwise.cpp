@@ -9,6 +9,7 @@
 
 #include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/parallel.hpp>
 
 namespace linum {
 namespace detail {
@@ -26,13 +27,15 @@ Array unary_kernel(const Array& x, DType out_dtype) {
     if constexpr (requires { D::template f<T>(T{}); }) {
       using O = decltype(D::template f<T>(T{}));
       O* o = out_ptr<O>(out);
-      std::int64_t i = 0;
-      if constexpr (std::is_floating_point_v<T> && std::is_same_v<O, T> &&
-                    requires { D::simd(xsimd::batch<T>(T{})); }) {
-        constexpr std::int64_t w = xsimd::batch<T>::size;
-        for (; i + w <= n; i += w) D::simd(xsimd::batch<T>::load_unaligned(a + i)).store_unaligned(o + i);
-      }
-      for (; i < n; ++i) o[i] = D::template f<T>(a[i]);
+      parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
+        std::int64_t i = lo;
+        if constexpr (std::is_floating_point_v<T> && std::is_same_v<O, T> &&
+                      requires { D::simd(xsimd::batch<T>(T{})); }) {
+          constexpr std::int64_t w = xsimd::batch<T>::size;
+          for (; i + w <= hi; i += w) D::simd(xsimd::batch<T>::load_unaligned(a + i)).store_unaligned(o + i);
+        }
+        for (; i < hi; ++i) o[i] = D::template f<T>(a[i]);
+      });
     } else {
       throw TypeError(std::string(D::kName) + ": not defined for dtype " + std::string(dtype_name(x.dtype())));
     }
@@ -44,10 +47,22 @@ template <class D>
 Array binary_kernel(const Array& a, const Array& b, DType out_dtype) {
   const Shape os = broadcast_shapes(a.shape(), b.shape(), D::kName);
   Array out = empty(os, out_dtype);
+  const std::int64_t n = out.size(), na = a.size(), nb = b.size();
   dispatch(a.dtype(), [&]<class T>() {
     using O = decltype(D::template f<T>(T{}, T{}));
-    broadcast_loop(in_ptr<T>(a), a.shape(), in_ptr<T>(b), b.shape(), out_ptr<O>(out), os,
-                   [](T x, T y) { return D::template f<T>(x, y); });
+    auto f = [](T x, T y) { return D::template f<T>(x, y); };
+    const T *pa = in_ptr<T>(a), *pb = in_ptr<T>(b);
+    O* po = out_ptr<O>(out);
+    // Same shapes, or one scalar side: flat ranges, split over the threads when large.
+    if ((na == n || na == 1) && (nb == n || nb == 1) && n >= 2 * kParallelGrain) {
+      parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
+        const Shape part{hi - lo};
+        broadcast_loop(pa + (na == n ? lo : 0), na == n ? part : Shape{}, pb + (nb == n ? lo : 0),
+                       nb == n ? part : Shape{}, po + lo, part, f);
+      });
+      return;
+    }
+    broadcast_loop(pa, a.shape(), pb, b.shape(), po, os, f);
   });
   return out;
 }
