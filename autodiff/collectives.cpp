@@ -6,6 +6,7 @@
 // Names no vmap owns go to the innermost AxisProvider bound to them (distributed::pmap).
 #include <linum/autodiff/collectives.hpp>
 
+#include <linum/autodiff/collective_rules.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/trace.hpp>
@@ -74,19 +75,16 @@ struct Collective final : Primitive {
 
   Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
              std::span<const Array> outs) const override {
-    if (kind == Kind::pmax || kind == Kind::pmin)
-      return {rebind(multiply(extreme_weights(primals[0], outs[0]), tangents[0]), Kind::psum, 0)};
-    return {rebind(tangents[0])};
+    return {detail::collective_jvp(*this, primals[0], tangents[0], outs[0])};
   }
 
   Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
              std::span<const Array> outs) const override {
     const Array& ct = cts[0];
     switch (kind) {
-      case Kind::psum: return {rebind(ct)};
+      case Kind::psum:
       case Kind::pmax:
-      case Kind::pmin:
-        return {multiply(extreme_weights(primals[0], outs[0]), rebind(ct, Kind::psum, 0))};
+      case Kind::pmin: return {detail::reduction_vjp(*this, primals[0], ct, outs[0])};
       case Kind::all_gather: {
         // An example's cotangent must come out batched even when ct is the same for every
         // example: adding a batched zero makes the named vmap process the transpose.
@@ -121,12 +119,6 @@ struct Collective final : Primitive {
     // Another vmap: its batch axis goes in front and the op acts on the rest.
     if (kind == Kind::psum || kind == Kind::pmax || kind == Kind::pmin) return {{rebind(v)}, {b}};
     return {{rebind(moveaxis(v, b, 0), kind, axis + 1)}, {0}};
-  }
-
-  // Weights that route a pmax/pmin cotangent to the examples holding the extreme (ties share).
-  Array extreme_weights(const Array& x, const Array& out) const {
-    Array hit = astype(equal(x, out), x.dtype());
-    return divide(hit, rebind(hit, Kind::psum, 0));
   }
 
   detail::BatchTrace* named_trace() const {

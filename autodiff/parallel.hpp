@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <type_traits>
-#include <utility>
 
 namespace linum::detail {
 
@@ -22,8 +21,8 @@ class RangeFn {
   void (*call_)(void*, std::int64_t, std::int64_t);
 };
 
-// Elements below which a kernel runs on one thread: waking the team costs a few microseconds,
-// which a pass over 64K floats (~15 µs) only just repays.
+// Elements below which a kernel runs on one thread: starting the team costs more than a short
+// pass saves.
 inline constexpr std::int64_t kParallelGrain = std::int64_t{1} << 16;
 
 // Runs fn over [0, n) cut into contiguous chunks of at least `grain` elements (about four per

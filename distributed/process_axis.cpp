@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include <linum/autodiff/collective_rules.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/primitive.hpp>
 #include <linum/distributed/distributed.hpp>
@@ -77,19 +78,16 @@ struct ProcessCollective final : Primitive {
 
   Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
              std::span<const Array> outs) const override {
-    if (kind == Kind::pmax || kind == Kind::pmin)
-      return {rebind(multiply(extreme_weights(primals[0], outs[0]), tangents[0]), Kind::psum, 0)};
-    return {rebind(tangents[0])};
+    return {linum::detail::collective_jvp(*this, primals[0], tangents[0], outs[0])};
   }
 
   Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
              std::span<const Array> outs) const override {
     const Array& ct = cts[0];
     switch (kind) {
-      case Kind::psum: return {rebind(ct)};
+      case Kind::psum:
       case Kind::pmax:
-      case Kind::pmin:
-        return {multiply(extreme_weights(primals[0], outs[0]), rebind(ct, Kind::psum, 0))};
+      case Kind::pmin: return {linum::detail::reduction_vjp(*this, primals[0], ct, outs[0])};
       case Kind::all_gather:
         return {
             take(rebind(ct, Kind::psum, 0), full(Shape{}, static_cast<double>(rank), int32), axis)};
@@ -102,12 +100,6 @@ struct ProcessCollective final : Primitive {
     const int b = bdims[0];
     if (kind != Kind::all_gather) return {{rebind(v)}, {b}};
     return {{rebind(moveaxis(v, b, 0), kind, axis + 1)}, {0}};
-  }
-
-  // 1 where this process holds the extreme, divided by how many processes do.
-  Array extreme_weights(const Array& x, const Array& out) const {
-    Array hit = astype(equal(x, out), x.dtype());
-    return divide(hit, rebind(hit, Kind::psum, 0));
   }
 
   static const void* data(const Array& a) {
