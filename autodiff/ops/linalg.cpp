@@ -1,12 +1,13 @@
 // Contractions: dot_general, THE contraction primitive (a batched GEMM), with its JVP, VJP (JAX's
 // transpose rules) and batching rule; dot and matmul (numpy semantics) built on it; the shared
-// gemm helper (small products on ops/small_gemm.cpp, the rest on OpenBLAS); BLAS thread control.
+// gemm helper (small products on ops/small_gemm.cpp, the rest on OpenBLAS).
 #include <cblas.h>
 
 #include <algorithm>
 #include <climits>
 #include <numeric>
 
+#include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 
@@ -37,6 +38,7 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if constexpr (std::is_floating_point_v<T>) {
     if (small_gemm_preferred<T>(trans_a, trans_b, m, n, k))
       return small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    ensure_fast_blas_core();
     const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
     const T beta = accumulate ? T(1) : T(0);
     if constexpr (std::is_same_v<T, float>)
@@ -404,13 +406,5 @@ Array matmul(const Array& a, const Array& b) {
   const Dims perm = argsort(concat({&idx_batch, &idx_x, &idx_y}));
   return is_identity(perm) ? out : transpose(out, perm);
 }
-
-void set_num_threads(int n) {
-  if (n < 1)
-    throw ValueError("set_num_threads: expected at least 1 thread, got " + std::to_string(n));
-  openblas_set_num_threads(n);
-}
-
-int num_threads() { return openblas_get_num_threads(); }
 
 }  // namespace linum

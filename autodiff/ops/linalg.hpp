@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <linum/autodiff/array.hpp>
+#include <linum/autodiff/ops/blas_runtime.hpp>
 
 namespace linum {
 
@@ -66,13 +67,5 @@ Array min_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
 Array pool(const Array& x, double init, WindowReduce op, const std::vector<std::int64_t>& window,
            std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
-
-// Threads for BLAS (contractions, convolutions) and for linum's large kernels (elementwise ops
-// of 128K elements and more, the optimizers' one-pass updates, im2col). Both run on one OpenMP
-// team when linum is built against OpenBLAS's OpenMP build (libopenblas-openmp-dev); without it
-// the kernels stay on one thread, so that no second pool fights BLAS's for the cores. The
-// default is OpenBLAS's (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS, else one per core).
-void set_num_threads(int n);
-int num_threads();
 
 }  // namespace linum
