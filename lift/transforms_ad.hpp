@@ -24,10 +24,11 @@ Tree zeros_like_tree(const Tree& t);
 Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents);
 }  // namespace detail
 
-// lift.vjp(fn, scope, *primals, vjp_variables, variables, rngs) -> (y, bwd) where
-// bwd(cotangent) = (vars_grad {col: grads}, grads of each primal...).
-template <class F, class... P>
-auto vjp(const VjpOptions& opts, F fn, Scope& scope, const P&... primals) {
+namespace detail {
+// lift.vjp's work. With Aux, fn returns (y, aux): aux is passed through undifferentiated and the
+// result is (y, bwd, aux).
+template <bool Aux, class F, class... P>
+auto vjp_impl(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) {
   PackSpec spec{{opts.vjp_variables, opts.variables}, {opts.variables}, {opts.rngs}, "vjp"};
   Packed packed = pack(scope, spec);
   const Tree other = packed.variables[1];
@@ -35,16 +36,42 @@ auto vjp(const VjpOptions& opts, F fn, Scope& scope, const P&... primals) {
     Scope inner = inner_scope(scope, spec, {vjp_vars, other}, packed.rngs);
     InnerGuard guard{inner};
     auto y = fn(inner, a...);
-    return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
+    if constexpr (Aux)
+      return std::make_pair(std::make_pair(std::move(y.first), Tree::tuple(repack(inner, spec))),
+                            std::move(y.second));
+    else
+      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
   };
-  auto [out, pullback] = linum::vjp(wrapper, packed.variables[0], primals...);
+  auto result = [&] {
+    if constexpr (Aux)
+      return linum::vjp(wrapper, packed.variables[0], primals..., linum::has_aux);
+    else
+      return linum::vjp(wrapper, packed.variables[0], primals...);
+  }();
+  auto& out = std::get<0>(result);
   publish(scope, out.second.items());
   // The published variables are outputs too; they get zero cotangents.
-  Tree zero = detail::zeros_like_tree(out.second);
-  auto bwd = [pullback = std::move(pullback), zero](const auto& ct) {
+  Tree zero = zeros_like_tree(out.second);
+  auto bwd = [pullback = std::move(std::get<1>(result)), zero](const auto& ct) {
     return pullback(std::make_pair(ct, zero));
   };
-  return std::make_pair(out.first, std::move(bwd));
+  if constexpr (Aux)
+    return std::make_tuple(out.first, std::move(bwd), std::move(std::get<2>(result)));
+  else
+    return std::make_pair(out.first, std::move(bwd));
+}
+// Drops the variables' gradient from bwd's result: the gradients of the primals only.
+template <class G>
+auto primal_grads(const G& grads) {
+  return std::apply([](const auto&, const auto&... g) { return std::tuple{g...}; }, grads);
+}
+}  // namespace detail
+
+// lift.vjp(fn, scope, *primals, vjp_variables, variables, rngs) -> (y, bwd) where
+// bwd(cotangent) = (vars_grad {col: grads}, grads of each primal...).
+template <class F, class... P>
+auto vjp(const VjpOptions& opts, F fn, Scope& scope, const P&... primals) {
+  return detail::vjp_impl<false>(opts, fn, scope, primals...);
 }
 template <class F, class... P>
 auto vjp(F fn, Scope& scope, const P&... primals) {
@@ -56,9 +83,16 @@ auto vjp(F fn, Scope& scope, const P&... primals) {
 template <class F, class... P>
 auto value_and_grad(F fn, Scope& scope, const P&... primals) {
   auto [y, bwd] = lift::vjp(VjpOptions{.vjp_variables = false}, std::move(fn), scope, primals...);
-  auto grads = bwd(ones_like(y));
-  return std::make_pair(
-      y, std::apply([](const auto&, const auto&... g) { return std::tuple{g...}; }, grads));
+  return std::make_pair(y, detail::primal_grads(bwd(ones_like(y))));
+}
+// has_aux=True: fn returns (y, aux); the result is (y, aux, (grad of each primal...)), as Flax's
+// lift.value_and_grad returns them.
+template <class F, class... P>
+auto value_and_grad(HasAux, F fn, Scope& scope, const P&... primals) {
+  auto [y, bwd, aux] =
+      detail::vjp_impl<true>(VjpOptions{.vjp_variables = false}, fn, scope, primals...);
+  auto grads = detail::primal_grads(bwd(ones_like(y)));
+  return std::make_tuple(y, std::move(aux), std::move(grads));
 }
 
 // lift.jvp(fn, scope, primals, tangents, variable_tangents) -> (y, y_tangent).

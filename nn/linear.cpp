@@ -67,32 +67,134 @@ Attributes Dense::attributes() const {
           {"dot_general_cls", "None"}};
 }
 
+Padding canonicalize_padding(const PaddingLike& padding, std::size_t rank) {
+  using Pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  if (padding.every_dim) return Pairs(rank, {*padding.every_dim, *padding.every_dim});
+  auto invalid = [&](const std::string& given) {
+    return ValueError("Invalid padding format: " + given +
+                      ", should be str, int, or a sequence of len " + std::to_string(rank) +
+                      " where each element is an int or pair of ints.");
+  };
+  if (padding.ints) {
+    if (padding.ints->size() != rank) throw invalid(attr_repr(*padding.ints));
+    Pairs pads;
+    for (std::int64_t p : *padding.ints) pads.emplace_back(p, p);
+    return pads;
+  }
+  if (padding.mode.empty() && padding.pads.size() != rank) {
+    std::string given = "(";
+    for (std::size_t i = 0; i < padding.pads.size(); ++i)
+      given += (i ? ", (" : "(") + std::to_string(padding.pads[i].first) + ", " +
+               std::to_string(padding.pads[i].second) + ")";
+    throw invalid(given + (padding.pads.size() == 1 ? ",)" : ")"));
+  }
+  return padding;
+}
+
 namespace {
 
-// Flax's conv input handling: an input without the batch dim gets one; the rank must fit.
-Array batched_conv_input(const char* op, const Array& inputs, std::size_t kernel_dims,
-                         std::int64_t features) {
+// Flax's conv input handling: the batch dims before the spatial ones and the features, folded
+// into one (an input without any gets one); the rank must allow the kernel's spatial dims.
+struct FoldedInput {
+  Array x;            // (batch, spatial..., features)
+  Shape batch_shape;  // the input's batch dims, restored on the output
+};
+FoldedInput fold_conv_input(const char* op, const Array& inputs, std::size_t kernel_dims,
+                            std::int64_t features) {
   const auto nd = static_cast<int>(kernel_dims);
   if (nd == 0)
     throw ValueError(std::string(op) + ": kernel_size must name at least one spatial dim");
   if (features <= 0)
     throw ValueError(std::string(op) + ": features must be positive, got " +
                      std::to_string(features));
-  const Array x = inputs.ndim() == nd + 1 ? expand_dims(inputs, 0) : inputs;
-  if (x.ndim() != nd + 2) {
+  if (inputs.ndim() < nd + 1) {
     std::ostringstream os;
-    os << op << ": a kernel_size of " << nd << " spatial dims expects inputs of rank " << nd + 1
-       << " or " << nd + 2 << " (N, spatial..., C), got rank " << inputs.ndim();
+    os << op << ": a kernel_size of " << nd << " spatial dims expects inputs of rank at least "
+       << nd + 1 << " (batch..., spatial..., features), got rank " << inputs.ndim();
     throw ValueError(os.str());
   }
-  return x;
+  const auto nb = static_cast<std::size_t>(inputs.ndim() - nd - 1);
+  const Shape& shape = inputs.shape();
+  Shape batch_shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(nb));
+  if (nb == 1) return {inputs, batch_shape};
+  std::int64_t n = 1;
+  for (auto d : batch_shape) n *= d;
+  Shape flat{n};
+  flat.insert(flat.end(), shape.begin() + static_cast<std::ptrdiff_t>(nb), shape.end());
+  return {reshape(inputs, flat), batch_shape};
+}
+Array unfold_conv_output(const Array& y, const Shape& batch_shape) {
+  if (batch_shape.size() == 1) return y;
+  Shape out = batch_shape;
+  out.insert(out.end(), y.shape().begin() + 1, y.shape().end());
+  return reshape(y, out);
+}
+
+// jnp.pad of one axis in mode 'wrap' (periodic) or 'reflect' (mirrored without repeating the
+// edge), as a gather: output j reads input ((j - lo) mod n), folded back for reflect. These
+// indices equal jnp.pad's iterated slices for any pad width.
+Array pad_axis(const char* op, const Array& x, int axis, std::int64_t lo, std::int64_t hi,
+               bool reflect) {
+  const std::int64_t n = x.shape(axis);
+  if (n == 0)
+    throw ValueError(std::string(op) +
+                     ": can't pad an empty spatial dim periodically or by "
+                     "reflection");
+  const std::int64_t period = reflect ? 2 * (n - 1) : n;
+  std::vector<std::int32_t> idx;
+  for (std::int64_t j = 0; j < n + lo + hi; ++j) {
+    if (period == 0) {  // reflect of a length-1 axis repeats it
+      idx.push_back(0);
+      continue;
+    }
+    std::int64_t i = ((j - lo) % period + period) % period;
+    if (i >= n) i = period - i;
+    idx.push_back(static_cast<std::int32_t>(i));
+  }
+  return take(x, array(idx), axis, GatherMode::promise_in_bounds);
+}
+
+// Zeros before (lo) and after (hi) along `axis`.
+Array zero_pad_axis(const Array& x, int axis, std::int64_t lo, std::int64_t hi) {
+  if (lo == 0 && hi == 0) return x;
+  Shape s = x.shape();
+  Arrays parts;
+  s[static_cast<std::size_t>(axis)] = lo;
+  if (lo > 0) parts.push_back(zeros(s, x.dtype()));
+  parts.push_back(x);
+  s[static_cast<std::size_t>(axis)] = hi;
+  if (hi > 0) parts.push_back(zeros(s, x.dtype()));
+  return concatenate(parts, axis);
+}
+
+std::vector<std::int64_t> ones_if_empty(const std::vector<std::int64_t>& v, std::size_t n) {
+  return v.empty() ? std::vector<std::int64_t>(n, 1) : v;
 }
 
 }  // namespace
 
 Array Conv::call(const Array& inputs) {
-  const Array x = batched_conv_input("Conv", inputs, kernel_size.size(), features);
-  const bool unbatched = x.ndim() != inputs.ndim();
+  auto [x, batch_shape] = fold_conv_input("Conv", inputs, kernel_size.size(), features);
+  const std::size_t nk = kernel_size.size();
+  Padding pad = canonicalize_padding(padding, nk);
+  if (pad.mode == "CIRCULAR" || pad.mode == "REFLECT") {
+    // Flax pads the input by wrap/reflect so that a VALID conv keeps the size: (k_dilated - 1) / 2
+    // before, k_dilated / 2 after.
+    const auto kd = ones_if_empty(kernel_dilation, nk);
+    if (kd.size() != nk)
+      throw ValueError("Conv: kernel_dilation must have one entry per spatial dim (" +
+                       std::to_string(nk) + "), got " + attr_repr(kernel_dilation));
+    for (std::size_t i = 0; i < nk; ++i) {
+      const std::int64_t k = (kernel_size[i] - 1) * kd[i] + 1;
+      x = pad_axis("Conv", x, static_cast<int>(i) + 1, (k - 1) / 2, k / 2, pad.mode == "REFLECT");
+    }
+    pad = "VALID";
+  } else if (pad.mode == "CAUSAL") {
+    if (nk != 1) throw ValueError("Causal padding is only implemented for 1D convolutions.");
+    const auto kd = ones_if_empty(kernel_dilation, 1);
+    x = zero_pad_axis(x, 1, kd.at(0) * (kernel_size[0] - 1), 0);
+    pad = "VALID";
+  }
   const std::int64_t in_features = x.shape(-1);
   if (feature_group_count < 1 || in_features % feature_group_count != 0) {
     throw ValueError("Conv: the input features (" + std::to_string(in_features) +
@@ -105,25 +207,44 @@ Array Conv::call(const Array& inputs) {
   Array kernel = param("kernel", kernel_init, kernel_shape, param_dtype);
   Array y = conv_general_dilated(x, kernel,
                                  {.window_strides = strides,
-                                  .padding = padding,
+                                  .padding = pad,
                                   .lhs_dilation = input_dilation,
                                   .rhs_dilation = kernel_dilation,
                                   .feature_group_count = feature_group_count});
   if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
-  return unbatched ? squeeze(y, 0) : y;
+  return unfold_conv_output(y, batch_shape);
 }
 
 Array ConvTranspose::call(const Array& inputs) {
-  const Array x = batched_conv_input("ConvTranspose", inputs, kernel_size.size(), features);
-  const bool unbatched = x.ndim() != inputs.ndim();
+  auto [x, batch_shape] = fold_conv_input("ConvTranspose", inputs, kernel_size.size(), features);
+  const std::size_t nk = kernel_size.size();
   Shape kernel_shape(kernel_size.begin(), kernel_size.end());
   kernel_shape.push_back(transpose_kernel ? features : x.shape(-1));
   kernel_shape.push_back(transpose_kernel ? x.shape(-1) : features);
   Array kernel = param("kernel", kernel_init, kernel_shape, param_dtype);
-  Array y = conv_transpose(x, kernel, strides, padding, kernel_dilation, transpose_kernel);
-  if (unbatched) y = squeeze(y, 0);
+  Padding pad = canonicalize_padding(padding, nk);
+  const bool circular = pad.mode == "CIRCULAR";
+  if (circular) pad = "VALID";
+  Array y = conv_transpose(x, kernel, strides, pad, kernel_dilation, transpose_kernel);
+  if (circular) {
+    // Flax's periodic wrap: the output period along each spatial dim is input size * stride; y
+    // is zero-padded to an odd number of periods (the extra pixel on the left, or on the right
+    // with transpose_kernel, so that it mirrors Conv) and the periods are summed.
+    const auto st = ones_if_empty(strides, nk);
+    for (std::size_t i = 0; i < nk; ++i) {
+      const int axis = static_cast<int>(i) + 1;
+      const std::int64_t period = x.shape(axis) * st.at(i), y_dim = y.shape(axis);
+      const std::int64_t diff = ((-(y_dim - period)) % (2 * period) + 2 * period) % (2 * period);
+      y = transpose_kernel ? zero_pad_axis(y, axis, diff / 2, (diff + 1) / 2)
+                           : zero_pad_axis(y, axis, (diff + 1) / 2, diff / 2);
+      Shape s = y.shape();
+      s[static_cast<std::size_t>(axis)] = -1;
+      s.insert(s.begin() + axis + 1, period);
+      y = sum(reshape(y, s), {axis});
+    }
+  }
   if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
-  return y;
+  return unfold_conv_output(y, batch_shape);
 }
 
 Array Einsum::call(const Array& x, const std::optional<std::string>& call_str) {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <linum/autodiff/ops.hpp>
@@ -43,11 +45,37 @@ struct Dense : Module<Dense>, DenseConfig {
   Attributes attributes() const override;
 };
 
+// flax.linen.linear.PaddingLike, what Conv and ConvTranspose take: a lax padding ('SAME',
+// 'SAME_LOWER', 'VALID', (low, high) pairs), Flax's 'CIRCULAR' (periodic) and 'REFLECT' (Conv
+// only) and 'CAUSAL' (1-D Conv: left padding keeping the length), an int p meaning (p, p) on every
+// spatial dim, or one int per spatial dim. canonicalize_padding turns the ints into pairs.
+struct PaddingLike : Padding {
+  PaddingLike(const char* m) : Padding(m) {}             // NOLINT(google-explicit-constructor)
+  PaddingLike(std::string m) : Padding(std::move(m)) {}  // NOLINT(google-explicit-constructor)
+  PaddingLike(const Padding& p) : Padding(p) {}          // NOLINT(google-explicit-constructor)
+  PaddingLike(std::vector<std::pair<std::int64_t, std::int64_t>> p)  // NOLINT
+      : Padding(std::move(p)) {}
+  PaddingLike(std::initializer_list<std::pair<std::int64_t, std::int64_t>> p)  // NOLINT
+      : Padding(std::vector<std::pair<std::int64_t, std::int64_t>>(p)) {}
+  PaddingLike(int p) : Padding(""), every_dim(p) {}           // NOLINT(google-explicit-constructor)
+  PaddingLike(std::int64_t p) : Padding(""), every_dim(p) {}  // NOLINT(google-explicit-constructor)
+  PaddingLike(std::vector<std::int64_t> p) : Padding(""), ints(std::move(p)) {}  // NOLINT
+  PaddingLike(std::initializer_list<std::int64_t> p)  // NOLINT(google-explicit-constructor)
+      : Padding(""), ints(p) {}
+
+  std::optional<std::int64_t> every_dim;          // the int form
+  std::optional<std::vector<std::int64_t>> ints;  // the sequence-of-ints form
+};
+
+// flax.linen.linear.canonicalize_padding: a string as it is, the int forms as (p, p) pairs; a
+// sequence must have `rank` entries (Flax's "Invalid padding format" ValueError otherwise).
+Padding canonicalize_padding(const PaddingLike& padding, std::size_t rank);
+
 struct ConvConfig {
   std::int64_t features = 0;
   std::vector<std::int64_t> kernel_size = {};
   std::vector<std::int64_t> strides = {};  // 1 per spatial dim
-  Padding padding = "SAME";
+  PaddingLike padding = "SAME";
   std::vector<std::int64_t> input_dilation = {};   // 1 per spatial dim
   std::vector<std::int64_t> kernel_dilation = {};  // 1 per spatial dim
   std::int64_t feature_group_count = 1;
@@ -58,8 +86,9 @@ struct ConvConfig {
   std::optional<std::string> name = {};
 };
 
-// N-d convolution over NHWC inputs (an input without the batch dim is accepted, as in Flax);
-// kernel kernel_size + (in / feature_group_count, features), bias (features,).
+// N-d convolution over (batch..., spatial..., features) inputs: several batch dims are folded into
+// one and unfolded after, an input without a batch dim gets one, as in Flax; kernel kernel_size +
+// (in / feature_group_count, features), bias (features,).
 struct Conv : Module<Conv>, ConvConfig {
   explicit Conv(ConvConfig c) : ConvConfig(std::move(c)) {
     if (name) named(*name);
@@ -71,7 +100,7 @@ struct ConvTransposeConfig {
   std::int64_t features = 0;
   std::vector<std::int64_t> kernel_size = {};
   std::vector<std::int64_t> strides = {};  // 1 per spatial dim
-  Padding padding = "SAME";
+  PaddingLike padding = "SAME";
   std::vector<std::int64_t> kernel_dilation = {};  // 1 per spatial dim
   bool use_bias = true;
   bool transpose_kernel = false;
@@ -81,8 +110,10 @@ struct ConvTransposeConfig {
   std::optional<std::string> name = {};
 };
 
-// flax.linen.ConvTranspose: lax.conv_transpose over NHWC inputs (or unbatched); kernel
-// kernel_size + (in, features) — (features, in) with transpose_kernel — and bias (features,).
+// flax.linen.ConvTranspose: lax.conv_transpose over (batch..., spatial..., features) inputs, batch
+// dims handled as Conv's; kernel kernel_size + (in, features) — (features, in) with
+// transpose_kernel — and bias (features,). 'CIRCULAR' runs a VALID transpose and wraps its
+// output periodically onto input size * stride, as Flax.
 struct ConvTranspose : Module<ConvTranspose>, ConvTransposeConfig {
   explicit ConvTranspose(ConvTransposeConfig c) : ConvTransposeConfig(std::move(c)) {
     if (name) named(*name);

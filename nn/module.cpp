@@ -4,6 +4,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <sstream>
@@ -52,6 +53,11 @@ struct ModuleState {
   std::shared_ptr<AdoptCache> adopt_cache;
   std::shared_ptr<ChildList> children = std::make_shared<ChildList>();
   std::map<std::string, Scope> name_scopes;  // compact_name_scope children, reused per call
+  // Fields registered with submodule(): offset in the module object, and how to unbind them.
+  std::vector<std::pair<std::uintptr_t, void (*)(std::uintptr_t)>> members;
+  // Adopted through submodule(): the name the module had before (unbind_state restores it).
+  bool adopted = false;
+  std::optional<std::string> unbound_name;
 
   bool in_compact() const { return compact_depth > 0 || lifted_compact; }
 
@@ -154,6 +160,8 @@ Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
   }
   return v;
 }
+
+std::string quoted_key(const std::string& k) { return pytree::str_repr(k); }
 
 void throw_invalid_apply_method(const std::string& type_name) {
   throw lift::ApplyModuleInvalidMethodError(
@@ -372,7 +380,13 @@ Scope& ModuleBase::scope() const {
   const_cast<ModuleBase*>(this)->ensure_bound();
   return *state_->scope;
 }
-std::vector<std::string> ModuleBase::path() const { return scope().path(); }
+std::vector<std::string> ModuleBase::path() const {
+  // Flax's Module.path: a module with no scope (nor a bound parent to take one from) is unbound.
+  const auto& s = *state_;
+  if (!s.scope && !(s.parent && s.parent->scope))
+    throw ValueError("Can't access module paths on unbound modules.");
+  return scope().path();
+}
 
 void ModuleBase::ensure_bound() {
   auto& s = *state_;
@@ -433,6 +447,8 @@ void ModuleBase::attach_as_child(ModuleBase& parent, const std::string& name) {
     adopted_name = *state_->name;
   reset_state(false);
   state_->name = adopted_name;
+  state_->adopted = true;
+  if (!original->auto_index) state_->unbound_name = original->name;
   if (ps.name_reserved(adopted_name)) {
     throw lift::NameInUseError("Could not create submodule \"" + adopted_name + "\" in Module " +
                                parent.type_name() + ": Name in use.");
@@ -442,6 +458,30 @@ void ModuleBase::attach_as_child(ModuleBase& parent, const std::string& name) {
   cache->entries[key] = {std::move(original), state_};
   register_child(*parent.state_, adopted_name, *this, state_->children);
   ensure_setup();
+}
+
+void ModuleBase::remember_member(const void* field, void (*unbind)(std::uintptr_t)) {
+  const auto base = reinterpret_cast<std::uintptr_t>(dynamic_cast<const void*>(this));
+  const auto at = reinterpret_cast<std::uintptr_t>(field);
+  if (at < base || at >= base + object_size()) return;  // not a field of this object
+  const std::pair<std::uintptr_t, void (*)(std::uintptr_t)> entry{at - base, unbind};
+  auto& members = state_->members;
+  if (std::find(members.begin(), members.end(), entry) == members.end()) members.push_back(entry);
+}
+
+void ModuleBase::unbind_state() {
+  // A copy shares its fields' states with the bound original: the offsets recorded there find the
+  // same fields in this copy.
+  const std::shared_ptr<detail::ModuleState> old = state_;
+  const auto base = reinterpret_cast<std::uintptr_t>(dynamic_cast<void*>(this));
+  for (const auto& [offset, unbind] : old->members) unbind(base + offset);
+  auto fresh = std::make_shared<detail::ModuleState>();
+  fresh->type = old->type;
+  if (old->adopted)
+    fresh->name = old->unbound_name;
+  else if (!old->auto_index)
+    fresh->name = old->name;
+  state_ = std::move(fresh);
 }
 
 void ModuleBase::bind_root(const Scope& scope) {

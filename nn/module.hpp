@@ -5,6 +5,8 @@
 // that binds a copy of the module to the root scope (spec §4).
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -16,6 +18,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <linum/autodiff/primitive.hpp>
@@ -121,6 +124,117 @@ Arrays array_inputs(const A&... args) {
 }
 }  // namespace detail
 
+namespace detail {
+// str(key) of a Python dict key, as Flax's state dict names a container's entries: strings as
+// they are, integers in decimal, bools True/False, tuples (pairs) as Python prints them.
+inline std::string dict_key_str(const std::string& k) { return k; }
+inline std::string dict_key_str(const char* k) { return k; }
+inline std::string dict_key_str(bool k) { return k ? "True" : "False"; }
+template <class K>
+requires std::is_integral_v<K> std::string dict_key_str(K k) { return std::to_string(k); }
+// repr() of a key inside a tuple key: strings quoted, the rest as str().
+std::string quoted_key(const std::string& k);
+template <class K>
+std::string tuple_key_item(const K& k) {
+  if constexpr (std::is_convertible_v<const K&, std::string>)
+    return quoted_key(k);
+  else
+    return dict_key_str(k);
+}
+template <class... K>
+std::string dict_key_str(const std::tuple<K...>& k) {
+  std::string out = "(";
+  std::apply(
+      [&](const auto&... e) {
+        std::size_t i = 0;
+        ((out += (i++ ? ", " : "") + tuple_key_item(e)), ...);
+      },
+      k);
+  return out + (sizeof...(K) == 1 ? ",)" : ")");
+}
+template <class A, class B>
+std::string dict_key_str(const std::pair<A, B>& k) {
+  return dict_key_str(std::tuple<A, B>(k.first, k.second));
+}
+
+template <class T>
+struct is_std_vector : std::false_type {};
+template <class T, class A>
+struct is_std_vector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+template <class T>
+struct is_std_map : std::false_type {};
+template <class K, class V, class C, class A>
+struct is_std_map<std::map<K, V, C, A>> : std::true_type {};
+template <class T>
+struct is_std_tuple : std::false_type {};
+template <class... T>
+struct is_std_tuple<std::tuple<T...>> : std::true_type {};
+template <class A, class B>
+struct is_std_tuple<std::pair<A, B>> : std::true_type {};
+template <class T>
+struct is_std_optional : std::false_type {};
+template <class T>
+struct is_std_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_std_variant : std::false_type {};
+template <class... T>
+struct is_std_variant<std::variant<T...>> : std::true_type {};
+
+// Whether T is a module or a container that can hold one.
+template <class T>
+constexpr bool holds_modules() {
+  if constexpr (std::is_base_of_v<ModuleBase, T>)
+    return true;
+  else if constexpr (is_std_vector<T>::value || is_std_array<T>::value || is_std_optional<T>::value)
+    return holds_modules<typename T::value_type>();
+  else if constexpr (is_std_map<T>::value)
+    return holds_modules<typename T::mapped_type>();
+  else if constexpr (is_std_tuple<T>::value)
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      return (holds_modules<std::tuple_element_t<I, T>>() || ...);
+    }
+  (std::make_index_sequence<std::tuple_size_v<T>>{});
+  else if constexpr (is_std_variant<T>::value) return
+      []<std::size_t... I>(std::index_sequence<I...>) {
+    return (holds_modules<std::variant_alternative_t<I, T>>() || ...);
+  }
+  (std::make_index_sequence<std::variant_size_v<T>>{});
+  else return false;
+}
+
+// Calls f(name + suffix, module) for each module in x, Flax's suffixes (see submodule()); a
+// map's entries in the sorted order of their key texts, as Flax's _sorted_items.
+template <class T, class F>
+void for_each_submodule(const std::string& name, T& x, const F& f) {
+  if constexpr (std::is_base_of_v<ModuleBase, T>) {
+    f(name, static_cast<ModuleBase&>(x));
+  } else if constexpr (is_std_vector<T>::value || is_std_array<T>::value) {
+    for (std::size_t i = 0; i < x.size(); ++i)
+      for_each_submodule(name + "_" + std::to_string(i), x[i], f);
+  } else if constexpr (is_std_map<T>::value) {
+    std::vector<std::pair<std::string, typename T::mapped_type*>> entries;
+    for (auto& [k, v] : x) entries.emplace_back(dict_key_str(k), &v);
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [k, v] : entries) for_each_submodule(name + "_" + k, *v, f);
+  } else if constexpr (is_std_tuple<T>::value) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (for_each_submodule(name + "_" + std::to_string(I), std::get<I>(x), f), ...);
+    }
+    (std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (is_std_optional<T>::value) {
+    if (x) for_each_submodule(name, *x, f);
+  } else if constexpr (is_std_variant<T>::value) {
+    std::visit([&](auto& alt) { for_each_submodule(name, alt, f); }, x);
+  }
+  // Anything else (a function, a number) is not a module: Flax skips it.
+}
+}  // namespace detail
+
 class ModuleBase {
  public:
   virtual ~ModuleBase();
@@ -184,28 +298,32 @@ class ModuleBase {
   // setup(): children registered with submodule(name, member); runs once, when bound.
   virtual void setup() {}
   // self.name = Module(...) in setup: binds `member` as the child `name` of this module.
-  template <class M>
-  M& submodule(const std::string& name, M& member) {
-    member.attach_as_child(*this, name);
+  // Containers name their modules <name><suffix> (Flax's _get_suffix_value_pairs): a vector,
+  // std::array, tuple or pair element i adds "_i", a map entry adds "_" + str(key) (a tuple key
+  // (1, 2) gives a_(1, 2)), nested containers add both (layers_0, lyrs1_a, blocks_b_0); entries
+  // that are not modules (functions, numbers, an empty optional, a variant holding a function)
+  // are skipped but keep their index ([Dense, relu, Dense] names layers_0 and layers_2). The same
+  // instance reached twice is adopted once.
+  template <class T>
+  T& submodule(const std::string& name, T& member) {
+    static_assert(detail::holds_modules<T>(),
+                  "submodule: expected a module or a container (vector, array, map, tuple, pair, "
+                  "optional, variant) of modules");
+    detail::for_each_submodule(
+        name, member, [&](const std::string& n, ModuleBase& m) { m.attach_as_child(*this, n); });
+    remember_member(&member, [](std::uintptr_t at) {
+      detail::for_each_submodule("", *reinterpret_cast<T*>(at),
+                                 [](const std::string&, ModuleBase& m) { m.unbind_state(); });
+    });
     return member;
-  }
-  // Containers name their modules <name><suffix> (Flax's _get_suffix_value_pairs): a list
-  // element i adds "_i", a map entry k adds "_k" (sorted keys), nested containers add both
-  // (layers_0, lyrs1_a, blocks_b_c). The same instance reached twice is adopted once.
-  template <class M>
-  std::vector<M>& submodule(const std::string& name, std::vector<M>& members) {
-    for (std::size_t i = 0; i < members.size(); ++i)
-      submodule(name + "_" + std::to_string(i), members[i]);
-    return members;
-  }
-  template <class M>
-  std::map<std::string, M>& submodule(const std::string& name, std::map<std::string, M>& members) {
-    for (auto& [k, m] : members) submodule(name + "_" + k, m);
-    return members;
   }
 
   // Binds this (unbound) module as child `name` of `parent` (used by submodule and transforms).
   void attach_as_child(ModuleBase& parent, const std::string& name);
+  // Makes this module (a copy sharing a bound module's state) unbound, and each module field
+  // registered with submodule() too, each with the name it had before its parent adopted it:
+  // what unbind() gives back is equal to the unbound original, its fields included.
+  void unbind_state();
   // Makes this module a root bound to `scope` (init/apply/bind) and runs setup.
   void bind_root(const Scope& scope);
   // Forgets any binding (fresh state, keeping an explicit name): what clone() does.
@@ -252,8 +370,13 @@ class ModuleBase {
     }
   }
   void set_explicit_name(std::string n);
+  // The bytes of the most-derived object, for telling member fields from other modules.
+  virtual std::size_t object_size() const = 0;
 
  private:
+  // Records how unbind_state() reaches a field registered with submodule() in a copy of this
+  // module: `unbind(address)` with the field's address there (fields only, not heap objects).
+  void remember_member(const void* field, void (*unbind)(std::uintptr_t));
   void enter_method(bool compact);
   void exit_method(bool compact);
   void check_initialization_allowed(const char* what) const;
@@ -357,6 +480,7 @@ class Module : public ModuleBase {
   Module() : ModuleBase(typeid(D), reinterpret_cast<std::uintptr_t>(this), sizeof(D)) {}
 
   std::string type_name() const override { return detail::demangled_type_name(typeid(D)); }
+  std::size_t object_size() const override { return sizeof(D); }
   std::shared_ptr<ModuleBase> clone_base() const override {
     auto c = std::make_shared<D>(self());
     c->reset_state();
@@ -502,10 +626,15 @@ class Module : public ModuleBase {
     return detail::preserve_adopted_names_attr<D>().value_or(config::flax_preserve_adopted_names);
   }
 
-  // unbind(): (an unbound clone, this module's variables).
+  // unbind(): (an unbound copy, this module's variables), as Flax's clone(_deep_clone=True,
+  // _reset_names=True, name=None): no name, and every submodule field unbound as it was before
+  // this module was bound.
   std::pair<D, Tree> unbind() const {
     Tree vars = variables();
-    return {clone(), std::move(vars)};
+    D c = self();
+    c.unbind_state();
+    c.reset_state(false);
+    return {std::move(c), std::move(vars)};
   }
 
  private:

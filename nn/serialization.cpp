@@ -20,6 +20,39 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+// A str leaf is a box whose metadata holds the text and whose value is None.
+class StrMetadata final : public pytree::BoxMetadata {
+ public:
+  explicit StrMetadata(std::string text) : text_(std::move(text)) {}
+  std::string type_name() const override { return "str"; }
+  std::string repr_fields() const override { return ", text=" + pytree::str_repr(text_); }
+  bool equals(const pytree::BoxMetadata& other) const override {
+    const auto* o = dynamic_cast<const StrMetadata*>(&other);
+    return o && o->text_ == text_;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+const StrMetadata* str_metadata(const Tree& t) {
+  return t.is_box() ? dynamic_cast<const StrMetadata*>(t.box_metadata().get()) : nullptr;
+}
+
+}  // namespace
+
+Tree str_leaf(std::string text) {
+  return Tree::box(std::make_shared<const StrMetadata>(std::move(text)), Tree());
+}
+
+std::optional<std::string> str_value(const Tree& t) {
+  if (const auto* m = str_metadata(t)) return m->text();
+  return std::nullopt;
+}
+
+namespace {
+
 std::string set_repr(const std::set<std::string>& s) {
   if (s.empty()) return "set()";
   std::string out = "{";
@@ -30,6 +63,7 @@ std::string set_repr(const std::set<std::string>& s) {
 
 std::string kind_of(const Tree& t) {
   if (t.is_leaf()) return "an array";
+  if (str_metadata(t)) return "a string";
   return std::string("a ") + std::string(pytree::kind_name(t.kind()));
 }
 
@@ -60,7 +94,8 @@ Tree tree_to_state_dict(const Tree& t) {
   if (t.is_empty_node()) {
     throw TypeError("to_state_dict: flax's empty_node has no state dict; unflatten_dict first");
   }
-  if (t.is_box()) {  // a struct dataclass: its pytree field, {'value': ...}
+  if (str_metadata(t)) return t;  // a str is its own state
+  if (t.is_box()) {               // a struct dataclass: its pytree field, {'value': ...}
     Tree::dict_type d;
     d.insert_or_assign("value", tree_to_state_dict(t.box_value()));
     return Tree(std::move(d));
@@ -170,6 +205,8 @@ Tree tree_from_state_dict(const Tree& target, const Tree& state, RestorePath& pa
     case pytree::NodeKind::None:  // not registered in Flax, so the state is taken as it is
       return state;
     case pytree::NodeKind::Box: {  // the value restored, the target's metadata kept
+      // A str is not registered in Flax's serialization: the state is taken as it is.
+      if (str_metadata(target)) return state;
       check_dict_keys({"value"}, state, path);
       PathGuard g(path, "value");
       return Tree::box(target.box_metadata(),
@@ -216,6 +253,18 @@ void pack_ndarray(Packer& pk, const Shape& shape, DType dtype, const char* bytes
 }
 
 void pack_leaf(Packer& pk, const Array& a) {
+  // A weakly typed scalar is a Python number: Flax's packb writes it natively (msgpack_restore
+  // reads native numbers back as exactly these arrays).
+  if (a.valid() && a.weak_type() && a.ndim() == 0) {
+    const Array c = a.concrete();
+    switch (c.dtype()) {
+      case int32: pk.pack_int64(c.item<std::int64_t>()); return;
+      case uint32: pk.pack_uint64(c.item<std::uint64_t>()); return;
+      case float32: pk.pack_float(c.item<float>()); return;
+      case float64: pk.pack_double(c.item<double>()); return;
+      default: break;
+    }
+  }
   auto r = codec::bytes_of(a, "msgpack_serialize");
   pack_ndarray(pk, r.keep.shape(), r.keep.dtype(), r.data, r.size);
 }
@@ -281,6 +330,10 @@ void pack_tree(Packer& pk, const Tree& t, std::size_t max_chunk, bool chunkable)
           "msgpack_serialize: can not serialize a FrozenDict; to_bytes writes its state dict, a "
           "plain dict");
     case pytree::NodeKind::Box:
+      if (const auto* str = str_metadata(t)) {
+        pack_str(pk, str->text());
+        return;
+      }
       throw TypeError("msgpack_serialize: can not serialize a " + t.box_metadata()->type_name() +
                       " box; to_bytes writes its state dict, {'value': ...}");
     case pytree::NodeKind::NamedTuple:
@@ -442,8 +495,7 @@ class TreeBuilder {
       f.have_key = true;
       return true;
     }
-    throw TypeError("msgpack_restore: a string value at " + where() +
-                    " has no linum leaf type (leaves are arrays)");
+    return emit(str_leaf(std::string(s)));
   }
   bool visit_bin(const char*, std::uint32_t) {
     reject_key("bytes");

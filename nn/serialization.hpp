@@ -12,8 +12,12 @@
 // Reading dtypes linum lacks converts exactly or fails: float16 and bfloat16 -> float32 (exact),
 // int8/int16 -> int32, uint8/uint16 -> uint32 (exact), int64 -> int32 and uint64 -> uint32 when
 // every value fits (ValueError naming the first value that does not). Native msgpack numbers
-// become rank-0 Arrays: integers int32 (uint32 above INT32_MAX), floats float32/float64 as
-// stored, booleans bool. Strings, bytes and complex values have no linum leaf: TypeError.
+// become weakly typed rank-0 Arrays (a Python number, as JAX types it): integers int32 (uint32
+// above INT32_MAX), floats float32/float64 as stored; booleans bool. Writing is the inverse: a
+// weakly typed rank-0 int32, uint32, float32 or float64 Array is written as that native number
+// (TrainState's step is Flax's Python int this way). String leaves (Python str) are str_leaf()
+// nodes, read and written as msgpack strings. Bytes and complex values have no linum leaf:
+// TypeError / NotImplementedError.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +36,12 @@
 #include <linum/pytree/frozen_dict.hpp>
 
 namespace linum::serialization {
+
+// A Python str leaf of a checkpoint (a name, a config entry): a Tree node without Array leaves
+// whose text is part of the tree's structure, so tree_map and from_state_dict keep it.
+Tree str_leaf(std::string text);
+// The text of a str_leaf() node; nullopt for any other node.
+std::optional<std::string> str_value(const Tree& t);
 
 // Flax's MAX_CHUNK_SIZE: arrays of more bytes are split into flat chunks of at most this size.
 inline constexpr std::size_t MAX_CHUNK_SIZE = std::size_t(1) << 30;

@@ -202,25 +202,64 @@ auto vjp(F fn, M& module, const P&... primals) {
   return lift::vjp(body, module.scope(), primals...);
 }
 
-// nn.value_and_grad(fn, module, *primals) -> (y, (grad of each primal...)); y must be a scalar.
-template <class F, class M, class... P>
-auto value_and_grad(F fn, M& module, const P&... primals) {
-  detail::NamesBack back(module);
+namespace detail {
+// Flax's check on the differentiated output of nn.value_and_grad / nn.grad.
+inline void check_scalar_output(const Array& y) {
+  if (y.ndim() != 0) {
+    throw ValueError("grad can only work on functions with scalar-valued outputs. out shape=" +
+                     linum::detail::aval_str(y));
+  }
+}
+// nn.value_and_grad's work over the primals (the has_aux tag already split off).
+template <bool Aux, class F, class M, class... P>
+auto module_value_and_grad(F& fn, M& module, const P&... primals) {
+  NamesBack back(module);
   auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s, back.slot);
-    Array y = m.run(fn, p...);
-    if (y.ndim() != 0) {
-      throw ValueError("grad can only work on functions with scalar-valued outputs. out shape=" +
-                       linum::detail::aval_str(y));
-    }
+    LiftedSelf<M> m(module, s, back.slot);
+    auto y = m.run(fn, p...);
+    if constexpr (Aux)
+      check_scalar_output(std::get<0>(y));
+    else
+      check_scalar_output(y);
     return y;
   };
-  return lift::value_and_grad(body, module.scope(), primals...);
+  if constexpr (Aux) {
+    auto [y, aux, grads] = lift::value_and_grad(linum::has_aux, body, module.scope(), primals...);
+    return std::make_pair(std::make_pair(y, std::move(aux)), std::move(grads));
+  } else {
+    return lift::value_and_grad(body, module.scope(), primals...);
+  }
 }
-// nn.grad: the gradients only.
+// Calls module_value_and_grad with the primals, telling whether the last argument is has_aux.
+template <class F, class M, class... A>
+auto module_value_and_grad_args(F& fn, M& module, const A&... args) {
+  if constexpr (std::is_same_v<typename linum::detail::last_type<A...>::type, HasAux>) {
+    auto all = std::forward_as_tuple(args...);
+    return [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return module_value_and_grad<true>(fn, module, std::get<K>(all)...);
+    }
+    (std::make_index_sequence<sizeof...(A) - 1>{});
+  } else {
+    return module_value_and_grad<false>(fn, module, args...);
+  }
+}
+}  // namespace detail
+
+// nn.value_and_grad(fn, module, *primals) -> (y, (grad of each primal...)); y must be a scalar.
+// With a trailing linum::has_aux (Flax's has_aux=True) fn returns (y, aux) and the result is
+// ((y, aux), grads).
+template <class F, class M, class... P>
+auto value_and_grad(F fn, M& module, const P&... primals) {
+  return detail::module_value_and_grad_args(fn, module, primals...);
+}
+// nn.grad: the gradients only; with a trailing linum::has_aux, (grads, aux).
 template <class F, class M, class... P>
 auto grad(F fn, M& module, const P&... primals) {
-  return nn::value_and_grad(std::move(fn), module, primals...).second;
+  auto [out, grads] = nn::value_and_grad(std::move(fn), module, primals...);
+  if constexpr (std::is_same_v<typename linum::detail::last_type<P...>::type, HasAux>)
+    return std::make_pair(std::move(grads), std::move(out.second));
+  else
+    return grads;
 }
 
 // nn.jvp(fn, module, primals, tangents, variable_tangents) -> (y, y_tangent).
@@ -446,7 +485,8 @@ struct Jit : Module<Jit<M>> {
         auto traced = [this](Scope& s, const A&... a) { return (*jitted)(s, a...); };
         return detail::forked(this->scope(), "jit", traced, args...);
       }
-      using R = std::decay_t<decltype(detail::lifted_call(target)(std::declval<Scope&>(), args...))>;
+      using R =
+          std::decay_t<decltype(detail::lifted_call(target)(std::declval<Scope&>(), args...))>;
       using Slot = detail::SlotJit<R, A...>;
       auto& entry = (*by_args)[std::type_index(typeid(Slot))];
       if (!entry) entry = std::make_shared<Slot>();

@@ -28,11 +28,9 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
   // Average the accumulated gradients (else sum them).
   bool use_grad_mean = true;
 
+  // As optax, any int is taken: with k <= 0 the inner optimizer never runs (see next_mini_step).
   MultiSteps(Inner inner, std::int64_t every_k, bool grad_mean = true)
       : opt(std::move(inner)), use_grad_mean(grad_mean) {
-    if (every_k < 1)
-      throw ValueError("MultiSteps: every_k_schedule must be at least 1, got " +
-                       std::to_string(every_k));
     every_k_schedule = [every_k](std::int64_t) { return every_k; };
   }
   MultiSteps(Inner inner, std::function<std::int64_t(std::int64_t)> schedule, bool grad_mean = true)
@@ -49,9 +47,6 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
   template <class U, class MS, class Q>
   std::pair<U, MS> update_impl(const U& updates, const MS& state, const Q* params) const {
     const std::int64_t k = every_k_schedule(concrete_count(state.gradient_step, "MultiSteps"));
-    if (k < 1)
-      throw ValueError("MultiSteps: every_k_schedule returned " + std::to_string(k) +
-                       " (must be at least 1)");
     const std::int64_t mini = concrete_count(state.mini_step, "MultiSteps");
     const Array& n_acc = state.mini_step;
     auto acc = linum::detail::tree_apply_skip_empty(
@@ -60,7 +55,7 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
           return use_grad_mean ? a + (g - a) / (n_acc + 1) : g + a;
         },
         updates);
-    const Array next_mini = full({}, static_cast<double>((mini + 1) % k), n_acc.dtype());
+    const Array next_mini = full({}, static_cast<double>(next_mini_step(mini, k)), n_acc.dtype());
     if (mini != k - 1) {
       MS next{next_mini, state.gradient_step, state.inner_opt_state, std::move(acc), {}};
       return {tree_utils::tree_zeros_like(updates), std::move(next)};
@@ -76,6 +71,16 @@ struct MultiSteps : Transformation<MultiSteps<Inner>> {
             std::move(zero_acc),
             {}};
     return {U(std::move(final_updates)), std::move(next)};
+  }
+
+  // optax's safe_increment(mini_step) % k_steps under jnp.remainder: the sign of k (Python's
+  // floor modulo), and XLA's x % 0 == x. For k <= 0 the result never reaches k - 1, so the inner
+  // optimizer never runs and every update is zeros, as in optax.
+  static std::int64_t next_mini_step(std::int64_t mini, std::int64_t k) {
+    const std::int64_t x = mini + 1;
+    if (k == 0) return x;
+    const std::int64_t r = x % k;
+    return r != 0 && ((r < 0) != (k < 0)) ? r + k : r;
   }
 
   // Whether the last update() call ran the inner optimizer.

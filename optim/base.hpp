@@ -141,20 +141,65 @@ FnTransformation<Init, Update> transformation(Init init_fn, Update update_fn) {
 // optax.safe_increment: count + 1, saturating at the dtype's maximum (int32: 2147483647).
 Array safe_increment(const Array& count);
 
-// optax.apply_updates: p + u leafwise, cast back to the parameter's dtype.
+namespace detail {
+// optax maps apply_updates / incremental_update with is_leaf=lambda x: x is None and gives None
+// where the first tree is None, whatever the second holds there: `other` with those places made
+// None, so the two trees then map leaf for leaf (Tree, optional, map and vector nodes).
+Tree none_where_none(const Tree& first, const Tree& other);
+template <class A, class B>
+B none_where_none(const A& first, const B& other) {
+  if constexpr (std::is_same_v<A, Array> || std::is_same_v<B, Array>) {
+    return other;
+  } else if constexpr (std::is_same_v<A, Tree> && std::is_same_v<B, Tree>) {
+    return none_where_none(first, other);
+  } else if constexpr (pytree::detail::is_std_optional<A>::value &&
+                       pytree::detail::is_std_optional<B>::value) {
+    if (!first || !other) return B();
+    return B(none_where_none(*first, *other));
+  } else if constexpr (requires {
+                         typename A::mapped_type;
+                         typename B::mapped_type;
+                       }) {
+    B out = other;
+    for (auto& [k, v] : out)
+      if (auto it = first.find(k); it != first.end()) v = none_where_none(it->second, v);
+    return out;
+  } else if constexpr (
+      requires { typename A::value_type; } &&
+      requires(const A& a) {
+        a.size();
+        a[0];
+      } &&
+      requires(B & b) {
+        b[0];
+        b.size();
+      }) {
+    B out = other;
+    for (std::size_t i = 0; i < out.size() && i < first.size(); ++i)
+      out[i] = none_where_none(first[i], out[i]);
+    return out;
+  } else {
+    return other;
+  }
+}
+}  // namespace detail
+
+// optax.apply_updates: p + u leafwise, cast back to the parameter's dtype; None params stay None.
 template <class P, class U>
 P apply_updates(const P& params, const U& updates) {
   return linum::detail::tree_apply_skip_empty(
-      params, [](const Array& p, const Array& u) { return astype(add(p, u), p.dtype()); }, updates);
+      params, [](const Array& p, const Array& u) { return astype(add(p, u), p.dtype()); },
+      detail::none_where_none(params, updates));
 }
 
-// optax.incremental_update: step_size * new + (1 - step_size) * old (Polyak averaging).
+// optax.incremental_update: step_size * new + (1 - step_size) * old (Polyak averaging); None
+// where the new tensors are None.
 template <class P>
 P incremental_update(const P& new_tensors, const P& old_tensors, double step_size) {
   return linum::detail::tree_apply_skip_empty(
       new_tensors,
       [step_size](const Array& n, const Array& o) { return step_size * n + (1.0 - step_size) * o; },
-      old_tensors);
+      detail::none_where_none(new_tensors, old_tensors));
 }
 
 // optax.periodic_update: new_tensors when steps % update_period == 0, else old_tensors.

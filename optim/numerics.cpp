@@ -12,21 +12,33 @@ void throw_no_params(const char* transformation) {
   throw ValueError(std::string(transformation) + ": " + kNoParamsMsg);
 }
 
+namespace detail {
+Tree none_where_none(const Tree& first, const Tree& other) {
+  if (first.is_none()) return Tree();
+  if ((first.is_dict() || first.is_frozen_dict()) && other.is_dict()) {
+    Tree out = other;
+    for (auto& [k, v] : out.as_dict())
+      if (auto it = first.as_mapping().find(k); it != first.as_mapping().end())
+        v = none_where_none(it->second, v);
+    return out;
+  }
+  if ((first.is_tuple() || first.is_list()) && first.kind() == other.kind() &&
+      first.size() == other.size()) {
+    Tree out = other;
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = none_where_none(first[i], other[i]);
+    return out;
+  }
+  return other;
+}
+}  // namespace detail
+
 Array safe_increment(const Array& count) {
   double max = 0;
   switch (count.dtype()) {
-    case DType::int32:
-      max = std::numeric_limits<std::int32_t>::max();
-      break;
-    case DType::uint32:
-      max = std::numeric_limits<std::uint32_t>::max();
-      break;
-    case DType::float32:
-      max = std::numeric_limits<float>::max();
-      break;
-    case DType::float64:
-      max = std::numeric_limits<double>::max();
-      break;
+    case DType::int32: max = std::numeric_limits<std::int32_t>::max(); break;
+    case DType::uint32: max = std::numeric_limits<std::uint32_t>::max(); break;
+    case DType::float32: max = std::numeric_limits<float>::max(); break;
+    case DType::float64: max = std::numeric_limits<double>::max(); break;
     case DType::bool_:
       throw TypeError("safe_increment: the counter must be an integer or float array, got bool");
   }

@@ -26,10 +26,12 @@ struct TrainState {
   pytree::Static<Tx> tx;
   LINUM_PYTREE_STATIC_FIELDS(TrainState, apply_fn, tx);
 
-  // flax's TrainState.create: step 0, opt_state = tx.init(params).
+  // flax's TrainState.create: step 0, opt_state = tx.init(params). Flax's step is the Python
+  // int 0 (then step + 1): here a weakly typed int32 scalar, which to_bytes writes as a msgpack
+  // int as Flax does.
   static TrainState create(ApplyFn apply_fn, P params, Tx tx) {
     TrainState s;
-    s.step = zeros({}, int32);
+    s.step = Array(0);
     s.opt_state = tx.init(params);
     s.params = std::move(params);
     s.apply_fn = std::move(apply_fn);

@@ -57,9 +57,9 @@ void pretty_dict_into(std::string& out, const BasicTree<L>& x, int num_spaces) {
 }  // namespace detail
 
 // Immutable, cheap to copy (the entries are shared), iterated in insertion order, flattened in
-// sorted-key order. Values are BasicTree<L>: nested dicts (where Flax hands back a FrozenDict,
-// fd["a"] here is a const Tree dict; freeze(fd["a"]) when a FrozenDict is needed), leaves,
-// tuples (sown values), lists or None.
+// sorted-key order. Values are BasicTree<L>: nested dicts, leaves, tuples (sown values), lists or
+// None. A nested dict is held as a plain dict (dict(), begin()/end()) and read back as a Tree
+// holding a FrozenDict (fd["a"], at, get, values, items), as Flax's __getitem__ wraps it.
 template <class L>
 class FrozenDict {
  public:
@@ -79,6 +79,8 @@ class FrozenDict {
     auto rep = std::make_shared<Rep>();
     rep->sorted = d.sorted_positions();
     rep->dict = std::move(d);
+    for (const auto& kv : rep->dict)
+      rep->read.push_back(kv.second.is_dict() ? Tree(FrozenDict(kv.second.as_dict())) : Tree());
     rep_ = std::move(rep);
   }
   // freeze(tree): the tree must be a dict.
@@ -101,20 +103,24 @@ class FrozenDict {
       throw KeyError(
           detail::cat("FrozenDict: key ", str_repr(key), " not found; keys are ", keys_repr()));
     }
-    return it->second;
+    return read(it);
   }
   Tree get(std::string_view key, Tree default_value = Tree()) const {
     auto it = rep_->dict.find(key);
-    return it == rep_->dict.end() ? std::move(default_value) : it->second;
+    return it == rep_->dict.end() ? std::move(default_value) : read(it);
   }
 
   std::vector<std::string> keys() const { return rep_->dict.keys(); }
   std::vector<Tree> values() const {
     std::vector<Tree> vs;
-    for (const auto& kv : rep_->dict) vs.push_back(kv.second);
+    for (auto it = begin(); it != end(); ++it) vs.push_back(read(it));
     return vs;
   }
-  std::vector<value_type> items() const { return {begin(), end()}; }
+  std::vector<value_type> items() const {
+    std::vector<value_type> out;
+    for (auto it = begin(); it != end(); ++it) out.emplace_back(it->first, read(it));
+    return out;
+  }
 
   // The plain nested dict inside (Flax's _dict).
   const dict_type& dict() const { return rep_->dict; }
@@ -177,7 +183,15 @@ class FrozenDict {
   struct Rep {
     dict_type dict;
     std::vector<std::size_t> sorted;
+    // Per entry, in dict order: a nested dict as a FrozenDict (what reading it gives), else None.
+    std::vector<Tree> read;
   };
+
+  // The value an entry reads as: Flax's __getitem__ wraps a nested dict in a FrozenDict.
+  const Tree& read(const_iterator it) const {
+    const Tree& frozen = rep_->read[static_cast<std::size_t>(it - begin())];
+    return it->second.is_dict() ? frozen : it->second;
+  }
 
   static const dict_type& expect_dict(const Tree& t, const char* fn) {
     if (!t.is_dict()) {

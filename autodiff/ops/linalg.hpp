@@ -56,9 +56,12 @@ Array conv_transpose(const Array& lhs, const Array& rhs, const std::vector<std::
 enum class WindowReduce { sum, max };
 Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int64_t>& window,
                     const std::vector<std::int64_t>& strides, const Padding& padding = "VALID");
-// flax.linen.avg_pool / max_pool over the spatial dims of an N...C input.
+// flax.linen.avg_pool / max_pool over the spatial dims of an N...C input. avg_pool divides by
+// the window size (count_include_pad, Flax's default) or, with count_include_pad=false, by the
+// number of input (non-padding) elements in each window.
 Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
-               std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
+               std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID",
+               bool count_include_pad = true);
 Array max_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides = {}, const Padding& padding = "VALID");
 // flax.linen.min_pool (float inputs) and flax.linen.pool with the sum or max monoid; pool's init

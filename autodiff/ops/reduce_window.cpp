@@ -404,11 +404,21 @@ Array window_pool(const char* name, const Array& x, WindowReduce op, const Vec& 
 }  // namespace
 
 Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
-               std::vector<std::int64_t> strides, const Padding& padding) {
-  Array s = window_pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding);
-  // count_include_pad=True (Flax's default): every window divides by its full size.
-  const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
-  return s / static_cast<double>(n);
+               std::vector<std::int64_t> strides, const Padding& padding, bool count_include_pad) {
+  Array s = window_pool("avg_pool", x, WindowReduce::sum, window, strides, padding);
+  if (count_include_pad) {  // every window divides by its full size
+    const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
+    return s / static_cast<double>(n);
+  }
+  // Flax sum-pools float32 ones shaped as the input's spatial dims (the batch dims 1 here: they
+  // broadcast) to count each window's input elements; the padding adds none.
+  Shape ones_shape = x.shape();
+  const std::size_t nb = ones_shape.size() - window.size() - 1;
+  for (std::size_t i = 0; i < nb; ++i) ones_shape[i] = 1;
+  ones_shape.back() = 1;
+  Array counts = window_pool("avg_pool", ones(ones_shape, float32), WindowReduce::sum, window,
+                             std::move(strides), padding);
+  return s / counts;
 }
 
 Array max_pool(const Array& x, const std::vector<std::int64_t>& window,

@@ -291,6 +291,39 @@ TEST_CASE("reduce_window, avg_pool and max_pool match the loop reference") {
               {7, 11});
 }
 
+TEST_CASE("avg_pool with count_include_pad=false divides by the non-padding count per window") {
+  // Hand-computed, 1-D: [1, 5, 2, 4, 3] with window 3, SAME (pads (1, 1)): the edge windows hold
+  // two inputs, the inner ones three.
+  Array s = reshape(array({1.0, 5.0, 2.0, 4.0, 3.0}), {1, 5, 1});
+  check_array(avg_pool(s, {3}, {1}, "SAME", false), {1, 5, 1}, float64,
+              {6.0 / 2, 8.0 / 3, 11.0 / 3, 9.0 / 3, 7.0 / 2});
+  // 2-D against the loop reference: each window's sum over the count of its in-bounds pixels
+  // (pool_ref of ones gives that count), with explicit asymmetric padding and several batch dims.
+  Array x = data({2, 5, 6, 3}, 23);
+  auto counts = [](const Pairs& pad, i64 wh, i64 ww, i64 sh, i64 sw) {
+    return pool_ref(ones({1, 5, 6, 1}, float64), false, wh, ww, sh, sw, pad);
+  };
+  const Pairs same33{{1, 1}, {1, 1}};
+  check_close(avg_pool(x, {3, 3}, {1, 1}, "SAME", false),
+              divide(pool_ref(x, false, 3, 3, 1, 1, same33), counts(same33, 3, 3, 1, 1)), 1e-12);
+  const Pairs explicit_pad{{1, 0}, {2, 1}};
+  check_close(
+      avg_pool(x, {2, 3}, {2, 1}, Padding(explicit_pad), false),
+      divide(pool_ref(x, false, 2, 3, 2, 1, explicit_pad), counts(explicit_pad, 2, 3, 2, 1)),
+      1e-12);
+  Array xb = reshape(x, {1, 2, 5, 6, 3});
+  check_close(avg_pool(xb, {3, 3}, {1, 1}, "SAME", false),
+              reshape(avg_pool(x, {3, 3}, {1, 1}, "SAME", false), {1, 2, 5, 6, 3}), 1e-12);
+  // Without padding every window is full: the same as count_include_pad=true.
+  check_close(avg_pool(x, {2, 2}, {2, 2}, "VALID", false), avg_pool(x, {2, 2}, {2, 2}), 1e-12);
+  // The gradient: each window's cotangent spread over its inputs, divided by the window's count.
+  // d/dx_i sum_w (sum of window w)/count_w = sum over windows w holding i of 1/count_w.
+  check_array(grad([](const Array& v) { return sum(avg_pool(v, {3}, {1}, "SAME", false)); })(s),
+              {1, 5, 1}, float64,
+              {1.0 / 2 + 1.0 / 3, 1.0 / 2 + 2.0 / 3, 1.0, 1.0 / 2 + 2.0 / 3, 1.0 / 2 + 1.0 / 3});
+  check_grads([](const Array& v) { return avg_pool(v, {2, 3}, {2, 1}, "SAME", false); }, x);
+}
+
 TEST_CASE("max_pool routes the gradient to the first maximum of each window") {
   Array s = reshape(array({1.0, 5.0, 2.0, 5.0, 3.0}), {1, 5, 1});
   // Windows (1,5) (5,2) (2,5) (5,3): the two 5s take two windows each (ties: the first one).

@@ -3,7 +3,12 @@
 // functional init/apply, rng fallback. Cases with no C++ meaning say why where they would be.
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <map>
 #include <optional>
+#include <tuple>
+#include <variant>
+#include <vector>
 
 #include <linum/lift/lift.hpp>
 #include <linum/linum.hpp>
@@ -160,7 +165,59 @@ TEST_CASE("container children are named field + '_' + key path, dicts in sorted 
   CHECK(shape_at(p["lyrs1_b"]["kernel"]) == Shape{3, 3});
   CHECK(shape_at(p["blocks_a_0"]["kernel"]) == Shape{3, 2});
   CHECK(shape_at(p["nested_0_c"]["kernel"]) == Shape{2, 2});
-  // Python's non-module leaves (nn.relu in a list) have no C++ counterpart in a typed container.
+}
+
+namespace {
+// Containers Flax allows in setup beyond string dicts and lists: their entries are named by
+// str(key) of Flax's state dict ({(1, 2): Dense} -> a_(1, 2), {10: ..} -> b_10), tuples by index,
+// and non-module entries (relu in [Dense, relu, Dense]) are skipped but keep their index.
+using Fn = std::function<Array(const Array&)>;
+struct MoreContainers : nn::Module<MoreContainers> {
+  std::map<std::tuple<int, int>, KDense> a{{{1, 2}, KDense(2)}};
+  std::map<int, KDense> b{{10, KDense(2)}, {2, KDense(2)}};
+  std::map<std::tuple<std::string, int>, KDense> c{{{"x", 1}, KDense(2)}};
+  std::map<std::tuple<std::string>, KDense> c1{{{"y"}, KDense(2)}};
+  std::map<bool, KDense> d{{true, KDense(2)}};
+  std::tuple<KDense, int, std::vector<KDense>> e{KDense(2), 7, {KDense(2)}};
+  std::vector<std::variant<KDense, Fn>> layers{
+      KDense(2), Fn([](const Array& x) { return nn::relu(x); }), KDense(2)};
+  std::optional<KDense> f{KDense(2)}, g{};
+  void setup() override {
+    submodule("a", a);
+    submodule("b", b);
+    submodule("c", c);
+    submodule("c1", c1);
+    submodule("d", d);
+    submodule("e", e);
+    submodule("layers", layers);
+    submodule("f", f);
+    submodule("g", g);
+  }
+  Array call(const Array& x) {
+    Array y = a.begin()->second(x);
+    y = b.at(2)(b.at(10)(y));
+    y = d.at(true)(c1.begin()->second(c.begin()->second(y)));
+    y = std::get<2>(e)[0](std::get<0>(e)(y));
+    for (auto& l : layers) y = std::visit([&](auto& m) { return Array(m(y)); }, l);
+    return f->operator()(y);
+  }
+};
+}  // namespace
+
+TEST_CASE("setup containers: non-string dict keys, tuples, optionals, module-or-function lists") {
+  Array x = ones({3});
+  auto [y, v] = MoreContainers().init_with_output(random::key(0), x);
+  const Tree& p = v["params"];
+  CHECK(keys(p) == Keys{"a_(1, 2)", "b_10", "b_2", "c1_('y',)", "c_('x', 1)", "d_True", "e_0",
+                        "e_2_0", "f", "layers_0", "layers_2"});
+  CHECK(shape_at(p["a_(1, 2)"]["kernel"]) == Shape{3, 2});
+  // The relu between layers_0 and layers_2 ran: the output equals the explicit computation.
+  auto k = [&](const char* n) { return p[n]["kernel"].leaf(); };
+  Array h = matmul(matmul(matmul(x, k("a_(1, 2)")), k("b_10")), k("b_2"));
+  h = matmul(matmul(matmul(h, k("c_('x', 1)")), k("c1_('y',)")), k("d_True"));
+  h = matmul(matmul(h, k("e_0")), k("e_2_0"));
+  h = matmul(nn::relu(matmul(h, k("layers_0"))), k("layers_2"));
+  CHECK(same(y, matmul(h, k("f"))));
 }
 
 namespace {
@@ -450,6 +507,58 @@ TEST_CASE("unbind of a bound child: an unbound Dense(4) and its variables (M48)"
   CHECK(tree_same(dec_vars["params"], v["params"]["decoder"]));
   // The unbound copy applies to its variables like the original child.
   CHECK(same(encoder.apply(enc_vars, ones({2})), bound.encoder(ones({2}))));
+}
+
+namespace {
+struct UnbindWrapper : nn::Module<UnbindWrapper> {
+  EncDec inner;
+  std::vector<nn::Dense> heads{nn::Dense(2), nn::Dense(2).named("own")};
+  void setup() override {
+    submodule("inner", inner);
+    submodule("heads", heads);
+  }
+  Array call(const Array& x) { return heads[1](heads[0](inner(x))); }
+};
+}  // namespace
+
+TEST_CASE("unbind gives a module equal to the unbound original, its submodule fields too") {
+  const Array x = ones({2});
+  Tree v = UnbindWrapper().init(random::key(0), x);
+  UnbindWrapper bound = UnbindWrapper().bind(v);
+  Array y = bound(x);
+  auto [u, vars] = bound.unbind();
+  const UnbindWrapper original;
+  // Nothing in the copy is bound any more, at any depth, and the names are those before binding:
+  // the fields' adopted names (inner, heads_0) are gone, an explicit name stays.
+  CHECK_FALSE(u.is_bound());
+  CHECK_FALSE(u.inner.is_bound());
+  CHECK_FALSE(u.inner.encoder.is_bound());
+  CHECK_FALSE(u.heads[0].is_bound());
+  CHECK(u.module_name() == original.module_name());
+  CHECK(u.inner.module_name() == original.inner.module_name());
+  CHECK(u.inner.decoder.module_name() == std::nullopt);
+  CHECK(u.heads[0].module_name() == std::nullopt);
+  CHECK(u.heads[1].module_name() == std::optional<std::string>("own"));
+  CHECK(u.repr() == original.repr());
+  CHECK(u.inner.repr() == original.inner.repr());
+  // A field of the copy no longer runs on the bound module's variables.
+  CHECK_THROWS_AS(u.inner.encoder(x), lift::CallCompactUnboundModuleError);
+  // The copy applies to the variables as the original module does; the bound one is untouched.
+  CHECK(same(u.apply(vars, x), y));
+  CHECK(same(UnbindWrapper().apply(vars, x), y));
+  CHECK(bound.inner.encoder.is_bound());
+  CHECK(same(bound(x), y));
+}
+
+TEST_CASE(".path of an unbound module is Flax's ValueError") {
+  CHECK_THROWS_WITH_AS(nn::Dense(3).path(), "Can't access module paths on unbound modules.",
+                       ValueError);
+  Tree v = EncDec().init(random::key(0), ones({2}));
+  EncDec bound = EncDec().bind(v);
+  CHECK(bound.path().empty());
+  CHECK(bound.encoder.path() == std::vector<std::string>{"encoder"});
+  auto [u, vars] = bound.encoder.unbind();
+  CHECK_THROWS_WITH_AS(u.path(), "Can't access module paths on unbound modules.", ValueError);
 }
 
 namespace {

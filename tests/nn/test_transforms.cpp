@@ -145,6 +145,62 @@ TEST_CASE("nn::value_and_grad over a module: grads of sum(p*x*y) are y and x (L5
   CHECK(v["params"]["LearnScale_0"]["scale"].leaf().shape() == Shape{});
 }
 
+namespace {
+// fn returns (sum(p*x*y), (p*x, a tree of p)) with has_aux: the aux passes through
+// undifferentiated.
+struct AuxGradFoo : nn::Module<AuxGradFoo> {
+  std::tuple<Array, Array, Tree, Array, Array, Tree> call(const Array& x, const Array& y) {
+    LearnScale ls;
+    auto fn = [](LearnScale& mdl, const Array& a, const Array& b) {
+      Array z = mdl(a, b);
+      Array p = mdl.get_variable("params", "scale").leaf();
+      return std::make_pair(z, std::make_pair(Array(p * a), Tree{{"scale", Tree(p)}}));
+    };
+    auto [value_aux, grads] = nn::value_and_grad(fn, ls, x, y, linum::has_aux);
+    auto [z, aux] = value_aux;
+    auto [gx, gy] = grads;
+    // nn.grad with has_aux gives (grads, aux).
+    auto [grads2, aux2] = nn::grad(fn, ls, x, y, linum::has_aux);
+    CHECK(allclose(std::get<0>(grads2), gx));
+    CHECK(allclose(aux2.first, aux.first));
+    return {z, aux.first, aux.second, gx, gy, aux2.second};
+  }
+};
+}  // namespace
+
+TEST_CASE("nn::value_and_grad / nn::grad with has_aux: ((y, aux), grads) and (grads, aux)") {
+  Array x = random::uniform(random::key(1), {4});
+  Array y = random::uniform(random::key(2), {4});
+  auto [out, v] = AuxGradFoo().init_with_output(random::key(0), x, y);
+  auto [z, px, tree_aux, gx, gy, tree_aux2] = out;
+  // scale starts at 1 (ones_init), so y = sum(x*y), aux = (x, {scale: 1}), grads = (y, x).
+  CHECK(allclose(z, sum(x * y)));
+  CHECK(allclose(px, x));
+  CHECK(allclose(tree_aux["scale"].leaf(), ones({})));
+  CHECK(allclose(tree_aux2["scale"].leaf(), ones({})));
+  CHECK(allclose(gx, y));
+  CHECK(allclose(gy, x));
+  // With a scale of 3 the aux reads the stored parameter, and the grads scale with it.
+  Tree v3{{"params", Tree{{"LearnScale_0", Tree{{"scale", Tree(full({}, 3.0))}}}}}};
+  auto out3 = AuxGradFoo().apply(v3, x, y);
+  CHECK(allclose(std::get<1>(out3), 3.0 * x));
+  CHECK(allclose(std::get<3>(out3), 3.0 * y));
+  // The output must still be a scalar: Flax's message.
+  struct VecOut : nn::Module<VecOut> {
+    Array call(const Array& x) {
+      LearnScale ls;
+      auto fn = [](LearnScale& m, const Array& a) {
+        return std::make_pair(Array(m(a, a) * a), Array(a));
+      };
+      return nn::value_and_grad(fn, ls, x, linum::has_aux).first.first;
+    }
+  };
+  CHECK_THROWS_WITH_AS(VecOut().init(random::key(0), x),
+                       doctest::Contains("grad can only work on functions with scalar-valued "
+                                         "outputs. out shape=float32[4]"),
+                       linum::ValueError);
+}
+
 // ---- checkpoint, remat_scan, map_variables, jit, cond/switch/while_loop, custom_vjp ------------
 
 namespace {
@@ -312,7 +368,8 @@ TEST_CASE("nn::jit of a module holding a sibling lifts both scopes; calls replay
   Array x = random::normal(random::key(1), {2, 4});
   auto [y, v] = model.init_with_output(random::key(0), x);
   CHECK(v["params"].as_dict().size() == 1);  // one copy of the Dense, under 'shared'
-  Array k = v["params"]["shared"]["d"]["kernel"].leaf(), b = v["params"]["shared"]["d"]["bias"].leaf();
+  Array k = v["params"]["shared"]["d"]["kernel"].leaf(),
+        b = v["params"]["shared"]["d"]["bias"].leaf();
   auto expect = [&](const Array& in) {
     Array h1 = matmul(in, k) + b, h2 = matmul(in * 2.0f, k) + b;
     return tanh(h1) + tanh(h2) + h1;

@@ -1,7 +1,9 @@
 // optim transformations: optax's base cases (spec §6: O8, O10, O11, O13, O14, O17, O18, O20),
 // every transformation against hand-computed values, masked / multi_transform / MultiSteps, and
 // the errors users meet.
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -32,6 +34,33 @@ TEST_SUITE("optim base") {
     P out = optim::apply_updates(params, grads);
     check_close(std::get<0>(out).at("a"), Vec(6, 3.0));
     check_close(std::get<1>(out), {3.0});
+  }
+
+  TEST_CASE("apply_updates / incremental_update leave None parameters None, as optax") {
+    // optax maps with is_leaf=lambda x: x is None and returns None where the parameter (the new
+    // tensor) is None, whatever the update (the old tensor) holds there.
+    Tree params{{"w", f64({1.0, 2.0})}, {"b", Tree()}};
+    Tree none_updates{{"w", f64({0.5, 0.5})}, {"b", Tree()}};
+    Tree array_updates{{"w", f64({0.5, 0.5})}, {"b", f64({7.0})}};
+    for (const Tree& u : {none_updates, array_updates}) {
+      Tree out = optim::apply_updates(params, u);
+      CHECK(out["b"].is_none());
+      check_close(out["w"].leaf(), {1.5, 2.5});
+    }
+    using Opt = std::map<std::string, std::optional<Array>>;
+    Opt p{{"w", f64({1.0})}, {"b", std::nullopt}};
+    Opt u{{"w", f64({1.0})}, {"b", f64({3.0})}};
+    Opt out = optim::apply_updates(p, u);
+    CHECK_FALSE(out.at("b").has_value());
+    check_close(*out.at("w"), {2.0});
+    // incremental_update: None where the new tensor is None; 0.25 * new + 0.75 * old elsewhere.
+    Tree old_tensors{{"w", f64({0.0, 4.0})}, {"b", f64({1.0})}};
+    Tree avg = optim::incremental_update(params, old_tensors, 0.25);
+    CHECK(avg["b"].is_none());
+    check_close(avg["w"].leaf(), {0.25, 3.5});
+    Opt avg2 = optim::incremental_update(p, u, 0.5);
+    CHECK_FALSE(avg2.at("b").has_value());
+    check_close(*avg2.at("w"), {1.0});
   }
 
   TEST_CASE("O9: apply_updates keeps the parameter dtype") {
@@ -387,7 +416,35 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
     auto t = summed.init(g1);
     t = summed.update(g1, t).second;
     check_close(summed.update(g2, t).first.at("w"), {-4.0, -2.0});
-    CHECK_THROWS_AS(optim::MultiSteps(optim::sgd(1.0), 0), linum::ValueError);
+  }
+
+  TEST_CASE("MultiSteps(k=0) and k<0 follow optax: no error, the inner optimizer never runs") {
+    // optax: mini_step = (mini_step + 1) % k with jnp.remainder (XLA's x % 0 == x; the sign of k
+    // otherwise) never equals k - 1, so updates stay zero and the mean keeps accumulating.
+    Params g1{{"w", f64({1.0, 2.0})}}, g2{{"w", f64({3.0, 0.0})}}, g3{{"w", f64({2.0, 1.0})}};
+    optim::MultiSteps never(optim::sgd(0.1), 0);
+    auto s = never.init(g1);
+    for (const Params& g : {g1, g2, g3}) {
+      auto [u, next] = never.update(g, s);
+      check_close(u.at("w"), {0.0, 0.0});
+      s = next;
+    }
+    CHECK(s.mini_step.item<int>() == 3);  // 1, 2, 3: x % 0 == x
+    CHECK(s.gradient_step.item<int>() == 0);
+    CHECK_FALSE(never.has_updated(s));
+    check_close(s.acc_grads.at("w"), {2.0, 1.0});  // the Welford mean of g1, g2, g3
+    // k = -1: (mini + 1) % -1 == 0, so each step's mean is just its own gradient.
+    optim::MultiSteps negative(optim::sgd(0.1), -1);
+    auto t = negative.init(g1);
+    t = negative.update(g1, t).second;
+    auto [u2, t2] = negative.update(g2, t);
+    check_close(u2.at("w"), {0.0, 0.0});
+    CHECK(t2.mini_step.item<int>() == 0);
+    check_close(t2.acc_grads.at("w"), {3.0, 0.0});
+    // A schedule may return 0 too (optax calls it every step).
+    optim::MultiSteps scheduled(
+        optim::sgd(0.1), std::function<std::int64_t(std::int64_t)>([](std::int64_t) { return 0; }));
+    check_close(scheduled.update(g1, scheduled.init(g1)).first.at("w"), {0.0, 0.0});
   }
 }
 

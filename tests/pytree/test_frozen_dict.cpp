@@ -60,6 +60,24 @@ TEST_SUITE("frozen_dict") {
     CHECK(items[1].second == pt::freeze(Tree{{"c", 2}}));
   }
 
+  TEST_CASE("fd[key] of a nested dict is a FrozenDict, as Flax's __getitem__; leaves as stored") {
+    Frozen fd{{"a", 1}, {"b", Tree{{"c", 2}, {"d", Tree{{"e", 3}}}}}};
+    CHECK(fd["b"].is_frozen_dict());
+    CHECK(fd["b"].as_frozen_dict() == Frozen{{"c", 2}, {"d", Tree{{"e", 3}}}});
+    // Reading through the returned FrozenDict freezes the next level too.
+    CHECK(fd["b"].as_frozen_dict()["d"].is_frozen_dict());
+    CHECK(fd.at("b").is_frozen_dict());
+    CHECK(fd.get("b").is_frozen_dict());
+    CHECK(fd.values()[1].is_frozen_dict());
+    CHECK(fd.items()[1].second.is_frozen_dict());
+    CHECK(fd["a"] == Tree(1));
+    // The nested dict is still held plain (Flax's _dict), so unfreeze and dict() are unchanged.
+    CHECK(fd.dict().at("b").is_dict());
+    CHECK(fd.unfreeze()["b"].is_dict());
+    // A nested FrozenDict compares equal to the plain dict it freezes.
+    CHECK(fd["b"] == Tree(Frozen{{"c", 2}, {"d", Tree{{"e", 3}}}}));
+  }
+
   TEST_CASE("T20: repr prints Flax's layout") {
     Frozen fd{{"a", 1}, {"b", Tree{{"c", 2}, {"d", Tree::dict()}}}};
     const std::string expected =

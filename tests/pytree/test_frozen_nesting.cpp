@@ -82,7 +82,8 @@ TEST_SUITE("pytree FrozenDict nesting") {
   TEST_CASE("Flax semantics: a nested FrozenDict is held as a dict; unfreeze and flatten_dict") {
     // _prepare_freeze: FrozenDict({'inner': FrozenDict(...)}) holds {'inner': {...}}.
     FD outer{{"inner", Tree(FD{{"z", 5.0}})}};
-    CHECK(outer["inner"].is_dict());
+    CHECK(outer.dict().at("inner").is_dict());
+    CHECK(outer["inner"].is_frozen_dict());  // read back frozen, as Flax's __getitem__
     CHECK(pt::tree_structure(outer).to_string() ==
           "PyTreeDef(CustomNode(FrozenDict[('inner',)], [{'z': *}]))");
     // unfreeze of a dict thaws the FrozenDicts inside it; freeze of a frozen Tree node works.

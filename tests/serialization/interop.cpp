@@ -3,6 +3,8 @@
 // formulas, and writes linum's own files for Python to decode. Needs LINUM_INTEROP_DIR.
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -61,15 +63,19 @@ void check_leaf(const Tree& t, linum::DType d, const Shape& s, const Vec& v) {
 
 Tree linum_tree() {
   using linum::float32, linum::float64;
-  return Tree{{"params", Tree{{"Conv_0", Tree{{"kernel", floats({3, 3, 1, 4}, float32)},
-                                              {"bias", floats({4}, float32)}}},
-                              {"Dense_0", Tree{{"kernel", floats({4, 2}, float64)},
-                                               {"bias", floats({2}, float64)}}}}},
-              {"ints", linum::astype(linum::array(ints(5, 1000)), linum::int32)},
-              {"u", linum::astype(linum::array(ints(3, 100000, 50)), linum::uint32)},
-              {"flags", bools(4)},
-              {"seq", Tree::tuple({Tree(floats({2}, float32)), Tree(Array(1.5f))})},
-              {"none", Tree()}};
+  return Tree{
+      {"params", Tree{{"Conv_0", Tree{{"kernel", floats({3, 3, 1, 4}, float32)},
+                                      {"bias", floats({4}, float32)}}},
+                      {"Dense_0",
+                       Tree{{"kernel", floats({4, 2}, float64)}, {"bias", floats({2}, float64)}}}}},
+      {"ints", linum::astype(linum::array(ints(5, 1000)), linum::int32)},
+      {"u", linum::astype(linum::array(ints(3, 100000, 50)), linum::uint32)},
+      {"flags", bools(4)},
+      // A 0-d float32 array (numpy's), not a Python number: strongly typed.
+      {"seq", Tree::tuple({Tree(floats({2}, float32)), Tree(linum::full({}, 1.5, float32))})},
+      {"none", Tree()},
+      {"name", ser::str_leaf("linum \xe2\x9c\x93")},
+      {"step", Array(7)}};  // a Python int
 }
 
 }  // namespace
@@ -96,6 +102,7 @@ TEST_CASE("linum reads the Flax-format checkpoint that Python wrote") {
   check_leaf(t["step"], int32, {}, {7});
   check_leaf(t["lr"], float64, {}, {0.5});
   check_leaf(t["big"], float32, {10, 7}, ints(70, 1.0 / 8));  // written in 5 chunks
+  CHECK(ser::str_value(t["name"]) == std::optional<std::string>("r\xc3\xa9sum\xc3\xa9"));
 
   // from_bytes into a target of the right structure checks every shape and keeps the values.
   Tree target = linum::pytree::tree_map([](const Array& a) { return linum::zeros_like(a); }, t);
@@ -126,6 +133,11 @@ TEST_CASE("linum writes a checkpoint, a chunked checkpoint and a safetensors fil
   Tree with_big = ser::to_state_dict(tree);
   with_big["big"] = floats({10, 7}, linum::float32);
   write_file(dir() + "/linum_chunked.msgpack", ser::msgpack_serialize(with_big, 64));
+  using Params = std::map<std::string, Array>;
+  auto state = linum::optim::create_train_state(nullptr, Params{{"w", floats({3}, linum::float32)}},
+                                                linum::optim::sgd(0.5));
+  state = state.apply_gradients(Params{{"w", linum::ones({3})}});
+  write_file(dir() + "/linum_train_state.msgpack", ser::to_bytes(state));
   st::Tensors ts{{"w", floats({3, 4}, linum::float32)},
                  {"b", floats({4}, linum::float64)},
                  {"i", linum::astype(linum::array(ints(3, 1000)), linum::int32)},

@@ -177,6 +177,7 @@ def python_checkpoint():
         "step": 7,
         "lr": 0.5,
         "big": floats((10, 7), np.float32),
+        "name": "r\u00e9sum\u00e9",
     }
 
 
@@ -193,7 +194,17 @@ def linum_tree():
             "u": (ints(3) + 50).astype(np.uint32) * 100000,
             "flags": np.arange(4) % 3 == 0,
             "seq": {"0": floats((2,), np.float32), "1": np.asarray(np.float32(1.5))},
-            "none": None}
+            "none": None,
+            "name": "linum \u2713",
+            "step": 7}
+
+
+def linum_train_state():
+    # flax TrainState.create(params={'w': ...}, tx=optax.sgd(0.5)).apply_gradients(grads=ones):
+    # step is the Python int 1; sgd without momentum keeps (EmptyState(), EmptyState()).
+    return {"step": 1,
+            "params": {"w": (floats((3,), np.float32) - np.float32(0.5)).astype(np.float32)},
+            "opt_state": {"0": {}, "1": {}}}
 
 
 def check_equal(got, want, path="."):
@@ -225,6 +236,12 @@ def main():
     data = open(os.path.join(work, "linum_flax.msgpack"), "rb").read()
     check_equal(flax_restore(data), linum_tree())
     assert flax_serialize(linum_tree()) == data, "linum_flax.msgpack differs from Flax's bytes"
+
+    data = open(os.path.join(work, "linum_train_state.msgpack"), "rb").read()
+    state = flax_restore(data)
+    assert type(state["step"]) is int, f"step is {type(state['step'])}, Flax writes a Python int"
+    check_equal(state, linum_train_state())
+    assert flax_serialize(linum_train_state()) == data, "linum_train_state.msgpack differs from Flax's bytes"
 
     data = open(os.path.join(work, "linum_chunked.msgpack"), "rb").read()
     raw = flax_restore(data, unchunked=False)

@@ -113,9 +113,9 @@ TEST_SUITE("serialization hostile msgpack") {
     Mp intkey;
     intkey.map(1).u8(0x05).u8(0xc0);
     check_error<linum::TypeError>([&] { restore(intkey.b); }, {"map key", "not a string"});
-    Mp strval;
-    strval.map(1).str("a").str("hello");
-    check_error<linum::TypeError>([&] { restore(strval.b); }, {"string value at /a"});
+    Mp strval;  // a string value is a str leaf; it must be valid UTF-8 too
+    strval.map(1).str("a").str("\xff");
+    check_error<linum::ValueError>([&] { restore(strval.b); }, {"string at /a", "not valid UTF-8"});
     CHECK(restore(Mp().map(1).str("h\xc3\xa9").u8(0xc0).b).contains("h\xc3\xa9"));
   }
 

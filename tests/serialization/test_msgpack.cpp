@@ -1,6 +1,8 @@
 // Flax's msgpack format: exact bytes against the spec, every dtype, Flax's chunking of large
 // arrays, numpy scalars and native numbers, and round trips of a CNN's variables and an Adam state.
 #include <cmath>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "helpers.hpp"
@@ -100,6 +102,79 @@ TEST_SUITE("serialization msgpack") {
     CHECK(t["f"].leaf().dtype() == linum::float64);
     CHECK(t["f"].leaf().item<double>() == 0.5);
     CHECK(t["t"].leaf().dtype() == linum::bool_);
+  }
+
+  TEST_CASE("weakly typed scalars (Python numbers) are written natively, as Flax's packb does") {
+    // Flax: {'i': 7, 'big': 300, 'f': 0.5} packs as Python ints and a float64; the inverse of
+    // reading native numbers (above), so a Flax file round-trips byte for byte.
+    Mp want;
+    want.map(4).str("i").u8(0x07).str("big").u8(0xcd).be(300, 2);
+    want.str("f").u8(0xcb).be(0x3fe0000000000000ull, 8).str("neg").u8(0xff);
+    Tree t{{"i", Array(7)}, {"big", Array(300)}, {"f", Array(0.5)}, {"neg", Array(-1)}};
+    CHECK(ser::msgpack_serialize(t) == want.b);
+    CHECK(ser::msgpack_serialize(ser::msgpack_restore(want.b)) == want.b);
+    // A strongly typed scalar (jnp.asarray(7)) stays an ndarray (ext 1).
+    const std::string strong =
+        ser::msgpack_serialize(Tree{{"i", linum::full({}, 7.0, linum::int32)}});
+    CHECK(strong == Mp().map(1)
+                        .str("i")
+                        .ext(1, Mp::ndarray({}, "int32", le_bytes(std::vector<std::int32_t>{7})))
+                        .b);
+  }
+
+  TEST_CASE("str leaves: msgpack strings read and written, kept by from_bytes and tree_map") {
+    // Flax writes {'name': 'résumé', 'w': array} with the str as a msgpack str.
+    Mp want;
+    want.map(2).str("name").str("r\xc3\xa9sum\xc3\xa9").str("w");
+    want.ext(1, Mp::ndarray({1}, "float32", le_bytes(std::vector<float>{1.5f})));
+    Tree t = ser::msgpack_restore(want.b);
+    CHECK(ser::str_value(t["name"]) == std::optional<std::string>("r\xc3\xa9sum\xc3\xa9"));
+    CHECK_FALSE(ser::str_value(t["w"]).has_value());
+    CHECK(ser::msgpack_serialize(t) == want.b);
+    CHECK(ser::to_bytes(Tree{{"name", ser::str_leaf("r\xc3\xa9sum\xc3\xa9")},
+                             {"w", linum::array({1.5f})}}) == want.b);
+    // from_bytes into a target holding any str there takes the stored one (Flax returns the state
+    // of an unregistered leaf as it is); tree_map keeps the str, mapping the arrays only.
+    Tree target{{"name", ser::str_leaf("")}, {"w", linum::zeros({1})}};
+    Tree back = ser::from_bytes(target, want.b);
+    CHECK(ser::str_value(back["name"]) == std::optional<std::string>("r\xc3\xa9sum\xc3\xa9"));
+    Tree doubled = linum::pytree::tree_map([](const Array& a) { return 2.0 * a; }, back);
+    CHECK(ser::str_value(doubled["name"]) == ser::str_value(back["name"]));
+    CHECK(values(doubled["w"].leaf()) == Vec{3.0});
+    // An array target where the file has a str is named.
+    check_error<linum::TypeError>(
+        [&] {
+          ser::from_bytes(Tree{{"name", linum::zeros({1})}, {"w", linum::zeros({1})}}, want.b);
+        },
+        {"expected an array at path ./name", "got a string"});
+  }
+
+  TEST_CASE("to_bytes(TrainState) writes step as the int Flax's TrainState holds") {
+    // Flax: TrainState.create sets step=0 (a Python int) and apply_gradients step + 1, so
+    // to_bytes writes {'step': 0 | 1, 'params': {...}, 'opt_state': ...} with a msgpack int.
+    using Params = std::map<std::string, Array>;
+    auto state = optim::create_train_state(nullptr, Params{{"w", linum::array({1.0f, 2.0f})}},
+                                           optim::sgd(0.5));
+    auto step_bytes = [](const std::string& bytes) {
+      // The state dict is a map of 3 whose first entry is 'step'.
+      REQUIRE(bytes.substr(0, 6) == std::string("\x83\xa4step", 6));
+      return static_cast<unsigned char>(bytes[6]);
+    };
+    CHECK(step_bytes(ser::to_bytes(state)) == 0x00);
+    auto next = state.apply_gradients(Params{{"w", linum::array({1.0f, 1.0f})}});
+    const std::string bytes = ser::to_bytes(next);
+    CHECK(step_bytes(bytes) == 0x01);
+    auto restored = ser::from_bytes(state, bytes);
+    CHECK(restored.step.item<int>() == 1);
+    CHECK(ser::to_bytes(restored) == bytes);
+    CHECK(values(restored.params.at("w")) == Vec{0.5, 1.5});
+    // A Flax file written under jax.jit holds step as an int32 array: it is kept as one.
+    Tree sd = ser::to_state_dict(next);
+    sd["step"] = linum::full({}, 4.0, linum::int32);
+    const std::string jitted = ser::msgpack_serialize(sd);
+    auto from_jit = ser::from_bytes(state, jitted);
+    CHECK(from_jit.step.item<int>() == 4);
+    CHECK(ser::to_bytes(from_jit) == jitted);
   }
 
   TEST_CASE("float16, bfloat16, int8, int16, int64, uint8, uint16, uint64 convert exactly") {
