@@ -43,10 +43,8 @@ std::string quoted(std::string_view text) {
 std::string Where::at(std::uint64_t offset) const {
   std::string s = fn + ": " + file + ": ";
   if (!member.empty()) s += "member '" + member + "': ";
-  if (compressed)
-    s += "at byte " + std::to_string(offset) + " of the decompressed data: ";
-  else
-    s += "at byte " + std::to_string(base + offset) + ": ";
+  s += "at byte " + std::to_string(pos(offset));
+  s += compressed ? " of the decompressed data: " : ": ";
   return s;
 }
 

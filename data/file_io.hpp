@@ -31,6 +31,8 @@ struct Where {
   std::uint64_t base = 0;   // file offset of buffer byte 0
   bool compressed = false;  // offsets count decompressed bytes, not bytes of the file
 
+  // The offset as messages count it: in the file, or in the decompressed data.
+  std::uint64_t pos(std::uint64_t offset) const { return compressed ? offset : base + offset; }
   std::string at(std::uint64_t offset) const;  // "fn: file: at byte N: " (member-aware)
   template <class E = ValueError>
   [[noreturn]] void fail(std::uint64_t offset, const std::string& what) const {

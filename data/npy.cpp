@@ -325,12 +325,11 @@ Array parse_npy(const char* bytes, std::size_t n, const Where& where,
   const std::size_t len_bytes = major == 1 ? 2 : 4, preamble = 8 + len_bytes;
   if (n < preamble)
     where.fail(n, "truncated: the header length of a version " + std::to_string(major) +
-                      ".0 file ends at byte " + std::to_string(preamble));
+                      ".0 file ends at byte " + std::to_string(where.pos(preamble)));
   const std::uint64_t header_len = load_le(bytes + 8, static_cast<int>(len_bytes));
   if (header_len > n - preamble)
     where.fail(n, "truncated: the header of " + std::to_string(header_len) + " bytes from byte " +
-                      std::to_string(preamble) + " runs past the end (" + std::to_string(n) +
-                      " bytes)");
+                      std::to_string(where.pos(preamble)) + " runs past the end");
   const auto h =
       HeaderParser(std::string_view(bytes + preamble, header_len), preamble, where).parse();
   const Descr descr = parse_descr(h.descr, where, h.descr_offset);
@@ -345,8 +344,9 @@ Array parse_npy(const char* bytes, std::size_t n, const Where& where,
   const std::size_t have = n - data_at;
   if (need > have)
     where.fail(n, "truncated: shape " + shape_str(h.shape) + " of '" + h.descr + "' needs " +
-                      std::to_string(need) + " data bytes from byte " + std::to_string(data_at) +
-                      ", the file has " + std::to_string(have));
+                      std::to_string(need) + " data bytes from byte " +
+                      std::to_string(where.pos(data_at)) + ", only " + std::to_string(have) +
+                      " follow");
   if (need < have)
     where.fail(data_at + need, std::to_string(have - need) + " bytes after the " +
                                    std::to_string(need) + " data bytes of shape " +

@@ -56,6 +56,13 @@ TEST_CASE("encode_npy: numpy's layout (magic, version 1.0, padded dict header, r
   CHECK(data::encode_npy(linum::array<std::int32_t>({1, 2, 3}))
             .find("'<i4', 'fortran_order': False, 'shape': (3,), }") != std::string::npos);
   CHECK(data::encode_npy(linum::array<std::uint32_t>({1})).find("'<u4'") != std::string::npos);
+  // Rank 14, shape (1, 10, 10, 1, ...): 10 + 50 + len("(1, 10, 10, 1, ..., 1)") 44 + 3 + 20 + 1
+  // = 128 bytes before padding, and numpy then pads a whole block of 64 (never 0): data at 192.
+  linum::Shape wide = {1, 10, 10};
+  wide.resize(14, 1);
+  const std::string w = data::encode_npy(linum::zeros(wide));
+  CHECK(w.size() == 192 + 400);
+  CHECK(w.substr(8, 2) == le(182, 2));
   CHECK(data::encode_npy(linum::array<bool>({true})).find("'|b1'") != std::string::npos);
   CHECK(data::encode_npy(linum::array<double>({1})).find("'<f8'") != std::string::npos);
 }
@@ -168,7 +175,7 @@ TEST_CASE("decode_npy: truncated, wrong magic and corrupt headers name the sourc
       {"at byte 100", "header of 118 bytes from byte 10 runs past the end"});
   check_error<linum::ValueError>(
       [&] { decode(good.substr(0, 140)); },
-      {"at byte 140", "needs 24 data bytes from byte 128, the file has 12"});
+      {"at byte 140", "needs 24 data bytes from byte 128, only 12 follow"});
   check_error<linum::ValueError>([&] { decode(good + "xy"); },
                                  {"at byte 152", "2 bytes after the 24 data bytes"});
   std::string magic = good;
