@@ -19,7 +19,7 @@ struct CsvOptions {
   DType dtype = float32;       // integers must be whole and in range; bool takes 0 and 1
   // The value of an empty field (np.genfromtxt's filling_values, e.g. NaN); without one an
   // empty field is an error.
-  std::optional<double> missing;
+  std::optional<double> missing{};
 };
 
 struct CsvTable {

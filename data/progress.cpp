@@ -54,7 +54,8 @@ void Progress::update(double loss, std::int64_t examples) {
   const double w = examples > 0 ? static_cast<double>(examples) : 1.0;
   loss_sum_ += w * loss;
   weight_sum_ += w;
-  if (o_.out && now() - last_print_ >= interval_) print(false);
+  // The last step's line is close()'s.
+  if (o_.out && steps_ != total_ && now() - last_print_ >= interval_) print(false);
 }
 
 void Progress::close() {

@@ -16,14 +16,14 @@
 namespace linum::data {
 
 struct ProgressOptions {
-  std::string desc;         // the line's prefix, e.g. "epoch 3"
+  std::string desc{};       // the line's prefix, e.g. "epoch 3"
   std::FILE* out = stdout;  // nullptr: silent (every process but the one that reports)
   // Redraw one line with '\r'; by default, whether `out` is a terminal.
-  std::optional<bool> tty;
+  std::optional<bool> tty{};
   // Seconds between lines: by default 0.1 on a terminal, 5 otherwise.
-  std::optional<double> interval;
+  std::optional<double> interval{};
   // Seconds on a monotonic clock; by default std::chrono::steady_clock (tests inject their own).
-  std::function<double()> clock;
+  std::function<double()> clock{};
 };
 
 class Progress {
