@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <linum/error.hpp>
+
 namespace linum::data {
 namespace {
 
@@ -31,6 +33,8 @@ std::string clock_time(double secs) {
 
 Progress::Progress(std::int64_t total_steps, ProgressOptions options)
     : total_(total_steps), o_(std::move(options)) {
+  if (o_.smoothing && !(*o_.smoothing >= 0 && *o_.smoothing < 1))
+    throw ValueError("Progress: smoothing must be in [0, 1), got " + std::to_string(*o_.smoothing));
   tty_ = o_.tty.value_or(o_.out && isatty(fileno(o_.out)));
   interval_ = o_.interval.value_or(tty_ ? 0.1 : 5.0);
   start_ = last_print_ = now();
@@ -45,7 +49,10 @@ double Progress::now() const {
 
 double Progress::elapsed() const { return (closed_ ? end_ : now()) - start_; }
 
-double Progress::mean_loss() const { return weight_sum_ > 0 ? loss_sum_ / weight_sum_ : NAN; }
+double Progress::mean_loss() const {
+  if (steps_ == 0) return NAN;
+  return o_.smoothing ? average_ : loss_sum_ / weight_sum_;
+}
 
 void Progress::update(double loss, std::int64_t examples) {
   if (closed_) return;
@@ -54,6 +61,8 @@ void Progress::update(double loss, std::int64_t examples) {
   const double w = examples > 0 ? static_cast<double>(examples) : 1.0;
   loss_sum_ += w * loss;
   weight_sum_ += w;
+  const double keep = o_.smoothing.value_or(0);
+  average_ = steps_ == 1 ? loss : keep * average_ + (1 - keep) * loss;
   // The last step's line is close()'s.
   if (o_.out && steps_ != total_ && now() - last_print_ >= interval_) print(false);
 }
@@ -83,6 +92,7 @@ std::string Progress::line() const {
     s += "  " + fixed(steps_ / secs, 1) + " steps/s";
     if (examples_ > 0) s += "  " + fixed(examples_ / secs, 0) + " examples/s";
   }
+  if (!postfix_.empty()) (s += "  ") += postfix_;
   if (closed_)
     s += "  " + fixed(secs, 1) + " s";
   else if (total_ > 0 && steps_ > 0 && secs > 0)

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace linum::data {
 
@@ -22,6 +23,10 @@ struct ProgressOptions {
   std::optional<bool> tty{};
   // Seconds between lines: by default 0.1 on a terminal, 5 otherwise.
   std::optional<double> interval{};
+  // The running loss: the mean over the steps so far (Keras's epoch mean) by default; with a
+  // smoothing s in [0, 1), an exponential moving average, s * previous + (1 - s) * loss, for
+  // long runs where the early losses would dominate a mean.
+  std::optional<double> smoothing{};
   // Seconds on a monotonic clock; by default std::chrono::steady_clock (tests inject their own).
   std::function<double()> clock{};
 };
@@ -37,13 +42,15 @@ class Progress {
   // One step done with this loss; `examples` (the batch size) weights the running loss and
   // gives examples/s. Prints when the interval has passed since the last line.
   void update(double loss, std::int64_t examples = 0);
+  // Text shown at the end of the line, e.g. "lr 3.0e-03" (tqdm's set_postfix).
+  void set_postfix(std::string text) { postfix_ = std::move(text); }
   // Prints the final line (with the elapsed time instead of the ETA); later calls do nothing.
   void close();
 
   // The line as it would print now.
   std::string line() const;
   std::int64_t steps() const { return steps_; }
-  double mean_loss() const;  // the running loss: mean over the steps so far
+  double mean_loss() const;  // the running loss (see ProgressOptions::smoothing)
   double elapsed() const;    // seconds since construction (until close)
 
  private:
@@ -51,7 +58,8 @@ class Progress {
   double now() const;
 
   std::int64_t total_, steps_ = 0, examples_ = 0;
-  double loss_sum_ = 0, weight_sum_ = 0;
+  double loss_sum_ = 0, weight_sum_ = 0, average_ = 0;
+  std::string postfix_;
   ProgressOptions o_;
   bool tty_ = false, closed_ = false;
   double interval_, start_, last_print_, end_ = 0;

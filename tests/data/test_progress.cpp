@@ -96,3 +96,19 @@ TEST_CASE(
         "\r[==========          ] 2/4  loss 5.0000  0.0 steps/s  ETA 1:41 "
         "\r[==========          ] 2/4  loss 5.0000  0.0 steps/s  101.0 s \n");
 }
+
+TEST_CASE("Progress: smoothing gives an exponential moving average; set_postfix adds text") {
+  double t = 0;
+  data::Progress p(0, {.out = nullptr, .tty = false, .smoothing = 0.5, .clock = [&] { return t; }});
+  // 4, then 0.5 * 4 + 0.5 * 2 = 3, then 0.5 * 3 + 0.5 * 0 = 1.5 (the mean would be 2).
+  p.update(4);
+  p.update(2);
+  p.update(0);
+  CHECK(p.mean_loss() == 1.5);
+  t = 3;
+  p.set_postfix("lr 1.00e-03");
+  CHECK(p.line() == "3  loss 1.5000  1.0 steps/s  lr 1.00e-03");
+  data_test::check_error<linum::ValueError>(
+      [] { data::Progress(1, {.out = nullptr, .smoothing = 1.0}); },
+      {"Progress: smoothing must be in [0, 1), got 1"});
+}
