@@ -236,7 +236,10 @@ std::string zip_write(const std::vector<std::pair<std::string, std::string>>& me
     throw ValueError(std::string(fn) + ": " + std::to_string(members.size()) +
                      " arrays need a Zip64 archive, which linum does not write");
   std::string out, central;
-  for (const auto& [name, bytes] : members) {
+  for (const auto& member : members) {
+    // Named references, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+    const std::string& name = member.first;
+    const std::string& bytes = member.second;
     std::string packed;
     if (deflate) {
       z_stream zs{};
