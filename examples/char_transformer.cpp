@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/progress.hpp>
 #include <linum/linum.hpp>
 
 #include "char_data.hpp"

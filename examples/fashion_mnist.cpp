@@ -18,6 +18,7 @@
 #include <utility>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/data.hpp>
 #include <linum/distributed/distributed.hpp>
 #include <linum/linum.hpp>
 #include <linum/nn/serialization.hpp>

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/data.hpp>
 #include <linum/linum.hpp>
 
 using linum::Array;

@@ -11,7 +11,6 @@
 #include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/memory.hpp>
 #include <linum/autodiff/random/random.hpp>
-#include <linum/data/data.hpp>
 #include <linum/error.hpp>
 #include <linum/lift/lift.hpp>
 #include <linum/nn/nn.hpp>

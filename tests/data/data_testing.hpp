@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include <linum/data/data.hpp>
 #include <linum/linum.hpp>
 
 #include "support/testing.hpp"
