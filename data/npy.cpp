@@ -308,7 +308,7 @@ std::string_view descr_of(DType d) {
 }  // namespace
 
 Array parse_npy(const char* bytes, std::size_t n, const Where& where,
-                const std::shared_ptr<void>& owner, std::string* descr_out) {
+                const std::shared_ptr<void>& owner, NpyDescr* descr_out) {
   if (n < 10)
     where.fail(n,
                "truncated: a .npy file starts with 10 bytes (magic, version, header length), "
@@ -333,7 +333,7 @@ Array parse_npy(const char* bytes, std::size_t n, const Where& where,
   const auto h =
       HeaderParser(std::string_view(bytes + preamble, header_len), preamble, where).parse();
   const Descr descr = parse_descr(h.descr, where, h.descr_offset);
-  if (descr_out) *descr_out = h.descr;
+  if (descr_out) *descr_out = {h.descr, h.descr_offset};
 
   const std::size_t data_at = preamble + header_len, item = codec::itemsize(descr.src);
   std::uint64_t need = item;
@@ -395,12 +395,14 @@ Array load_npy(const std::string& path) {
 
 Array load_npy(const std::string& path, DType dtype) {
   auto file = detail::read_file("load_npy", path);
-  std::string descr;
-  Array a = detail::parse_npy(file->data(), file->size(), {"load_npy", path}, file, &descr);
+  const detail::Where where("load_npy", path);
+  detail::NpyDescr descr;
+  Array a = detail::parse_npy(file->data(), file->size(), where, file, &descr);
   if (a.dtype() != dtype)
-    throw TypeError("load_npy: " + path + ": the file holds '" + descr +
-                    "' elements, which load as " + std::string(dtype_name(a.dtype())) +
-                    ", not the expected " + std::string(dtype_name(dtype)));
+    where.fail<TypeError>(descr.offset, "the file holds '" + descr.text +
+                                            "' elements, which load as " +
+                                            std::string(dtype_name(a.dtype())) +
+                                            ", not the expected " + std::string(dtype_name(dtype)));
   return a;
 }
 

@@ -257,9 +257,9 @@ TEST_CASE("save_npy / load_npy on files; errors name the file; load_npy checks a
   CHECK(b.shape() == linum::Shape{3, 2});
   CHECK(values(b) == values(a));
   CHECK(values(data::load_npy(p, linum::float32)) == values(a));
-  check_error<linum::TypeError>(
-      [&] { data::load_npy(p, linum::int32); },
-      {"load_npy: " + p, "'<f4'", "load as float32", "not the expected int32"});
+  check_error<linum::TypeError>([&] { data::load_npy(p, linum::int32); },
+                                {"load_npy: " + p + ": at byte 20: the file holds '<f4'",
+                                 "load as float32", "not the expected int32"});
   write_bytes(p, npy_image(header("<i8", "(1,)"), raw<std::int64_t>({3})));
   check_error<linum::TypeError>([&] { data::load_npy(p, linum::float32); },
                                 {"'<i8'", "load as int32", "float32"});
