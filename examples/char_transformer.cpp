@@ -1,9 +1,9 @@
 // A decoder-only character-level transformer trained end to end on a text that ships with Debian
 // (the GPL-3 under /usr/share/common-licenses): weight-tied Embed, causal SelfAttention blocks
-// with LayerNorm and an MLP, optim::adamw with a warmup-cosine schedule, a progress bar, the
-// held-out loss against the text's unigram entropy, then sampling through the attention cache
-// (decode=true), checked first against the full causal pass.
-// Flags: --steps N  --batch N  --len N  --dim N  --heads N  --layers N  --lr X  --threads N
+// with LayerNorm and an MLP, optim::adamw with a warmup-cosine schedule, linum::data's progress
+// line, the held-out loss against the text's unigram entropy, then sampling through the attention
+// cache (decode=true), checked first against the full causal pass. Flags: --steps N  --batch N
+// --len N  --dim N  --heads N  --layers N  --lr X  --threads N
 //        --text FILE  --sample N
 #include <algorithm>
 #include <chrono>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/progress.hpp>
 #include <linum/linum.hpp>
 
 #include "char_data.hpp"
@@ -57,14 +58,6 @@ struct CharTransformer : nn::Module<CharTransformer> {
     return embed.attend(nn::LayerNorm()(x));  // weight-tied output layer
   }
 };
-
-void progress(std::int64_t step, std::int64_t total, double loss, double lr, double secs) {
-  const int width = 30, done = static_cast<int>(width * step / total);
-  std::printf("\r[%s%s] %lld/%lld  loss %.3f  lr %.2e  %.1f steps/s",
-              std::string(done, '=').c_str(), std::string(width - done, ' ').c_str(),
-              static_cast<long long>(step), static_cast<long long>(total), loss, lr, step / secs);
-  std::fflush(stdout);
-}
 
 int main(int argc, char** argv) {
   std::int64_t steps = 800, batch = 16, sample_len = 300;
@@ -137,8 +130,8 @@ int main(int argc, char** argv) {
     return -linum::mean(linum::sum(linum::one_hot(y, cfg.vocab) * logp, -1));
   };
 
-  const auto t0 = std::chrono::steady_clock::now();
-  double ema = std::log(static_cast<double>(cfg.vocab));
+  // The running loss as an exponential moving average, and the scheduled learning rate.
+  linum::data::Progress progress(steps, {.smoothing = 0.95});
   for (std::int64_t step = 1; step <= steps; ++step) {
     auto [x, y] = data.windows(batch, T);
     auto [loss, grads] =
@@ -146,16 +139,13 @@ int main(int argc, char** argv) {
     auto [updates, new_state] = tx.update(grads, opt_state, params);
     opt_state = new_state;
     params = optim::apply_updates(params, updates);
-    ema = step == 1 ? loss.item<double>() : 0.95 * ema + 0.05 * loss.item<double>();
-    if (step % 10 == 0 || step == steps) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      progress(step, steps, ema, schedule(step - 1), secs);
-    }
+    char lr_text[32];
+    std::snprintf(lr_text, sizeof lr_text, "lr %.2e", schedule(step - 1));
+    progress.set_postfix(lr_text);
+    progress.update(loss.item<double>(), batch);
   }
-  const double train_secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("\ntrained %lld steps in %.1f s\n", static_cast<long long>(steps), train_secs);
+  progress.close();
+  std::printf("trained %lld steps in %.1f s\n", static_cast<long long>(steps), progress.elapsed());
 
   // Held-out loss over 20 batches of the last 10% of the text.
   double held = 0;

@@ -1,5 +1,7 @@
-// Seed 000's CNN trained on Fashion-MNIST (Debian's dataset-fashion-mnist) with optim::adam:
-// a progress line with loss and examples/s during each epoch, test accuracy after each.
+// Seed 000's CNN trained on Fashion-MNIST (Debian's dataset-fashion-mnist) with optim::adam, fed
+// by linum::data as the Flax MNIST example feeds it (the IDX files loaded whole, an epoch's order
+// from jax.random.permutation, batches prefetched): a progress line with the running loss and
+// examples/s during each epoch, test accuracy after each.
 // Flags: --epochs N  --batch-size N  --train-limit N (first N training images)  --threads N
 //        --lr X  --data DIR  --distributed  --checkpoint PATH
 // --distributed: data-parallel over the processes of `mpirun -n P` (linum::distributed). Every
@@ -12,17 +14,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <numeric>
-#include <random>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/data.hpp>
 #include <linum/distributed/distributed.hpp>
 #include <linum/linum.hpp>
 #include <linum/nn/serialization.hpp>
 
-#include "idx.hpp"
 #include "seed_models.hpp"
 
 using linum::Array;
@@ -30,62 +30,49 @@ using linum::Tree;
 namespace nn = linum::nn;
 namespace optim = linum::optim;
 namespace dist = linum::distributed;
+namespace data = linum::data;
 
 // Seed 000's CNN, trained as the guide defines it.
 using seed_models::CNN;
 
-struct Data {
-  linum::examples::Idx images, labels;
-  std::int64_t n = 0;
-};
+// (images, labels): NHWC float32 images in [0, 1] and int32 labels, as the Flax MNIST example
+// prepares them (jnp.float32(images) / 255).
+using Examples = std::pair<Array, Array>;
 
-Data load(const std::string& dir, const std::string& prefix, std::int64_t limit) {
-  Data d{linum::examples::read_idx(dir + "/" + prefix + "-images-idx3-ubyte.gz"),
-         linum::examples::read_idx(dir + "/" + prefix + "-labels-idx1-ubyte.gz")};
-  if (d.images.type != 0x08 || d.images.dims.size() != 3 || d.images.dims[1] != 28 ||
-      d.images.dims[2] != 28 || d.labels.type != 0x08 || d.labels.dims.size() != 1 ||
-      d.labels.dims[0] != d.images.dims[0])
+Examples load(const std::string& dir, const std::string& prefix, std::int64_t limit) {
+  Array images = data::load_idx(dir + "/" + prefix + "-images-idx3-ubyte.gz");
+  Array labels = data::load_idx(dir + "/" + prefix + "-labels-idx1-ubyte.gz");
+  if (images.ndim() != 3 || images.shape(1) != 28 || images.shape(2) != 28 || labels.ndim() != 1 ||
+      labels.shape(0) != images.shape(0))
     throw linum::ValueError("fashion_mnist: " + dir + "/" + prefix +
-                            "-*: expected uint8 images [n, 28, 28] and uint8 labels [n]");
-  d.n = limit > 0 ? std::min(limit, d.images.dims[0]) : d.images.dims[0];
-  return d;
+                            "-*: expected images [n, 28, 28] and labels [n]");
+  const std::int64_t n = limit > 0 ? std::min(limit, images.shape(0)) : images.shape(0);
+  images = linum::slice(images, {{0, n}});
+  labels = linum::slice(labels, {{0, n}});
+  return {linum::reshape(linum::astype(images, linum::float32) / 255.0f, {n, 28, 28, 1}),
+          linum::astype(labels, linum::int32)};
 }
 
-// The examples idx[first, last) as an NHWC float batch in [0, 1] and their labels.
-std::pair<Array, std::vector<std::int32_t>> batch(const Data& d,
-                                                  const std::vector<std::int64_t>& idx,
-                                                  std::size_t first, std::size_t last) {
-  const std::int64_t b = static_cast<std::int64_t>(last - first);
-  std::vector<float> x(static_cast<std::size_t>(b) * 784);
-  std::vector<std::int32_t> y(static_cast<std::size_t>(b));
-  for (std::int64_t i = 0; i < b; ++i) {
-    const std::int64_t e = idx[first + i];
-    const std::uint8_t* px = d.images.bytes.data() + e * 784;
-    for (int j = 0; j < 784; ++j) x[i * 784 + j] = px[j] / 255.0f;
-    y[i] = d.labels.bytes[e];
-  }
-  return {linum::array(x, {b, 28, 28, 1}), y};
+// This process's rows [begin, end) of the leading axis.
+Examples rows(const Examples& e, const dist::Shard& part) {
+  return {linum::slice(e.first, {{part.begin, part.end}}),
+          linum::slice(e.second, {{part.begin, part.end}})};
 }
 
 // Test accuracy; distributed, each process scores its shard and the counts are summed.
-double accuracy(const Tree& variables, const Data& test, bool distributed) {
-  std::vector<std::int64_t> all(test.n);
-  std::iota(all.begin(), all.end(), 0);
-  const dist::Shard part = distributed ? dist::shard_range(test.n) : dist::Shard{0, test.n};
-  all = std::vector<std::int64_t>(all.begin() + part.begin, all.begin() + part.end);
+double accuracy(const Tree& variables, const Examples& test, bool distributed) {
+  const std::int64_t n = test.first.shape(0);
+  const Examples mine = distributed ? rows(test, dist::shard_range(n)) : test;
   std::int64_t correct = 0;
-  for (std::size_t s = 0; s < all.size(); s += 500) {
-    const std::size_t e = std::min(all.size(), s + 500);
-    auto [x, y] = batch(test, all, s, e);
+  for (const auto& [x, y] : data::Dataset(mine).batch(500)) {
     Array pred = linum::argmax(CNN().apply(variables, x), 1);
-    const std::int32_t* p = pred.data<std::int32_t>();
-    for (std::size_t i = 0; i < y.size(); ++i) correct += p[i] == y[i];
+    correct += linum::sum(linum::astype(linum::equal(pred, y), linum::int32)).item<std::int32_t>();
   }
   if (distributed)
     correct = dist::pmap([](const Array& c) { return linum::psum(c, "devices"); })(
                   linum::full({}, static_cast<double>(correct), linum::int32))
                   .item<std::int32_t>();
-  return static_cast<double>(correct) / test.n;
+  return static_cast<double>(correct) / static_cast<double>(n);
 }
 
 int run(int argc, char** argv);
@@ -155,9 +142,10 @@ int run(int argc, char** argv) {
     std::fflush(stdout);
   };
 
-  const Data train = load(dir, "train", train_limit), test = load(dir, "t10k", 0);
+  const Examples train = load(dir, "train", train_limit), test = load(dir, "t10k", 0);
+  const std::int64_t n_train = train.first.shape(0), n_test = test.first.shape(0);
   say("Fashion-MNIST: %lld train, %lld test; batch %lld, adam lr %g, %d threads, %d process%s\n",
-      static_cast<long long>(train.n), static_cast<long long>(test.n),
+      static_cast<long long>(n_train), static_cast<long long>(n_test),
       static_cast<long long>(batch_size), lr, threads, dist::process_count(),
       dist::process_count() == 1 ? "" : "es");
 
@@ -168,30 +156,26 @@ int run(int argc, char** argv) {
   auto tx = optim::adam(lr);
   auto opt_state = tx.init(params);
 
-  std::mt19937_64 rng(0);
-  std::vector<std::int64_t> order(train.n);
-  std::iota(order.begin(), order.end(), 0);
+  // Every process shuffles the same order from the same key, and takes its rows of each global
+  // batch; the next batches are gathered on a background thread while this one trains.
+  const auto train_ds = data::Dataset(train);
+  const Array shuffle_key = linum::random::PRNGKey(1);
   const auto start = std::chrono::steady_clock::now();
-  const std::size_t steps = (order.size() + batch_size - 1) / batch_size;
   for (int epoch = 1; epoch <= epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
-    const auto t0 = std::chrono::steady_clock::now();
-    double loss_sum = 0;
-    std::int64_t seen = 0, window = 0;
-    auto tw = t0;
-    for (std::size_t step = 0; step < steps; ++step) {
-      const std::size_t s = step * batch_size, e = std::min(order.size(), s + batch_size);
-      // The sharded loader: this process's rows of the global batch [s, e).
-      const dist::Shard part = distributed ? dist::shard_range(static_cast<std::int64_t>(e - s))
-                                           : dist::Shard{0, static_cast<std::int64_t>(e - s)};
-      auto [x, y] = batch(train, order, s + part.begin, s + part.end);
-      Array labels = linum::one_hot(linum::array(y, {static_cast<std::int64_t>(y.size())}), 10);
+    auto batches =
+        train_ds.shuffle(linum::random::fold_in(shuffle_key, epoch)).batch(batch_size).prefetch(2);
+    data::Progress progress(batches.cardinality(), {.desc = "epoch " + std::to_string(epoch),
+                                                    .out = lead ? stdout : nullptr});
+    for (const auto& [global_x, global_y] : batches) {
+      const std::int64_t global = global_x.shape(0);
+      const auto [x, y] = distributed ? rows({global_x, global_y}, dist::shard_range(global))
+                                      : Examples{global_x, global_y};
+      Array labels = linum::one_hot(y, 10);
       // The mean over the global batch: each process sums its rows over the global count, and
       // psum over "devices" adds the shards (pmean of the local means when shards are equal).
-      const double global = static_cast<double>(e - s);
       auto loss_fn = [&](const Tree& p) {
         Array logp = CNN().apply(Tree{{"params", p}}, x);
-        return -linum::sum(labels * logp) / global;
+        return -linum::sum(labels * logp) / static_cast<double>(global);
       };
       auto grads_fn = [&](const Tree& p) {
         auto [l, g] = linum::value_and_grad(loss_fn)(p);
@@ -202,23 +186,13 @@ int run(int argc, char** argv) {
       auto [updates, new_state] = tx.update(grads, opt_state, params);
       opt_state = new_state;
       params = optim::apply_updates(params, updates);
-      loss_sum += loss.item<double>() * static_cast<double>(e - s);
-      seen += static_cast<std::int64_t>(e - s);
-      window += static_cast<std::int64_t>(e - s);
-      const auto now = std::chrono::steady_clock::now();
-      if (step + 1 == steps || std::chrono::duration<double>(now - tw).count() >= 5.0) {
-        const double dt = std::chrono::duration<double>(now - tw).count();
-        say("epoch %d  step %zu/%zu  loss %.4f  %.0f examples/s\n", epoch, step + 1, steps,
-            loss_sum / seen, window / dt);
-        tw = now;
-        window = 0;
-      }
+      progress.update(loss.item<double>(), global);
     }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    progress.close();
     const double acc = accuracy(Tree{{"params", params}}, test, distributed);
     say("epoch %d done: train loss %.4f, %.1f s (%.0f examples/s), test accuracy %.2f%%\n", epoch,
-        loss_sum / seen, secs, seen / secs, 100.0 * acc);
+        progress.mean_loss(), progress.elapsed(), static_cast<double>(n_train) / progress.elapsed(),
+        100.0 * acc);
     if (distributed) {
       if (!dist::is_replicated(params))
         throw linum::ValueError("the parameters differ between processes after epoch " +

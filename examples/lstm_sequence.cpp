@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/data/progress.hpp>
 #include <linum/linum.hpp>
 
 #include "char_data.hpp"
@@ -96,8 +97,9 @@ int main(int argc, char** argv) {
     return -linum::mean(linum::sum(linum::one_hot(y, vocab) * linum::log_softmax(logits), -1));
   };
 
-  const auto t0 = std::chrono::steady_clock::now();
-  double ema = 0;
+  // The running loss as an exponential moving average: over 1000 steps a mean would mostly show
+  // the first ones.
+  linum::data::Progress progress(steps, {.smoothing = 0.95});
   for (std::int64_t step = 1; step <= steps; ++step) {
     auto [x, y] = data.windows(batch, T);
     auto [loss, grads] =
@@ -105,19 +107,10 @@ int main(int argc, char** argv) {
     auto [updates, new_state] = tx.update(grads, opt_state, params);
     opt_state = new_state;
     params = optim::apply_updates(params, updates);
-    ema = step == 1 ? loss.item<double>() : 0.95 * ema + 0.05 * loss.item<double>();
-    if (step % 10 == 0 || step == steps) {
-      const double secs =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const int done = static_cast<int>(30 * step / steps);
-      std::printf("\r[%s%s] %lld/%lld  loss %.3f  %.1f steps/s", std::string(done, '=').c_str(),
-                  std::string(30 - done, ' ').c_str(), static_cast<long long>(step),
-                  static_cast<long long>(steps), ema, step / secs);
-      std::fflush(stdout);
-    }
+    progress.update(loss.item<double>(), batch);
   }
-  std::printf("\ntrained %lld steps in %.1f s\n", static_cast<long long>(steps),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  progress.close();
+  std::printf("trained %lld steps in %.1f s\n", static_cast<long long>(steps), progress.elapsed());
   double held = 0;
   for (int i = 0; i < 20; ++i) {
     auto [x, y] = data.windows(batch, T, true);

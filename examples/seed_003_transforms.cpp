@@ -402,7 +402,8 @@ int main() {
   Tree cell_vars = Tree::dict({{"params", cellp}});
   bool steps_ok = true;
   for (std::int64_t t = 0; t < 12; ++t) {
-    auto [next, yt] = nn::LSTMCell(32).apply(cell_vars, cl, take(xl, Array(static_cast<int>(t)), 1));
+    auto [next, yt] =
+        nn::LSTMCell(32).apply(cell_vars, cl, take(xl, Array(static_cast<int>(t)), 1));
     cl = next;
     steps_ok = steps_ok && allclose(yt, take(yl, Array(static_cast<int>(t)), 1));
   }
@@ -411,9 +412,10 @@ int main() {
   check(vlf["params"]["LSTMCell_0"]["ii"]["kernel"].leaf().shape() == Shape{7, 32},
         "function form: the cell's params under LSTMCell_0");
   check(allclose(LSTMFn(32).apply(vlf, xl),
-                 LSTM(32).apply(Tree::dict({{"params", Tree::dict({{"ScanLSTMCell_0",
-                                                                     vlf["params"]["LSTMCell_0"]}})}}),
-                                xl)),
+                 LSTM(32).apply(
+                     Tree::dict({{"params",
+                                  Tree::dict({{"ScanLSTMCell_0", vlf["params"]["LSTMCell_0"]}})}}),
+                     xl)),
         "function form == class form over the same params");
 
   std::cout << "map_variables: CausalDense(features=5)\n";
@@ -496,7 +498,8 @@ int main() {
             heads["heads_2"]["kernel"].leaf().shape() == Shape{3, 5},
         "every head initialized (all branches ran at init)");
   auto dense_chain = [&](const Tree& head, Array h) {
-    if (head.contains("kernel")) return Array(matmul(h, head["kernel"].leaf()) + head["bias"].leaf());
+    if (head.contains("kernel"))
+      return Array(matmul(h, head["kernel"].leaf()) + head["bias"].leaf());
     for (const auto& [layer, p] : head.as_dict())
       h = matmul(h, p["kernel"].leaf()) + p["bias"].leaf();
     return h;

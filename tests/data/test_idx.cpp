@@ -1,28 +1,19 @@
-// The IDX reader (examples/idx.hpp) on small files the tests write: gzip and plain, every
-// element type, and clear errors naming the file for missing, truncated and corrupt input.
-#include <doctest/doctest.h>
+// The IDX reader (data/idx.hpp) on small files the tests write: gzip and plain, every element
+// type, and clear errors naming the file and offset for missing, truncated and corrupt input.
 #include <zlib.h>
 
 #include <cstdint>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
-#include <linum/error.hpp>
+#include "data_testing.hpp"
 
-#include "idx.hpp"
-
-using linum::examples::Idx;
-using linum::examples::read_idx;
+using data_test::temp_path;
+using data_test::values;
+using Vec = std::vector<double>;
 using Bytes = std::vector<std::uint8_t>;
 
 namespace {
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("linum_test_idx_" + name)).string();
-}
 
 void write_gz(const std::string& path, const Bytes& b) {
   gzFile f = gzopen(path.c_str(), "wb");
@@ -49,63 +40,69 @@ Bytes header(std::uint8_t type, const std::vector<std::uint32_t>& dims) {
 }
 
 std::string error_of(const std::string& path) {
-  try {
-    read_idx(path);
-  } catch (const linum::ValueError& e) {
-    return e.what();
-  }
-  return "no error";
+  return data_test::message_of<linum::ValueError>([&] { linum::data::load_idx(path); });
 }
 
 }  // namespace
 
-TEST_CASE("read_idx: a gzip u8 file gives its type, dims and values in order") {
+TEST_CASE("load_idx: a gzip uint8 file gives a uint32 array of its dims and values in order") {
   const std::string p = temp_path("u8.gz");
   Bytes b = header(0x08, {2, 3, 4});
-  for (int i = 0; i < 24; ++i) b.push_back(static_cast<std::uint8_t>(10 * i + 3));
+  Vec want;
+  for (int i = 0; i < 24; ++i) {
+    b.push_back(static_cast<std::uint8_t>(10 * i + 3));
+    want.push_back(10 * i + 3);
+  }
   write_gz(p, b);
-  Idx idx = read_idx(p);
-  CHECK(idx.type == 0x08);
-  CHECK(idx.dims == std::vector<std::int64_t>{2, 3, 4});
-  CHECK(idx.size() == 24);
-  REQUIRE(idx.bytes.size() == 24);
-  for (int i = 0; i < 24; ++i) CHECK(idx.at(i) == 10 * i + 3);
-  CHECK(idx.bytes[23] == 233);
+  linum::Array a = linum::data::load_idx(p);
+  CHECK(a.dtype() == linum::uint32);
+  CHECK(a.shape() == linum::Shape{2, 3, 4});
+  CHECK(values(a) == want);
   std::filesystem::remove(p);
 }
 
-TEST_CASE("read_idx: big-endian int32, int16, int8 and float32 elements; plain files too") {
+TEST_CASE(
+    "load_idx: big-endian int32, int16, int8, float32 and float64 elements; plain files too") {
+  using linum::data::load_idx;
   const std::string p = temp_path("i32");
   Bytes b = header(0x0C, {3});
   for (Bytes e : {Bytes{0, 0, 1, 2}, Bytes{0xFF, 0xFF, 0xFF, 0xFE}, Bytes{0x7F, 0, 0, 0}})
     b.insert(b.end(), e.begin(), e.end());
   write_plain(p, b);  // uncompressed: gzread reads it transparently
-  Idx idx = read_idx(p);
-  CHECK(idx.dims == std::vector<std::int64_t>{3});
-  CHECK(idx.at(0) == 258);
-  CHECK(idx.at(1) == -2);
-  CHECK(idx.at(2) == 2130706432.0);
+  linum::Array a = load_idx(p);
+  CHECK(a.dtype() == linum::int32);
+  CHECK(a.shape() == linum::Shape{3});
+  CHECK(values(a) == Vec{258, -2, 2130706432.0});
 
   Bytes s = header(0x0B, {2});
   s.insert(s.end(), {0x01, 0x00, 0xFF, 0xFF});
   write_gz(p, s);
-  CHECK(read_idx(p).at(0) == 256);
-  CHECK(read_idx(p).at(1) == -1);
+  CHECK(load_idx(p).dtype() == linum::int32);
+  CHECK(values(load_idx(p)) == Vec{256, -1});
 
   Bytes c = header(0x09, {1});
   c.push_back(0xFB);
   write_gz(p, c);
-  CHECK(read_idx(p).at(0) == -5);
+  CHECK(values(load_idx(p)) == Vec{-5});
 
   Bytes f = header(0x0D, {1, 1});
   f.insert(f.end(), {0x3F, 0xC0, 0x00, 0x00});  // 1.5f
   write_gz(p, f);
-  CHECK(read_idx(p).at(0) == 1.5);
+  CHECK(load_idx(p).dtype() == linum::float32);
+  CHECK(load_idx(p).shape() == linum::Shape{1, 1});
+  CHECK(values(load_idx(p)) == Vec{1.5});
+
+  Bytes d = header(0x0E, {1});
+  d.insert(d.end(), {0xC0, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18});  // -pi as float64
+  write_plain(p, d);
+  CHECK(load_idx(p).dtype() == linum::float64);
+  CHECK(values(load_idx(p)) == Vec{-3.141592653589793});
   std::filesystem::remove(p);
 }
 
 TEST_CASE(
-    "read_idx: missing, truncated, trailing and corrupt files throw ValueError naming the file") {
+    "load_idx: missing, truncated, trailing and corrupt files throw ValueError naming the file and "
+    "offset") {
   const std::string p = temp_path("bad.gz");
   std::filesystem::remove(p);
   std::string msg = error_of(p);
@@ -118,22 +115,29 @@ TEST_CASE(
   write_gz(p, b);
   msg = error_of(p);
   CHECK(msg.find(p) != std::string::npos);
-  CHECK(msg.find("truncated: expected 6 data bytes, got 5") != std::string::npos);
+  CHECK(msg.find("at byte 17 of the decompressed data: truncated: shape (2, 3) needs 6 data bytes, "
+                 "the file has 5") != std::string::npos);
 
   // A header cut inside the dims.
   write_gz(p, Bytes{0, 0, 8, 3, 0, 0, 0, 2, 0, 0});
-  CHECK(error_of(p).find("truncated: header of rank 3 ends at dim 1") != std::string::npos);
+  CHECK(
+      error_of(p).find("at byte 10 of the decompressed data: truncated: the header of rank 3 ends "
+                       "inside dimension 1") != std::string::npos);
 
-  // More bytes than the dims promise.
+  // More bytes than the dims promise; in a plain file, offsets are the file's.
   b.insert(b.end(), {6, 7});
-  write_gz(p, b);
-  CHECK(error_of(p).find("trailing bytes") != std::string::npos);
+  write_plain(p, b);
+  CHECK(error_of(p).find("load_idx: " + p + ": at byte 18: trailing bytes") != std::string::npos);
 
   // Wrong magic (an unknown type code).
   write_gz(p, Bytes{0, 0, 0x42, 1, 0, 0, 0, 0});
   msg = error_of(p);
   CHECK(msg.find(p) != std::string::npos);
-  CHECK(msg.find("not an IDX file") != std::string::npos);
+  CHECK(msg.find("at byte 0 of the decompressed data: not an IDX file") != std::string::npos);
+
+  // A header whose dims multiply past any real dataset.
+  write_gz(p, Bytes{0, 0, 8, 2, 0x7F, 0xFF, 0xFF, 0xFF, 0x7F, 0xFF, 0xFF, 0xFF});
+  CHECK(error_of(p).find("too large to be real") != std::string::npos);
 
   // A gzip stream cut in half, and one with a flipped byte in the deflate data.
   Bytes big = header(0x08, {4000});
@@ -143,7 +147,7 @@ TEST_CASE(
   write_plain(p, Bytes(gz.begin(), gz.begin() + gz.size() / 2));
   msg = error_of(p);
   CHECK(msg.find(p) != std::string::npos);
-  CHECK(msg.find("read_idx") != std::string::npos);
+  CHECK(msg.find("load_idx") != std::string::npos);
   Bytes flipped = gz;
   flipped[gz.size() / 2] ^= 0xFF;
   write_plain(p, flipped);
