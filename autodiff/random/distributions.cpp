@@ -3,6 +3,8 @@
 // formulas in linum ops, so they are differentiable, batch under vmap and trace under jit.
 #include <linum/autodiff/random/random.hpp>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -278,17 +280,76 @@ Array geometric(const Array& key, const Array& p, const std::optional<Shape>& sh
   return astype(bind_operand(Geometric{{s, pd}, rank}, key, pp), dtype);
 }
 
+namespace {
+
+// Peizer-Pratt's T(y) = (1 - y^2 + 2 y log y) / (1 - y)^2, by its series near y = 1.
+Array peizer_pratt_t(const Array& y) {
+  const Array d = y - 1.0;
+  const Array small = less(abs(d), 0.25);
+  Array series = zeros_like(d);
+  for (int k = 9; k >= 1; --k) {
+    const double coef = 2.0 * (k % 2 ? -1.0 : 1.0) / ((k + 1.0) * (k + 2.0));
+    series = d * (coef + series);
+  }
+  const Array y_safe = where(small, 2.0, y), d_safe = where(small, 1.0, d);
+  const Array direct = (1.0 - square(y_safe) + 2.0 * y_safe * log(y_safe)) / square(d_safe);
+  return where(small, series, direct);
+}
+
+// Peizer-Pratt z(x) with Pr[X <= x] ~ ndtr(z(x)), continuity correction 0.02.
+Array peizer_pratt_z(const Array& x, const Array& lam) {
+  const Array t = peizer_pratt_t((x + 0.5) / lam);
+  return (x - lam + 2.0 / 3.0 + 0.02 / (x + 1.0)) * sqrt((1.0 + t) / lam);
+}
+
+// JAX's _poisson_approx: one normal draw z mapped through an approximate inverse CDF, the
+// truncated CDF (20 terms) below lam = 7, the Peizer-Pratt approximation above.
+Array poisson_approx(const Array& key, const Array& lam, const Shape& s, DType dtype) {
+  const DType cd = inexact_dtype(lam) == float64 ? float64 : float32;
+  Array l = astype(lam, cd);
+  if (linum::detail::broadcast_shapes(l.shape(), s, "poisson") != s)
+    throw ValueError("lam shape must be broadcastable to shape argument; got lam.shape " +
+                     shape_str(l.shape()) + ", shape " + shape_str(s));
+  Shape ls = l.shape();
+  ls.insert(ls.begin(), s.size() - ls.size(), 1);
+  l = reshape(l, ls);
+  const Array z = normal(key, s, cd);
+  // Below the split: count the truncated CDF's values under u = ndtr(z).
+  const Array u = 0.5 * (1.0 + erf(z / std::sqrt(2.0)));
+  Array pmf = exp(-l), cdf = pmf, small = astype(less(cdf, u), cd);
+  for (int k = 1; k < 19; ++k) {
+    pmf = pmf * (l / static_cast<double>(k));
+    cdf = cdf + pmf;
+    small = small + astype(less(cdf, u), cd);
+  }
+  // Above: the smallest integer c with z(c) >= z among the neighbours of the Cornish-Fisher
+  // root, shifted by 0.6 to centre the guess's error.
+  const Array sl = sqrt(l);
+  const Array root = l + sl * z - 2.0 / 3.0 + square(z) / 6.0 + z * (1.0 - square(z)) / (72.0 * sl);
+  const Array c = ceil(root + 0.6);
+  auto root_ge = [&](const Array& ci) {
+    const Array zi = where(less(ci, 0), -std::numeric_limits<double>::infinity(),
+                           peizer_pratt_z(maximum(ci, 0.0), l));
+    return astype(greater_equal(zi, z), cd);
+  };
+  const Array large = maximum(c + 1.0 - root_ge(c) - root_ge(c - 1.0), 0.0);
+  return astype(where(less(l, 7.0), small, large), dtype);
+}
+
+}  // namespace
+
 Array poisson(const Array& key, const Array& lam, const std::optional<Shape>& shape, DType dtype,
               std::string_view method) {
   check_key(key, "poisson");
-  detail::check_method(method, "poisson");
-  // JAX bounds its loops by iinfo(dtype).max, so a float dtype fails there (np.iinfo).
-  if (!is_integer(dtype))
+  const bool approximate = detail::check_method(method, "poisson");
+  // JAX bounds the exact sampler's loops by iinfo(dtype).max, so a float dtype fails there.
+  if (!approximate && !is_integer(dtype))
     throw ValueError("poisson: Invalid integer data type '" + std::string(dtype_name(dtype)) +
                      "' (the dtype must be an integer dtype)");
   linum::detail::check_valid(lam, "poisson");
   const Shape s = shape ? *shape : lam.shape();
   check_shape(s, "poisson");
+  if (approximate) return stop_gradient(poisson_approx(key, lam, s, dtype));
   // jnp.broadcast_to(lam, shape): lam must broadcast to exactly `shape`.
   const Array l = broadcast_to(astype(lam, float32), s);
   const auto rank = static_cast<int>(s.size());

@@ -16,15 +16,15 @@ namespace linum::random {
 
 namespace {
 
+using detail::check_float;
+using detail::check_key;
+using detail::check_shape;
 using detail::KeyData;
 using detail::KeyOperandPrim;
 using detail::KeyPrim;
 using detail::Keys;
-using detail::SamplerBase;
-using detail::check_float;
-using detail::check_key;
-using detail::check_shape;
 using detail::sample;
+using detail::SamplerBase;
 
 Shape concat(Shape a, const Shape& b) {
   a.insert(a.end(), b.begin(), b.end());

@@ -113,8 +113,9 @@ Array lognormal(const Array& key, const Array& sigma = Array(1.0f),
 // Number of Bernoulli(p) trials up to the first success (int32).
 Array geometric(const Array& key, const Array& p, const std::optional<Shape>& shape = std::nullopt,
                 DType dtype = int32);
-// Poisson(lam) counts (lam computed in float32); method "exact" (Knuth below 10, transformed
-// rejection above) only: linum has no loop-free approximation.
+// Poisson(lam) counts. method "exact": Knuth below 10, transformed rejection above (lam in
+// float32); "approximate": JAX's loop-free inverse-CDF sampler (truncated CDF below 7,
+// Peizer-Pratt above).
 Array poisson(const Array& key, const Array& lam, const std::optional<Shape>& shape = std::nullopt,
               DType dtype = int32, std::string_view method = "exact");
 // Binomial(n, p) counts as floats (inversion for n min(p, 1-p) <= 10, else BTRS); NaN for
@@ -126,9 +127,10 @@ Array binomial(const Array& key, const Array& n, const Array& p,
 Array multinomial(const Array& key, const Array& n, const Array& p,
                   const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
 
-// Gamma(a, 1) by JAX's Marsaglia-Tsang sampler (method "exact"); the gradient in `a` is JAX's
-// implicit reparameterization (random_gamma_grad). loggamma samples log(Gamma(a, 1)) directly,
-// accurate for small a.
+// Gamma(a, 1). method "exact": JAX's Marsaglia-Tsang sampler, differentiated in `a` by JAX's
+// implicit reparameterization (random_gamma_grad); "approximate": JAX's loop-free chi-square
+// quantile series with Stuart's boosting, differentiated through its formula. loggamma samples
+// log(Gamma(a, 1)) directly, accurate for small a; beta and chisquare pass `method` to it.
 Array gamma(const Array& key, const Array& a, const std::optional<Shape>& shape = std::nullopt,
             DType dtype = float32, std::string_view method = "exact");
 Array loggamma(const Array& key, const Array& a, const std::optional<Shape>& shape = std::nullopt,

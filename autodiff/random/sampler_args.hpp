@@ -82,13 +82,11 @@ inline Array param_as(const Array& p, DType dtype, const char* fn) {
   return astype(p, dtype);
 }
 
-// JAX's check of the `method` argument of gamma, loggamma, beta, chisquare and poisson; linum
-// implements the exact samplers only.
-inline void check_method(std::string_view method, const char* fn) {
-  if (method == "exact") return;
-  if (method == "approximate")
-    throw NotImplementedError(std::string(fn) +
-                              ": method='approximate' is not implemented in linum; use 'exact'");
+// JAX's check of the `method` argument of gamma, loggamma, beta, chisquare and poisson: true
+// for 'approximate', false for 'exact'.
+inline bool check_method(std::string_view method, const char* fn) {
+  if (method == "exact") return false;
+  if (method == "approximate") return true;
   throw ValueError(std::string("method argument to `") + fn +
                    "` must be one of {'exact', 'approximate'}, got '" + std::string(method) + "'");
 }

@@ -148,6 +148,39 @@ TEST_SUITE("random.samplers.statistics") {
     check_moments("multinomial outcome 2", linum::take(m, Array(2), 1), 5.0, 2.5);
   }
 
+  TEST_CASE("method='approximate': gamma, loggamma, beta, chisquare and poisson") {
+    const std::int64_t n = 100000;
+    const auto approx = [](auto fn) { return fn("approximate"); };
+    check_moments("gamma(0.5), approximate", approx([&](const char* m) {
+                    return lr::gamma(lr::key(70), 0.5, Shape{n}, linum::float32, m);
+                  }),
+                  0.5, 0.5);
+    check_moments("gamma(30), approximate", approx([&](const char* m) {
+                    return lr::gamma(lr::key(71), 30.0, Shape{n}, linum::float32, m);
+                  }),
+                  30.0, 30.0);
+    check_moments("beta(2, 3), approximate",
+                  lr::beta(lr::key(72), 2.0, 3.0, Shape{n}, linum::float32, "approximate"), 0.4,
+                  0.04);
+    check_moments("chisquare(4), approximate",
+                  lr::chisquare(lr::key(73), 4.0, Shape{n}, linum::float32, "approximate"), 4.0,
+                  8.0);
+    const Array small = lr::poisson(lr::key(74), 3.5, Shape{n}, linum::int32, "approximate");
+    CHECK(small.dtype() == linum::int32);
+    check_moments("poisson(3.5), approximate", small, 3.5, 3.5);
+    check_moments("poisson(40), approximate",
+                  lr::poisson(lr::key(75), 40.0, Shape{n}, linum::int32, "approximate"), 40.0,
+                  40.0);
+    // Differentiable through its formula: d E[x] / da = 1 for gamma.
+    const Array key = lr::key(76);
+    const float g =
+        linum::grad([&](const Array& a) {
+          return linum::mean(lr::gamma(key, a, Shape{20000}, linum::float32, "approximate"));
+        })(Array(2.0f))
+            .item<float>();
+    CHECK(std::abs(g - 1.0f) < 0.03f);
+  }
+
   TEST_CASE("ball: inside the unit ball, radius distributed as U^(1/d)") {
     const Array b = lr::ball(lr::key(40), 3, 2.0, {50000});
     CHECK(b.shape() == Shape{50000, 3});
@@ -345,8 +378,12 @@ TEST_SUITE("random.samplers.errors") {
                          "method argument to `gamma` must be one of {'exact', 'approximate'}, "
                          "got 'fast'",
                          linum::ValueError);
-    CHECK_THROWS_AS(lr::poisson(k, 1.0, Shape{2}, linum::int32, "approximate"),
-                    linum::NotImplementedError);
+    CHECK_THROWS_AS(lr::poisson(k, 1.0, Shape{2}, linum::float32), linum::ValueError);
+    CHECK_THROWS_WITH_AS(
+        lr::poisson(k, linum::array({1.0f, 2.0f}), Shape{1}, linum::int32, "approximate"),
+        "lam shape must be broadcastable to shape argument; got lam.shape (2,), "
+        "shape (1,)",
+        linum::ValueError);
     CHECK_THROWS_WITH_AS(lr::gamma(k, linum::array({1.0f, 2.0f, 3.0f}), Shape{2, 2}),
                          "gamma: shapes (2, 2) and (3,) are incompatible for broadcasting",
                          linum::ValueError);

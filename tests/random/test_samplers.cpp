@@ -67,6 +67,16 @@ Array draw(const std::string& name) {
        [] {
          return lr::loggamma(lr::key(3), array({0.3f, 1.0f, 2.5f, 7.0f, 0.05f, 40.0f}));
        }},
+      {"gamma_approx",
+       [] {
+         return lr::gamma(lr::key(16), array({0.3f, 1.0f, 2.5f, 7.0f, 0.05f, 40.0f}), std::nullopt,
+                          linum::float32, "approximate");
+       }},
+      {"loggamma_approx",
+       [] {
+         return lr::loggamma(lr::key(16), array({0.3f, 1.0f, 2.5f, 7.0f, 0.05f, 40.0f}),
+                             std::nullopt, linum::float32, "approximate");
+       }},
       {"poisson_large", [] { return lr::poisson(lr::key(4), 25.5, Shape{6}); }},
       {"poisson_small", [] { return lr::poisson(lr::key(4), 0.7, Shape{6}); }},
       {"binomial_inv", [] { return lr::binomial(lr::key(5), 20, 0.3, Shape{6}); }},
@@ -94,6 +104,12 @@ struct Expected {
 // Printed by tests/random/reference_samplers.py (JAX 0.11.1's algorithms in numpy, commit
 // cec06d116c05 of jax-ml/jax), jax_threefry_partitionable=False then True.
 const std::vector<Expected> kLegacy = {
+    {"gamma_approx",
+     {0.0030713272280991077f, 0.928005039691925f, 1.3718059062957764f, 4.163833141326904f,
+      2.90588137320108e-14f, 34.65095520019531f}},
+    {"loggamma_approx",
+     {-5.785645484924316f, -0.07471811771392822f, 0.3161280155181885f, 1.4264360666275024f,
+      -31.16945457458496f, 3.54532527923584f}},
     {"exponential",
      {0.5260666012763977f, 0.04304581508040428f, 0.0399320051074028f, 0.4642702043056488f,
       0.1238858699798584f}},
@@ -173,6 +189,12 @@ const std::vector<Expected> kLegacy = {
       0.8635824918746948f, -0.4205588102340698f}},
 };
 const std::vector<Expected> kPartitionable = {
+    {"gamma_approx",
+     {0.023435980081558228f, 0.9836922287940979f, 1.2199370861053467f, 5.697744369506836f,
+      6.091437417927658e-39f, 38.154212951660156f}},
+    {"loggamma_approx",
+     {-3.7534828186035156f, -0.016442179679870605f, 0.1987992525100708f, 1.7400703430175781f,
+      -87.99393463134766f, 3.6416361331939697f}},
     {"exponential",
      {0.25165441632270813f, 0.051583655178546906f, 2.2613229751586914f, 0.24524669349193573f,
       3.2264842987060547f}},
