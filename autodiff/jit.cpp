@@ -427,6 +427,25 @@ void append_avals(std::string& out, const Arrays& leaves) {
   out += os.str();
 }
 
+std::vector<bool> static_mask(const std::vector<int>& static_argnums, std::size_t nargs,
+                              const std::string& name) {
+  const auto n = static_cast<int>(nargs);
+  std::vector<bool> mask(nargs, false);
+  for (int s : static_argnums) {
+    if (s >= n || s < -n) {
+      // Python's repr of the tuple: (5,) for one entry, (0, 5) for several.
+      std::string nums = "(";
+      for (std::size_t i = 0; i < static_argnums.size(); ++i)
+        nums += (i ? ", " : "") + std::to_string(static_argnums[i]);
+      nums += static_argnums.size() == 1 ? ",)" : ")";
+      throw ValueError("jit(" + name + "): Jitted function has static_argnums=" + nums +
+                       ", but only accepts " + std::to_string(n) + " positional arguments.");
+    }
+    mask[static_cast<std::size_t>(s < 0 ? s + n : s)] = true;
+  }
+  return mask;
+}
+
 void check_not_jit_traced(const char* what, const Array& x) {
   const std::string* name = jit_function_of(x);
   if (!name) return;

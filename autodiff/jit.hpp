@@ -34,7 +34,7 @@
 namespace linum {
 
 struct JitOptions {
-  std::vector<int> static_argnums = {};  // arguments compared by value, not traced
+  std::vector<int> static_argnums = {};  // arguments compared by value, not traced; -1 is the last
   std::size_t cache_size = 64;           // programs kept per jitted function (least recent out)
 };
 
@@ -62,6 +62,11 @@ struct JitKey {
   }
 };
 void append_avals(std::string& out, const Arrays& leaves);
+// Which of a call's nargs positional arguments static_argnums names (negative entries count from
+// the end). An entry outside [-nargs, nargs) is the ValueError JAX raises for a function with
+// fewer positional parameters.
+std::vector<bool> static_mask(const std::vector<int>& static_argnums, std::size_t nargs,
+                              const std::string& name);
 
 struct JitEntry {
   JitKey key;
@@ -102,12 +107,13 @@ class Jitted {
     using R = std::decay_t<std::invoke_result_t<const F&, const A&...>>;
     constexpr std::size_t n = sizeof...(A);
     const auto targs = std::forward_as_tuple(args...);
+    const std::vector<bool> statics = detail::static_mask(opts_.static_argnums, n, name_);
     // The signature and the dynamic leaves of every argument.
     detail::JitKey key;
     std::vector<Arrays> leaves(n);
     bool traced_input = false;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (classify<I>(std::get<I>(targs), key, leaves[I], traced_input), ...);
+      (classify<I>(std::get<I>(targs), statics[I], key, leaves[I], traced_input), ...);
     }
     (std::make_index_sequence<n>{});
     if (traced_input) return f_(args...);  // under an enclosing transform: run inline
@@ -123,7 +129,7 @@ class Jitted {
         std::vector<std::size_t> begin(n + 1, 0);
         for (std::size_t i = 0; i < n; ++i) begin[i + 1] = begin[i] + leaves[i].size();
         R y = [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return f_(rebuild<I>(std::get<I>(targs), in, begin[I], begin[I + 1])...);
+          return f_(rebuild<I>(std::get<I>(targs), statics[I], in, begin[I], begin[I + 1])...);
         }
         (std::make_index_sequence<n>{});
         auto [out, def] = pytree::tree_flatten<Array>(y);
@@ -155,16 +161,11 @@ class Jitted {
   }
 
  private:
-  bool is_static(std::size_t i) const {
-    for (int s : opts_.static_argnums)
-      if (s == static_cast<int>(i)) return true;
-    return false;
-  }
-
   template <std::size_t I, class A>
-  void classify(const A& a, detail::JitKey& key, Arrays& leaves, bool& traced) const {
+  void classify(const A& a, bool is_static, detail::JitKey& key, Arrays& leaves,
+                bool& traced) const {
     key.text += '|';
-    if (detail::always_static_v<A> || is_static(I)) {
+    if (detail::always_static_v<A> || is_static) {
       if constexpr (std::is_convertible_v<const A&, std::string_view>) {
         key.statics.push_back(pytree::StaticValue::of(std::string(std::string_view(a))));
         key.text += "static";
@@ -195,11 +196,11 @@ class Jitted {
   }
 
   template <std::size_t I, class A>
-  A rebuild(const A& a, const Arrays& in, std::size_t from, std::size_t to) const {
+  A rebuild(const A& a, bool is_static, const Arrays& in, std::size_t from, std::size_t to) const {
     if constexpr (!detail::is_array_tree_v<A>) {
       return a;
     } else {
-      if (is_static(I)) return a;
+      if (is_static) return a;
       Arrays l(in.begin() + static_cast<std::ptrdiff_t>(from),
                in.begin() + static_cast<std::ptrdiff_t>(to));
       return A(detail::tree_rebuild(a, l));

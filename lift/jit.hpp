@@ -105,9 +105,11 @@ class LiftedJit {
     std::shared_ptr<detail::JitCallContext> ctx = std::make_shared<detail::JitCallContext>();
     std::map<std::string, RngCounters> deltas;  // per fingerprint, from its first call
   };
-  // fn's argument i (after the scope) is the traced function's argument i + 3.
+  // fn's argument i (after the scope) is the traced function's argument i + 3; a negative one
+  // counts from the end, which the three leading arguments do not move.
   static JitOptions offset(JitOptions opts) {
-    for (int& i : opts.static_argnums) i += 3;
+    for (int& i : opts.static_argnums)
+      if (i >= 0) i += 3;
     return opts;
   }
 

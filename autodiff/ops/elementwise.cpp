@@ -842,7 +842,15 @@ Array promote_to(const Array& x, ResultType r) {
 using namespace detail;
 
 Array add(const Array& a, const Array& b) { return binary<Add>(a, b, "add"); }
-Array subtract(const Array& a, const Array& b) { return binary<Sub>(a, b, "subtract"); }
+Array subtract(const Array& a, const Array& b) {
+  auto [x, y] = promote(a, b, "subtract");
+  // lax.sub accepts numbers only: bool - bool is a TypeError in JAX (NumPy too; use logical_xor).
+  if (x.dtype() == bool_)
+    throw TypeError(
+        "subtract: sub does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+        "are subtypes of integer, floating, complexfloating.");
+  return bind1(singleton<Sub>(), {x, y});
+}
 Array multiply(const Array& a, const Array& b) { return binary<Mul>(a, b, "multiply"); }
 Array divide(const Array& a, const Array& b) {
   check_valid(a, "divide");
@@ -899,6 +907,11 @@ Array isnan(const Array& x) {
 
 Array negative(const Array& x) {
   check_valid(x, "negative");
+  // lax.neg accepts numbers only, as jnp.negative: -bool is a TypeError (use logical_not).
+  if (x.dtype() == bool_)
+    throw TypeError(
+        "negative: neg does not accept dtype bool. Accepted dtypes are subtypes of integer, "
+        "floating, complexfloating.");
   return bind1(singleton<Neg>(), {x});
 }
 Array sin(const Array& x) { return unary_float<Sin>(x, "sin"); }

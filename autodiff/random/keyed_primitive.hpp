@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -136,12 +137,41 @@ Array per_position_int32(const SamplerBase& s, const char* name, const GridMap& 
 // Sampler::operand_rank dims are one draw's input; the leading grids broadcast. Sampler: a
 // SamplerBase with static constexpr const char* name; int operand_rank;
 //   Array eval(const GridMap& m, Keys keys, const Array& operand, const Shape& core) const;
+// A sampler that also has `Array operand_partial(const Array& operand, const Array& out) const`
+// (d out / d operand per element, as gamma's implicit reparameterization) is differentiable in
+// its operand.
 template <class Sampler>
 class KeyOperandPrim final : public SamplerPrim<Sampler> {
   using SamplerPrim<Sampler>::s_;
+  static constexpr bool kDiff = requires(const Sampler& s, const Array& a) {
+    { s.operand_partial(a, a) } -> std::convertible_to<Array>;
+  };
 
  public:
   using SamplerPrim<Sampler>::SamplerPrim;
+
+  bool differentiable() const override { return kDiff; }
+
+  Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
+             std::span<const Array> outs) const override {
+    if constexpr (kDiff) {
+      if (!tangents[1].valid()) return {Array()};
+      return {multiply(tangents[1], s_.operand_partial(primals[1], outs[0]))};
+    } else {
+      return Primitive::jvp(primals, tangents, outs);
+    }
+  }
+
+  Arrays vjp(std::span<const Array> primals, std::span<const Array> cts,
+             std::span<const Array> outs) const override {
+    if constexpr (kDiff) {
+      if (!cts[0].valid()) return {Array(), Array()};
+      const Array g = multiply(cts[0], s_.operand_partial(primals[1], outs[0]));
+      return {Array(), linum::detail::sum_to_shape(g, primals[1].shape())};
+    } else {
+      return Primitive::vjp(primals, cts, outs);
+    }
+  }
 
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     const Shape lead = key_lead(in[0].shape);

@@ -3,21 +3,27 @@
 // keyed_primitive.hpp, whose batching rule makes vmap over keys one kernel call over all keys.
 #include <linum/autodiff/random/random.hpp>
 
+#include <limits>
 #include <memory>
 #include <string>
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/random/keyed_primitive.hpp>
+#include <linum/autodiff/random/sampler_args.hpp>
 #include <linum/autodiff/random/sampling.hpp>
 
 namespace linum::random {
 
 namespace {
 
+using detail::check_float;
+using detail::check_key;
+using detail::check_shape;
 using detail::KeyData;
 using detail::KeyOperandPrim;
 using detail::KeyPrim;
 using detail::Keys;
+using detail::sample;
 using detail::SamplerBase;
 
 Shape concat(Shape a, const Shape& b) {
@@ -26,32 +32,6 @@ Shape concat(Shape a, const Shape& b) {
 }
 
 // ---- argument checks (JAX's messages) ----------------------------------------------------------
-
-void check_key(const Array& key, const char* fn) {
-  linum::detail::check_valid(key, fn);
-  if (key.dtype() != uint32)
-    throw TypeError(std::string(fn) + ": expected a PRNG key (uint32 data of shape (2,)), got " +
-                    "dtype " + std::string(dtype_name(key.dtype())));
-  if (key.ndim() == 0 || key.shape().back() != 2)
-    throw TypeError(std::string(fn) + ": threefry2x32 key data must have trailing shape (2,), " +
-                    "got shape " + shape_str(key.shape()));
-  if (key.ndim() > 1)
-    throw ValueError(std::string(fn) + " accepts a single key, but was given a key array of " +
-                     "shape " + shape_str(key.shape()) + " != (). Use jax.vmap for batching.");
-}
-
-void check_shape(const Shape& shape, const char* fn) {
-  for (std::int64_t d : shape)
-    if (d < 0)
-      throw ValueError(std::string(fn) + ": shape " + shape_str(shape) +
-                       " has a negative dimension");
-}
-
-void check_float(DType d, const char* fn) {
-  if (!is_floating(d))
-    throw ValueError(std::string("dtype argument to `") + fn + "` must be a float dtype, got " +
-                     std::string(dtype_name(d)));
-}
 
 bool check_mode(std::string_view mode, const char* fn) {
   if (mode == "low") return false;
@@ -62,14 +42,6 @@ bool check_mode(std::string_view mode, const char* fn) {
 
 int normalize(int axis, int ndim, const char* fn) {
   return linum::detail::normalize_axis(axis, ndim, fn);
-}
-
-// Binds the key-only primitive of sampler s to one checked key.
-template <class Sampler>
-Array sample(Sampler s, const Array& key, const char* fn) {
-  check_key(key, fn);
-  check_shape(s.shape, fn);
-  return bind1(std::make_shared<const KeyPrim<Sampler>>(std::move(s)), {key});
 }
 
 }  // namespace
@@ -155,6 +127,11 @@ Array fold_in(const Array& key, const Array& data) {
 }
 
 Array fold_in(const Array& key, std::int64_t data) {
+  // JAX converts a Python int with jnp.asarray(data, dtype='uint32'): NumPy >= 2 refuses values
+  // outside uint32 instead of wrapping them.
+  if (data < 0 || data > static_cast<std::int64_t>(std::numeric_limits<std::uint32_t>::max()))
+    throw OverflowError("fold_in: Python integer " + std::to_string(data) +
+                        " out of bounds for uint32");
   return fold_in(key, Array(static_cast<std::uint32_t>(data)));
 }
 

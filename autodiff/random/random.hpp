@@ -30,7 +30,9 @@ Array wrap_key_data(const Array& data);
 // split(key, num): keys of shape (num, 2), or (*shape, 2) for a shape.
 Array split(const Array& key, std::int64_t num = 2);
 Array split(const Array& key, const Shape& shape);
-// fold_in(key, data): data is a scalar integer (negative values wrap to uint32, as in JAX).
+// fold_in(key, data): data is a scalar integer. An Array of another integer dtype is converted
+// to uint32 (wrapping, as astype); a C++ integer (JAX: a Python int) outside [0, 2^32) is an
+// OverflowError, as jnp.asarray(data, dtype='uint32') is with NumPy >= 2.
 Array fold_in(const Array& key, const Array& data);
 Array fold_in(const Array& key, std::int64_t data);
 
@@ -72,5 +74,90 @@ Array choice(const Array& key, std::int64_t n, const Shape& shape = {}, bool rep
              const std::optional<Array>& p = std::nullopt);
 Array choice(const Array& key, const Array& a, const Shape& shape = {}, bool replace = true,
              const std::optional<Array>& p = std::nullopt, int axis = 0);
+
+// ---- more distributions (distributions.cpp, gamma_family.cpp) ---------------------------------
+// Argument order, defaults and dtype rules as jax.random's. A parameter is an Array (a C++
+// scalar converts, weakly typed as a Python scalar) converted to `dtype`; a strongly typed
+// float64 parameter with a float32 dtype is the ValueError of JAX's safe-cast check. With
+// `shape` unset the result has the parameters' broadcast shape; with it, each parameter must
+// broadcast to exactly `shape`. Differentiable in the float parameters (gamma and what is built
+// on it through JAX's implicit reparameterization gradient); the integer samplers are not.
+
+Array exponential(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array laplace(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array logistic(const Array& key, const Shape& shape = {}, DType dtype = float32);
+Array cauchy(const Array& key, const Shape& shape = {}, DType dtype = float32);
+// One-sided Maxwell: the norm of three standard normals.
+Array maxwell(const Array& key, const Shape& shape = {}, DType dtype = float32);
+// -1 or 1 with equal probability.
+Array rademacher(const Array& key, const Shape& shape = {}, DType dtype = int32);
+// sign * maxwell * scale + loc, of shape `shape` (else the parameters' shape) followed by the
+// parameters' broadcast shape, as JAX's.
+Array double_sided_maxwell(const Array& key, const Array& loc, const Array& scale,
+                           const Shape& shape = {}, DType dtype = float32);
+// Inverse CDF: (-log1p(-u))^(1 / concentration) * scale; the result broadcasts shape with the
+// parameters.
+Array weibull_min(const Array& key, const Array& scale, const Array& concentration,
+                  const Shape& shape = {}, DType dtype = float32);
+Array pareto(const Array& key, const Array& b, const std::optional<Shape>& shape = std::nullopt,
+             DType dtype = float32);
+Array rayleigh(const Array& key, const Array& scale,
+               const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+Array wald(const Array& key, const Array& mean, const std::optional<Shape>& shape = std::nullopt,
+           DType dtype = float32);
+Array triangular(const Array& key, const Array& left, const Array& mode, const Array& right,
+                 const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+// exp(sigma * normal).
+Array lognormal(const Array& key, const Array& sigma = Array(1.0f),
+                const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+// Number of Bernoulli(p) trials up to the first success (int32).
+Array geometric(const Array& key, const Array& p, const std::optional<Shape>& shape = std::nullopt,
+                DType dtype = int32);
+// Poisson(lam) counts. method "exact": Knuth below 10, transformed rejection above (lam in
+// float32); "approximate": JAX's loop-free inverse-CDF sampler (truncated CDF below 7,
+// Peizer-Pratt above).
+Array poisson(const Array& key, const Array& lam, const std::optional<Shape>& shape = std::nullopt,
+              DType dtype = int32, std::string_view method = "exact");
+// Binomial(n, p) counts as floats (inversion for n min(p, 1-p) <= 10, else BTRS); NaN for
+// invalid n or p, inf for infinite n.
+Array binomial(const Array& key, const Array& n, const Array& p,
+               const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+// Counts of n trials over the outcomes along p's last axis (a binomial per outcome on the
+// remaining trials, as JAX's scan); shape is the batch shape followed by the outcome count.
+Array multinomial(const Array& key, const Array& n, const Array& p,
+                  const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+
+// Gamma(a, 1). method "exact": JAX's Marsaglia-Tsang sampler, differentiated in `a` by JAX's
+// implicit reparameterization (random_gamma_grad); "approximate": JAX's loop-free chi-square
+// quantile series with Stuart's boosting, differentiated through its formula. loggamma samples
+// log(Gamma(a, 1)) directly, accurate for small a; beta and chisquare pass `method` to it.
+Array gamma(const Array& key, const Array& a, const std::optional<Shape>& shape = std::nullopt,
+            DType dtype = float32, std::string_view method = "exact");
+Array loggamma(const Array& key, const Array& a, const std::optional<Shape>& shape = std::nullopt,
+               DType dtype = float32, std::string_view method = "exact");
+// d sample / d a of Gamma(a, 1) samples x (lax.random_gamma_grad); a and x broadcast.
+Array random_gamma_grad(const Array& a, const Array& x);
+Array beta(const Array& key, const Array& a, const Array& b,
+           const std::optional<Shape>& shape = std::nullopt, DType dtype = float32,
+           std::string_view method = "exact");
+// alpha (..., k): samples of shape shape + (k,) (default alpha.shape), from log-gamma softmax.
+Array dirichlet(const Array& key, const Array& alpha,
+                const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+Array chisquare(const Array& key, const Array& df, const std::optional<Shape>& shape = std::nullopt,
+                DType dtype = float32, std::string_view method = "exact");
+// Student's t with df degrees of freedom.
+Array t(const Array& key, const Array& df, const std::optional<Shape>& shape = std::nullopt,
+        DType dtype = float32);
+// F distribution: (chisquare(dfnum) / dfnum) / (chisquare(dfden) / dfden).
+Array f(const Array& key, const Array& dfnum, const Array& dfden,
+        const std::optional<Shape>& shape = std::nullopt, DType dtype = float32);
+// Density proportional to exp(-|x|^p).
+Array generalized_normal(const Array& key, double p, const Shape& shape = {},
+                         DType dtype = float32);
+// Uniform in the unit Lp ball of dimension d: shape (*shape, d).
+Array ball(const Array& key, std::int64_t d, double p = 2, const Shape& shape = {},
+           DType dtype = float32);
+// jax.random.clone: the key itself (linum has no key-reuse checking).
+Array clone(const Array& key);
 
 }  // namespace linum::random

@@ -64,4 +64,54 @@ void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std:
                   int axis, std::int64_t k, bool high, std::span<std::int32_t> out,
                   bool partitionable);
 
+// ---- samplers_continuous.cpp: jax.random's parameter-free transforms of one uniform draw ----
+
+// exponential: -log1p(-u).
+template <class T>
+void exponential(KeyData key, std::span<T> out, bool partitionable);
+// laplace: sign(u) * log1p(-|u|), u uniform on [-1 + epsneg, 1).
+template <class T>
+void laplace(KeyData key, std::span<T> out, bool partitionable);
+// logistic: log(u) - log1p(-u), u uniform on [tiny, 1).
+template <class T>
+void logistic(KeyData key, std::span<T> out, bool partitionable);
+// cauchy: tan(pi * (u - 1/2)), u uniform on [eps, 1).
+template <class T>
+void cauchy(KeyData key, std::span<T> out, bool partitionable);
+// maxwell: the Euclidean norm of each row of a (n, 3) normal draw.
+template <class T>
+void maxwell(KeyData key, std::span<T> out, bool partitionable);
+// rayleigh's unit-scale part: sqrt(log(u) * -2).
+template <class T>
+void rayleigh(KeyData key, std::span<T> out, bool partitionable);
+// rademacher: 2 * bernoulli(0.5) - 1, the bernoulli compared in float32.
+void rademacher(KeyData key, std::span<std::int32_t> out, bool partitionable);
+
+// ---- samplers_gamma.cpp ----------------------------------------------------------------------
+
+// random_gamma_p: the key is split into alpha.size() keys, one Marsaglia-Tsang draw each (JAX's
+// _gamma_one, with its key splits per rejection round); log_space gives log-gamma samples.
+template <class T>
+void gamma(KeyData key, std::span<const T> alpha, std::span<T> out, bool log_space,
+           bool partitionable);
+// lax.random_gamma_grad(a, x): d sample / d a of a Gamma(a, 1) sample x at fixed CDF value
+// (implicit reparameterization), by JAX's series / continued fraction of the incomplete gamma.
+template <class T>
+T random_gamma_grad(T a, T x);
+
+// ---- samplers_discrete.cpp: the loops run over the whole draw, as JAX's while_loops do -----
+
+// poisson(lam) into int32: Knuth where lam < 10 (or NaN), Hormann's transformed rejection
+// elsewhere, both on the same key; lam is float32 as JAX converts it.
+void poisson(KeyData key, std::span<const float> lam, std::span<std::int32_t> out,
+             bool partitionable);
+// binomial(count, prob): inversion where count * min(p, 1 - p) <= 10, BTRS elsewhere.
+template <class T>
+void binomial(KeyData key, std::span<const T> count, std::span<const T> prob, std::span<T> out,
+              bool partitionable);
+// geometric(p) into int32: floor(log(u) / log1p(-p)) + 1, u == 0 read as 1.
+template <class T>
+void geometric(KeyData key, std::span<const T> p, std::span<std::int32_t> out,
+               bool partitionable);
+
 }  // namespace linum::random::detail

@@ -42,6 +42,12 @@ struct MemoryError : Error {
   using Error::Error;
 };
 
+// A number outside the range of the type it must become (Python's OverflowError), e.g. a
+// Python-int-like seed or fold_in datum beyond uint32.
+struct OverflowError : Error {
+  using Error::Error;
+};
+
 // A concrete value read from an abstract one (eval_shape): JAX's ConcretizationTypeError.
 struct ConcretizationTypeError : TypeError {
   using TypeError::TypeError;

@@ -106,6 +106,33 @@ TEST_SUITE("jit") {
     CHECK_ERROR_CONTAINS(bad(x, x), "static argument 1");
   }
 
+  TEST_CASE("static_argnums: negative entries count from the end, out of range is an error") {
+    struct Reps {
+      int n;
+      bool operator==(const Reps&) const = default;
+    };
+    auto f = [](const Array& x, Reps r) {
+      Array y = x;
+      for (int i = 0; i < r.n; ++i) y = sin(y);
+      return y;
+    };
+    const Array x = batch(2, 3);
+    auto jf = jit(f, {.static_argnums = {-1}});  // the last argument, as JAX resolves i % nargs
+    CHECK(same(jf(x, Reps{2}), f(x, Reps{2})));
+    CHECK(same(jf(x, Reps{3}), f(x, Reps{3})));
+    CHECK(jf.trace_count() == 2);
+    // JAX raises at jax.jit for a function with fewer positional parameters; C++ knows the
+    // count at the call.
+    CHECK_THROWS_WITH_AS(jit(f, {.static_argnums = {2}})(x, Reps{1}),
+                         "jit(fn): Jitted function has static_argnums=(2,), but only accepts 2 "
+                         "positional arguments.",
+                         ValueError);
+    CHECK_THROWS_WITH_AS(jit(f, {.static_argnums = {1, -3}})(x, Reps{1}),
+                         "jit(fn): Jitted function has static_argnums=(1, -3), but only accepts 2 "
+                         "positional arguments.",
+                         ValueError);
+  }
+
   TEST_CASE("jit of grad, value_and_grad and vmap equals the eager transforms bit for bit") {
     auto g = grad(loss);
     auto jg = jit(g);

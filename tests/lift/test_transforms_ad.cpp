@@ -131,6 +131,23 @@ TEST_SUITE("lift.jit") {
     CHECK(f.trace_count() == 4);
   }
 
+  TEST_CASE("lift.jit static_argnums: a negative entry counts from the end of fn's arguments") {
+    struct Reps {
+      int n;
+      bool operator==(const Reps&) const = default;
+    };
+    auto body = [](Scope&, const Array& x, Reps r) {
+      Array y = x;
+      for (int i = 0; i < r.n; ++i) y = y * 2.0f;
+      return y;
+    };
+    auto f = lift::jit(body, true, true, {.static_argnums = {-1}});
+    const Array x = ones({2});
+    CHECK(close(lift::apply(f)(Tree::dict(), x, Reps{2}), x * 4.0f, 0));
+    CHECK(close(lift::apply(f)(Tree::dict(), x, Reps{3}), x * 8.0f, 0));
+    CHECK(f.trace_count() == 2);
+  }
+
   TEST_CASE("lift.jit rngs: the suffix is dropped; a replay advances the counters as a trace") {
     // g draws from 'dropout' twice. Flax's jit passes the stream's base key without the scope's
     // suffix, and the counters are host values fixed in the trace: a replay draws the keys of the

@@ -58,11 +58,14 @@ TEST_SUITE("random.api.keys") {
     CHECK_THROWS_AS(lr::wrap_key_data(linum::array({1.0f, 2.0f})), linum::TypeError);
   }
 
-  TEST_CASE("split and fold_in: default mode (P29), legacy mode (P10), negative data wraps") {
+  TEST_CASE("split and fold_in: default mode (P29), legacy mode (P10), int32 data wraps") {
     CHECK(values<std::uint32_t>(lr::split(lr::key(0), 2)) ==
           std::vector<std::uint32_t>{1797259609u, 2579123966u, 928981903u, 3453687069u});
     CHECK(lr::split(lr::key(0), Shape{2, 3}).shape() == Shape{2, 3, 2});
-    CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), -1)) ==
+    // An int32 array converts to uint32 as astype does; 4294967295 is its wrapped value.
+    CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), Array(std::int32_t{-1}))) ==
+          std::vector<std::uint32_t>{743310391u, 3789761811u});
+    CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), 4294967295LL)) ==
           std::vector<std::uint32_t>{743310391u, 3789761811u});
     CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), Array(1))) ==
           std::vector<std::uint32_t>{928981903u, 3453687069u});
@@ -72,6 +75,16 @@ TEST_SUITE("random.api.keys") {
                                      4221794875u, 839183663u, 3740430601u});
     CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), 4)) ==
           std::vector<std::uint32_t>{2285895361u, 433833334u});
+  }
+
+  TEST_CASE("fold_in of a C++ integer outside uint32 is an OverflowError, as in JAX") {
+    // jnp.asarray(data, dtype='uint32') with NumPy >= 2 (JAX 0.11 requires numpy>=2.1).
+    CHECK_THROWS_WITH_AS(lr::fold_in(lr::key(0), -1),
+                         "fold_in: Python integer -1 out of bounds for uint32", linum::OverflowError);
+    CHECK_THROWS_WITH_AS(lr::fold_in(lr::key(0), 4294967296LL),
+                         "fold_in: Python integer 4294967296 out of bounds for uint32",
+                         linum::OverflowError);
+    CHECK_NOTHROW(lr::fold_in(lr::key(0), 0));
   }
 
   TEST_CASE("argument errors carry JAX's messages") {
