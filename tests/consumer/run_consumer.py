@@ -5,8 +5,10 @@
                                                   public header compiling alone against it
   run_consumer.py cmake      --src S --build B   find_package(linum) in tests/consumer/cmake
   run_consumer.py pkgconfig  --src S --build B   `pkg-config linum` in tests/consumer/pkgconfig
+  run_consumer.py meson      --src S --build B   dependency('linum') in tests/consumer/meson
   run_consumer.py cmake      --src S --prefix P  the same against an existing install (the .deb: /usr)
-  run_consumer.py subproject --src S             linum copied under tests/consumer/meson/subprojects
+  run_consumer.py subproject --src S             the meson project with linum under subprojects/
+  run_consumer.py readme     --src S             README.md shows each project's build file as it is
 
 With --build, the build is installed into a temporary folder (meson install --destdir, no rebuild)
 and the consumer uses it from there. Each consumer builds app.cpp (and distributed_app.cpp) and
@@ -162,7 +164,8 @@ def compile_alone(headers, cflags, cxx):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=["install", "cmake", "pkgconfig", "subproject"])
+    ap.add_argument("kind", choices=["install", "cmake", "pkgconfig", "meson", "subproject",
+                                     "readme"])
     ap.add_argument("--src", required=True, help="linum's source root")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--build", help="a configured and built linum build folder to install")
@@ -174,6 +177,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix=f"linum-consumer-{args.kind}-") as tmp:
         if args.kind == "subproject":
             subproject(src, tmp)
+            return
+        if args.kind == "readme":
+            readme(src)
             return
         if args.build:
             inst = Install(args.build, tmp)
@@ -211,12 +217,31 @@ def main():
             run(["make", "-j2"], cwd=proj, env=env)
             env["LD_LIBRARY_PATH"] = libdir
             run_programs(proj, tmp, env)
+        elif args.kind == "meson":
+            proj = project("meson", tmp)
+            build = os.path.join(tmp, "build")
+            env = pkg_env(libdir)
+            # nofallback: linum must come from linum.pc, not be built as a subproject.
+            run(["meson", "setup", build, proj, "--wrap-mode=nofallback"], env=env)
+            run(["ninja", "-C", build, "-j2"], env=env)
+            env["LD_LIBRARY_PATH"] = libdir
+            run_programs(build, tmp, env)
     print(f"consumer {args.kind}: built and ran against the installed linum")
 
 
 def run_programs(folder, tmp, env):
     run([os.path.join(folder, "app"), os.path.join(tmp, "checkpoint.msgpack")], env=env)
-    run([os.path.join(folder, "distributed_app")], env=env)
+    if os.path.exists(os.path.join(folder, "distributed_app")):
+        run([os.path.join(folder, "distributed_app")], env=env)
+
+
+def readme(src):
+    """README's "Using linum" shows each consumer's build file: the text these tests run."""
+    text = open(os.path.join(src, "README.md")).read()
+    missing = [f for f in ("cmake/CMakeLists.txt", "pkgconfig/Makefile", "meson/meson.build")
+               if f"```\n{open(os.path.join(HERE, f)).read()}```" not in re.sub(r"```\w+\n", "```\n", text)]
+    if missing:
+        sys.exit("README.md does not show, as they are, tests/consumer/" + ", ".join(missing))
 
 
 def subproject(src, tmp):
