@@ -210,6 +210,19 @@ def main():
             run(cmd, env=user_env())
             run(["cmake", "--build", build, "-j2"], env=user_env())
             run_programs(build, tmp, user_env())
+            if os.path.exists(os.path.join(libdir, "liblinum.a")):
+                # The static libraries, as linum_USE_STATIC_LIBS picks them (no PCH: one TU).
+                static = os.path.join(tmp, "build-static")
+                run(cmd[:4] + [static] + cmd[5:] + ["-Dlinum_USE_STATIC_LIBS=ON",
+                                                    "-DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON"],
+                    env=user_env())
+                run(["cmake", "--build", static, "-j2", "--target", "app"], env=user_env())
+                needed = subprocess.check_output(["readelf", "-d", os.path.join(static, "app")],
+                                                 text=True)
+                if "liblinum" in needed:
+                    sys.exit("the app built with linum_USE_STATIC_LIBS loads liblinum.so")
+                run([os.path.join(static, "app"), os.path.join(tmp, "static.msgpack")],
+                    env=user_env())
         elif args.kind == "pkgconfig":
             proj = project("pkgconfig", tmp)
             env = pkg_env(libdir)
@@ -222,7 +235,8 @@ def main():
             build = os.path.join(tmp, "build")
             env = pkg_env(libdir)
             # nofallback: linum must come from linum.pc, not be built as a subproject.
-            run(["meson", "setup", build, proj, "--wrap-mode=nofallback"], env=env)
+            run(["meson", "setup", build, proj, "--wrap-mode=nofallback", "--buildtype=plain"],
+                env=env)
             run(["ninja", "-C", build, "-j2"], env=env)
             env["LD_LIBRARY_PATH"] = libdir
             run_programs(build, tmp, env)
