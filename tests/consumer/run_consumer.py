@@ -127,8 +127,9 @@ def check_layout(inst, src):
                 problems.append(f"installed {h} includes {inc}, which is not installed (private in"
                                 " include/public_headers.py?)")
 
-    # The configured prefix too (scripts/package moves a /usr/local install to /usr), unless it
-    # is /usr itself, which system paths (the OpenBLAS rpath) start with.
+    # Nothing names the source or build folder, nor the configured prefix (scripts/package moves
+    # a /usr/local install to /usr) unless that is /usr, which system paths (the OpenBLAS rpath)
+    # start with.
     needles = {os.path.realpath(src), inst.build}
     if inst.configured_prefix not in ("/", "/usr"):
         needles.add(inst.configured_prefix + "/")
@@ -136,7 +137,10 @@ def check_layout(inst, src):
     for dirpath, _, files in os.walk(inst.prefix):
         for f in files:
             path = os.path.join(dirpath, f)
+            name = os.path.relpath(path, inst.prefix)
             if os.path.islink(path):
+                if os.path.isabs(os.readlink(path)):
+                    problems.append(f"{name} links to an absolute path")
                 continue
             data = open(path, "rb").read()
             if inst.debug and data.startswith((b"\x7fELF", b"!<arch>")):
@@ -145,7 +149,7 @@ def check_layout(inst, src):
                     ["readelf", "-d", path])
             for n in needles:
                 if n in data:
-                    problems.append(f"{os.path.relpath(path, inst.prefix)} names {n.decode()}")
+                    problems.append(f"{name} names {n.decode()}")
     return problems, sorted(want)
 
 
