@@ -109,6 +109,7 @@ def check_layout(inst, src):
         if not os.path.isfile(os.path.join(inst.libdir, rel)):
             problems.append(f"{rel} is missing under the libdir")
 
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     sys.path.insert(0, os.path.join(src, "include"))
     from public_headers import public_headers
     want = set(public_headers(os.path.join(src, "include")))
