@@ -274,8 +274,9 @@ def subproject(src, tmp):
     shutil.copytree(src, dest, symlinks=True, ignore=ignore)
     build = os.path.join(tmp, "build")
     # buildtype=plain (no -g, no -O): the fastest build of linum; only the app target is built.
-    run(["meson", "setup", build, proj, "--buildtype=plain", "-Dlinum:tests=false",
-         "-Dlinum:bench=false", "-Dlinum:native=false"], env=user_env())
+    # force-fallback: the subproject, even where an installed linum.pc would be found.
+    run(["meson", "setup", build, proj, "--buildtype=plain", "--force-fallback-for=linum",
+         "-Dlinum:tests=false", "-Dlinum:bench=false", "-Dlinum:native=false"], env=user_env())
     run(["ninja", "-C", build, "-j2", "app"], env=user_env())
     run([os.path.join(build, "app"), os.path.join(tmp, "checkpoint.msgpack")], env=user_env())
 
