@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Prints linum's public headers, one per line, as users include them (linum/nn/nn.hpp).
+
+Every .hpp under include/linum is public (the layer folders there are links to the source
+folders), except the implementation headers named below: `meson install` installs exactly this
+list, and tests/consumer checks that the install holds it and that each one compiles alone.
+A new header is public unless it is added here.
+"""
+import os
+import sys
+
+# Included only by the library's .cpp files (each says so in its first lines).
+PRIVATE = {
+    "linum/autodiff/allocator.hpp",
+    "linum/autodiff/collective_rules.hpp",
+    "linum/autodiff/jit_program.hpp",
+    "linum/autodiff/ops/fusion.hpp",
+    "linum/autodiff/ops/kernel_util.hpp",
+    "linum/autodiff/ops/simd.hpp",
+    "linum/autodiff/ops/small_gemm.hpp",
+    "linum/autodiff/ops/window_util.hpp",
+    "linum/autodiff/parallel.hpp",
+    "linum/autodiff/random/fp_contract_off.hpp",
+    "linum/autodiff/random/keyed_primitive.hpp",
+    "linum/autodiff/random/xla_math.hpp",
+    "linum/distributed/runtime.hpp",
+    "linum/nn/dtype_codec.hpp",
+}
+
+
+def all_headers(include_dir):
+    found = []
+    for dirpath, _, files in os.walk(os.path.join(include_dir, "linum"), followlinks=True):
+        for f in files:
+            if f.endswith(".hpp"):
+                found.append(os.path.relpath(os.path.join(dirpath, f), include_dir))
+    return sorted(found)
+
+
+def public_headers(include_dir):
+    headers = all_headers(include_dir)
+    stale = PRIVATE - set(headers)
+    if stale:
+        sys.exit(f"include/public_headers.py: private headers not found: {sorted(stale)}")
+    return [h for h in headers if h not in PRIVATE]
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    print("\n".join(public_headers(here)))

@@ -1,0 +1,1 @@
+#include <linum/linum.hpp>
