@@ -189,7 +189,10 @@ struct RNN : Module<RNN>, RNNConfig {
     return run_(*this, inputs, args, false).second;
   }
   std::pair<Tree, Array> call_with_carry(const Array& inputs, const RNNArgs& args = {}) {
-    return method("__call__", [&] { return run_(*this, inputs, args, true); });
+    // __call__ with return_carry: its inputs are recorded as __call__'s (tabulate).
+    return run_method(
+        "__call__", [&] { return run_(*this, inputs, args, true); }, detail::is_compact<RNN>(),
+        [&] { return detail::inputs_tree(inputs); });
   }
 
  private:
@@ -284,7 +287,9 @@ struct Bidirectional : Module<Bidirectional> {
   }
   std::pair<Tree, Array> call_with_carry(const Array& inputs,
                                          const std::optional<Array>& seq_lengths = std::nullopt) {
-    return method("__call__", [&] { return run(inputs, seq_lengths); });
+    return run_method(
+        "__call__", [&] { return run(inputs, seq_lengths); }, detail::is_compact<Bidirectional>(),
+        [&] { return detail::inputs_tree(inputs); });
   }
 
  private:

@@ -400,6 +400,10 @@ TEST_CASE("tabulate of a recurrent model: Flax's rows, the cell after RNN_0, in 
   CHECK(hi[2] == "float32[2,4]");
   CHECK(hi[3] == "float32[2,4]");
   CHECK(hi[4] == "bias: float32[4]\nkernel: float32[4,4]\n20 (80 B)");
+  // An RNN called with return_carry: its inputs, and ((c, h), outputs).
+  const auto wc = row_cells(nn::tabulate(WithCarry(), random::key(0))(x), "RNN_0");
+  CHECK(wc[2] == "float32[2,5,3]");
+  CHECK(wc[3] == "- - float32[2,4]\n  - float32[2,4]\n- float32[2,5,4]");
   // 4 input kernels (3x4) + 4 hidden kernels and biases (4x4 + 4) + Dense_0 (4x2 + 2) = 138.
   CHECK(t.find("Total Parameters: 138 (552 B)") != std::string::npos);
 
