@@ -2,6 +2,9 @@
 #include <linum/lift/pack.hpp>
 
 #include <algorithm>
+#include <string>
+
+#include <linum/autodiff/tree_bridge.hpp>
 
 namespace linum::lift {
 
@@ -11,6 +14,29 @@ Filter union_all(const std::vector<Filter>& fs) {
   Filter u = false;
   for (const auto& f : fs) u = union_filters(u, f);
   return u;
+}
+
+bool keys_sorted(const Tree& t) {
+  if (t.is_box()) return keys_sorted(t.box_value());
+  if (t.is_tuple() || t.is_list()) {
+    for (const auto& v : t.items())
+      if (!keys_sorted(v)) return false;
+    return true;
+  }
+  if (!t.is_dict() && !t.is_frozen_dict()) return true;
+  const std::string* prev = nullptr;
+  for (const auto& [k, v] : t.as_mapping()) {
+    if ((prev && !(*prev < k)) || !keys_sorted(v)) return false;
+    prev = &k;
+  }
+  return true;
+}
+
+// A pytree as it comes out of a JAX transform: flattened (dict keys visited sorted) and rebuilt.
+Tree with_sorted_keys(const Tree& t) {
+  if (keys_sorted(t)) return t;
+  auto [leaves, def] = pytree::tree_flatten<Array>(t);
+  return pytree::tree_unflatten(def, std::move(leaves));
 }
 
 }  // namespace
@@ -43,7 +69,7 @@ Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tr
   for (const auto& g : variables) {
     if (!g.is_dict()) continue;
     for (const auto& [col, v] : g.as_dict()) {
-      Tree nested = v;
+      Tree nested = with_sorted_keys(v);
       for (auto it = outer.path().rbegin(); it != outer.path().rend(); ++it)
         nested = Tree::dict({{*it, nested}});
       vars[col] = nested;
@@ -79,6 +105,8 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
     throw ValueError("unmapped output variables: " + names);
   }
   groups.pop_back();
+  if (spec.sorted_outputs)
+    for (auto& g : groups) g = with_sorted_keys(g);
   return groups;
 }
 

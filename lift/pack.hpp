@@ -19,6 +19,11 @@ using RngGroup = std::map<std::string, LazyRng>;
 struct PackSpec {
   std::vector<Filter> in_filters, out_filters, rng_filters;
   std::string name;  // the transform's name, for the inner debug path ("vmap(dense)")
+  // The outputs cross a JAX transform (jax.vmap, lax.scan, jax.checkpoint, ...), whose pytree
+  // flattening hands dicts back with sorted keys, so the variables come back in that order (what
+  // Flax's to_bytes then writes). fold_rngs and map_variables call the body directly: their
+  // outputs keep the order the variables were made in.
+  bool sorted_outputs = true;
 };
 
 // Outside: the scope's collections grouped by in_filters (each group a dict {col: the scope's
@@ -30,15 +35,17 @@ struct Packed {
 };
 Packed pack(const Scope& scope, const PackSpec& spec);
 
-// Inside: a new root over the groups, sharing the outer rng counters (R3). A collection in an
+// Inside: a new root over the groups (their dicts' keys sorted, as Flax's scope_fn copies them
+// with jax.tree_util.tree_map), sharing the outer rng counters (R3). A collection in an
 // in-filter but no out-filter is immutable there (R2); `mutable_filter` narrows it further.
 // `counters` replaces the shared ones (a recomputation that must not advance them).
 Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
                   const std::vector<RngGroup>& rngs, const Filter& mutable_filter = true,
                   std::shared_ptr<RngCounters> counters = nullptr);
 
-// After the body: invalidates `inner` and groups its mutable collections by out_filters (R4);
-// one that matches none is ValueError("unmapped output variables: ...").
+// After the body: invalidates `inner` and groups its mutable collections by out_filters (R4),
+// keys sorted when spec.sorted_outputs; one that matches none is ValueError("unmapped output
+// variables: ...").
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec);
 
 // Writes every top-level entry of the output groups into the outer scope's mutable collections;

@@ -83,7 +83,8 @@ auto map_variables(F fn, Filter mapped_collections, In map_in_fn, Out map_out_fn
                              : std::vector<Filter>{false, subtract_filters(opts.variables,
                                                                            mapped_collections)},
                   {opts.rngs},
-                  "map_variables"};
+                  "map_variables",
+                  /*sorted_outputs=*/false};
     Packed packed = pack(scope, spec);
     Tree target = packed.variables[0];
     if (opts.init && !is_filter_empty(scope.mutable_filter())) {

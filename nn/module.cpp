@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string_view>
+#include <utility>
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/trace.hpp>
@@ -73,7 +74,7 @@ thread_local std::vector<std::pair<std::uintptr_t, std::uintptr_t>> g_constructi
 thread_local std::vector<CaptureFilter> g_capture;
 thread_local int g_detached = 0;
 thread_local std::vector<PathRecorder*> g_path_recorders;
-thread_local std::vector<InputRecorder> g_input_recorders;
+thread_local std::vector<CallRecorder> g_call_recorders;
 }  // namespace
 
 namespace {
@@ -128,15 +129,10 @@ DetachedConstruction::DetachedConstruction() { ++g_detached; }
 DetachedConstruction::~DetachedConstruction() { --g_detached; }
 PathRecorder::PathRecorder() { g_path_recorders.push_back(this); }
 PathRecorder::~PathRecorder() { g_path_recorders.pop_back(); }
-InputRecorderScope::InputRecorderScope(InputRecorder r) {
-  g_input_recorders.push_back(std::move(r));
-}
-InputRecorderScope::~InputRecorderScope() { g_input_recorders.pop_back(); }
-const InputRecorder* input_recorder() {
-  return g_input_recorders.empty() ? nullptr : &g_input_recorders.back();
-}
-void append_leaves(const Tree& t, Arrays& out) {
-  for (const Array& l : pytree::tree_leaves<Array>(t)) out.push_back(l);
+CallRecorderScope::CallRecorderScope(CallRecorder r) { g_call_recorders.push_back(std::move(r)); }
+CallRecorderScope::~CallRecorderScope() { g_call_recorders.pop_back(); }
+const CallRecorder* call_recorder() {
+  return g_call_recorders.empty() ? nullptr : &g_call_recorders.back();
 }
 
 Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
@@ -320,6 +316,15 @@ void ModuleBase::orphan() {
   }
   s.auto_index.reset();
   s.parent.reset();
+}
+
+void ModuleBase::order_auto_names(ModuleBase& later) {
+  auto& a = *state_;
+  auto& b = *later.state_;
+  if (&a == &b || !a.parent || a.parent != b.parent || !a.auto_index || !b.auto_index ||
+      *a.type != *b.type || a.scope || b.scope)
+    return;
+  if (*a.auto_index > *b.auto_index) std::swap(a.auto_index, b.auto_index);
 }
 
 void ModuleBase::copy_autoname_cursor_from(const ModuleBase& other) {

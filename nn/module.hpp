@@ -100,28 +100,82 @@ class ModuleBase;
 
 namespace detail {
 struct ModuleState;
-// The Array inputs (Tree arguments contribute their leaves) of each __call__, reported as the
-// call starts while a recorder is installed: what nn::tabulate's inputs column shows.
-using InputRecorder = std::function<void(const ModuleBase&, const Arrays&)>;
-const InputRecorder* input_recorder();
-struct InputRecorderScope {
-  explicit InputRecorderScope(InputRecorder r);
-  ~InputRecorderScope();
-  InputRecorderScope(const InputRecorderScope&) = delete;
-  InputRecorderScope& operator=(const InputRecorderScope&) = delete;
+
+// A method's argument or result as the Python value Flax sees: an Array or a Tree as itself, a
+// pair or tuple as a tuple, a vector as a list, an empty optional as None. Other types
+// (configuration structs, numbers, functions) have no Tree form.
+template <class T>
+struct ValueTree : std::false_type {};
+template <>
+struct ValueTree<Array> : std::true_type {
+  static Tree make(const Array& a) { return Tree(a); }
 };
-void append_leaves(const Tree& t, Arrays& out);
+template <>
+struct ValueTree<Tree> : std::true_type {
+  static Tree make(const Tree& t) { return t; }
+};
+template <class T>
+constexpr bool has_value_tree_v = ValueTree<std::remove_cvref_t<T>>::value;
+template <class T>
+Tree value_tree(const T& v) {
+  return ValueTree<std::remove_cvref_t<T>>::make(v);
+}
+template <class... T>
+struct ValueTree<std::tuple<T...>> : std::bool_constant<(has_value_tree_v<T> && ...)> {
+  static Tree make(const std::tuple<T...>& t) {
+    return std::apply([](const auto&... e) { return Tree::tuple({value_tree(e)...}); }, t);
+  }
+};
+template <class A, class B>
+struct ValueTree<std::pair<A, B>> : std::bool_constant<has_value_tree_v<A> && has_value_tree_v<B>> {
+  static Tree make(const std::pair<A, B>& p) {
+    return Tree::tuple({value_tree(p.first), value_tree(p.second)});
+  }
+};
+template <class T>
+struct ValueTree<std::optional<T>> : std::bool_constant<has_value_tree_v<T>> {
+  static Tree make(const std::optional<T>& o) { return o ? value_tree(*o) : Tree::none(); }
+};
+template <class T>
+struct ValueTree<std::vector<T>> : std::bool_constant<has_value_tree_v<T>> {
+  static Tree make(const std::vector<T>& v) {
+    Tree out = Tree::list();
+    for (const auto& e : v) out.items().push_back(value_tree(e));
+    return out;
+  }
+};
+
+// Every method call while a recorder is installed (nn::tabulate's rows, as Flax's
+// call_info_stack): `start` runs as the call begins, after setup, with its arguments (those with
+// a Tree form: one as itself, several as a tuple, none as ()) and returns the call's index;
+// `end` gets that index and the result (None when it has no Tree form).
+struct CallRecorder {
+  std::function<std::size_t(const ModuleBase&, const std::string& method, const Tree& inputs)>
+      start;
+  std::function<void(std::size_t call, const Tree& outputs)> end;
+};
+const CallRecorder* call_recorder();
+struct CallRecorderScope {
+  explicit CallRecorderScope(CallRecorder r);
+  ~CallRecorderScope();
+  CallRecorderScope(const CallRecorderScope&) = delete;
+  CallRecorderScope& operator=(const CallRecorderScope&) = delete;
+};
+// Flax's _process_inputs over positional arguments: one as itself, several as a tuple.
 template <class... A>
-Arrays array_inputs(const A&... args) {
-  Arrays out;
+Tree inputs_tree(const A&... args) {
+  Tree::seq_type items;
   [[maybe_unused]] auto add = [&](const auto& a) {  // unused for a call without arguments
-    using T = std::remove_cvref_t<decltype(a)>;
-    if constexpr (std::is_same_v<T, Array>) out.push_back(a);
-    if constexpr (std::is_same_v<T, Tree>) append_leaves(a, out);
+    if constexpr (has_value_tree_v<decltype(a)>) items.push_back(value_tree(a));
   };
   (add(args), ...);
-  return out;
+  if (items.size() == 1) return items.front();
+  return Tree::tuple(std::move(items));
 }
+// The arguments of a call that records none (a named method's body takes no arguments).
+struct NoInputs {
+  Tree operator()() const { return Tree::tuple(); }
+};
 }  // namespace detail
 
 namespace detail {
@@ -331,6 +385,11 @@ class ModuleBase {
   // Gives back a provisional auto-name: a module passed to a transform is a prototype, not a
   // child of the module it was built in (nn::vmap(nn::Dense(2), ...) creates no Dense_0).
   void orphan();
+  // Python builds a call's arguments left to right, C++ in any order (g++ builds the last first):
+  // of this module and `later`, auto-named in the same parent for the same type and not yet bound,
+  // this one takes the lower name, as Flax's left-to-right construction gives it
+  // (Bidirectional(RNN(LSTMCell(4)), RNN(LSTMCell(4))): the forward cell is LSTMCell_0).
+  void order_auto_names(ModuleBase& later);
   // Lifted transforms bind a clone of a module inside and continue its auto-names there; the
   // clone is inside a compact method when `other` is (Flax's _state.export/reimport).
   void copy_autoname_cursor_from(const ModuleBase& other);
@@ -351,8 +410,10 @@ class ModuleBase {
   // Runs a method body as Flax's _call_wrapped_method: binds a compact child lazily, runs
   // setup, makes this module the parent of modules constructed inside, captures intermediates
   // and rewinds the scope after the outermost call.
-  template <class F>
-  decltype(auto) run_method(const char* method_name, F&& body, bool compact = true) {
+  // `inputs()` gives the call's arguments to a call recorder.
+  template <class F, class I = detail::NoInputs>
+  decltype(auto) run_method(const char* method_name, F&& body, bool compact = true,
+                            const I& inputs = {}) {
     // A non-compact method of an unbound module runs as plain code (Flax allows it).
     if (!compact && !is_bound()) return body();
     enter_method(compact);
@@ -361,11 +422,20 @@ class ModuleBase {
       bool compact;
       ~Exit() { m->exit_method(compact); }
     } exit{this, compact};
+    const detail::CallRecorder* rec = detail::call_recorder();
+    const std::size_t call = rec ? rec->start(*this, method_name, inputs()) : 0;
     if constexpr (std::is_void_v<decltype(body())>) {
       body();
+      if (rec) rec->end(call, Tree::none());
     } else {
       decltype(auto) y = body();
       capture(method_name, y);
+      if (rec) {
+        if constexpr (detail::has_value_tree_v<decltype(y)>)
+          rec->end(call, detail::value_tree(y));
+        else
+          rec->end(call, Tree::none());
+      }
       return y;
     }
   }
@@ -386,10 +456,10 @@ class ModuleBase {
   void claim_name(const std::string& name, const std::string& col, const char* kind);
   template <class T>
   void capture(const char* method_name, const T& y) {
-    // Outputs that are an Array or a Tree are captured (other result types are not).
-    if constexpr (std::is_same_v<std::remove_cvref_t<T>, Array> ||
-                  std::is_same_v<std::remove_cvref_t<T>, Tree>) {
-      if (capturing(method_name)) sow("intermediates", method_name, Tree(y));
+    // Flax sows whatever the method returns: results with a Tree form (an Array, a Tree, a tuple
+    // such as an RNN's (carry, outputs)) are captured, other result types are not.
+    if constexpr (detail::has_value_tree_v<T>) {
+      if (capturing(method_name)) sow("intermediates", method_name, detail::value_tree(y));
     }
   }
   bool capturing(const char* method_name) const;
@@ -512,13 +582,8 @@ class Module : public ModuleBase {
   template <class... A>
   decltype(auto) operator()(A&&... args) {
     return run_method(
-        "__call__",
-        [&]() -> decltype(auto) {
-          if (const auto* record = detail::input_recorder())
-            (*record)(*this, detail::array_inputs(args...));
-          return self().call(std::forward<A>(args)...);
-        },
-        detail::is_compact<D>());
+        "__call__", [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); },
+        detail::is_compact<D>(), [&] { return detail::inputs_tree(args...); });
   }
   // A named method through the wrapper (capture_intermediates sees `name`):
   //   Array encode(Array x) { return method("encode", [&] { ... }); }

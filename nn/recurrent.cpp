@@ -41,9 +41,11 @@ std::pair<LSTMCell::Carry, Array> LSTMCell::call(const Carry& carry, const Array
   const auto& [c, h] = carry;
   check_cell(*this, h, inputs, "LSTMCell");
   const std::int64_t n = h.shape(-1);
+  // The input Dense before the hidden one, as Flax builds them (C++ leaves the operands of + in
+  // any order): the order of the parameter tree and of tabulate's rows.
   auto gate = [&](const char* in, const char* hid) {
-    return dense(*this, n, false, kernel_init, in, inputs) +
-           dense(*this, n, true, recurrent_kernel_init, hid, h);
+    Array zi = dense(*this, n, false, kernel_init, in, inputs);
+    return zi + dense(*this, n, true, recurrent_kernel_init, hid, h);
   };
   Array i = gate_fn(gate("ii", "hi"));
   Array f = gate_fn(gate("if", "hf"));
@@ -103,13 +105,16 @@ OptimizedLSTMCell::Carry OptimizedLSTMCell::initialize_carry(const Array& rng,
 std::pair<Array, Array> GRUCell::call(const Array& h, const Array& inputs) {
   check_cell(*this, h, inputs, "GRUCell");
   const std::int64_t n = h.shape(-1);
-  Array r = gate_fn(dense(*this, n, true, kernel_init, "ir", inputs) +
-                    dense(*this, n, false, recurrent_kernel_init, "hr", h));
-  Array z = gate_fn(dense(*this, n, true, kernel_init, "iz", inputs) +
-                    dense(*this, n, false, recurrent_kernel_init, "hz", h));
+  // Each input Dense before its hidden one, in Flax's order (see LSTMCell::call).
+  auto gate = [&](const char* in, const char* hid) {
+    Array zi = dense(*this, n, true, kernel_init, in, inputs);
+    return gate_fn(zi + dense(*this, n, false, recurrent_kernel_init, hid, h));
+  };
+  Array r = gate("ir", "hr");
+  Array z = gate("iz", "hz");
   // hn has a bias: r multiplies the whole hidden projection (the transformations are not summed).
-  Array nn_ = activation_fn(dense(*this, n, true, kernel_init, "in", inputs) +
-                            r * dense(*this, n, true, recurrent_kernel_init, "hn", h));
+  Array zn = dense(*this, n, true, kernel_init, "in", inputs);
+  Array nn_ = activation_fn(zn + r * dense(*this, n, true, recurrent_kernel_init, "hn", h));
   Array new_h = (1.0 - z) * nn_ + z * h;
   return {new_h, new_h};
 }
@@ -121,8 +126,9 @@ Array GRUCell::initialize_carry(const Array& rng, const Shape& input_shape) cons
 std::pair<Array, Array> SimpleCell::call(const Array& h, const Array& inputs) {
   check_cell(*this, h, inputs, "SimpleCell");
   const std::int64_t n = h.shape(-1);
-  Array y = dense(*this, n, false, kernel_init, "i", inputs) +
-            dense(*this, n, true, recurrent_kernel_init, "h", h);
+  // The bias is the input Dense's (Flax: dense_i has use_bias=True, dense_h none); i before h.
+  Array y = dense(*this, n, true, kernel_init, "i", inputs);
+  y = y + dense(*this, n, false, recurrent_kernel_init, "h", h);
   if (residual) y = y + h;
   y = activation_fn(y);
   return {y, y};
@@ -177,6 +183,15 @@ void check_rnn_input(const Array& inputs, int time_axis, int num_feature_axes) {
   if (time_axis < 0 || inputs.ndim() < num_feature_axes + 1) {
     throw ValueError("RNN: inputs need a time axis and " + std::to_string(num_feature_axes) +
                      " feature axis/axes, got shape " + linum::detail::aval_str(inputs));
+  }
+}
+
+void check_seq_lengths(const Array& seq_lengths) {
+  if (!is_integer(seq_lengths.dtype())) {
+    throw TypeError(
+        "RNN: seq_lengths must be an integer array (the number of valid steps of each "
+        "sequence), got " +
+        linum::detail::aval_str(seq_lengths));
   }
 }
 

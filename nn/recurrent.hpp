@@ -97,7 +97,7 @@ struct GRUCell : Module<GRUCell>, RNNCellConfig {
   Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
 };
 
-// Elman cell: h' = act(W_i x + W_h h + b [+ h if residual]).
+// Elman cell: h' = act(W_i x + b + W_h h [+ h if residual]); the bias is the input Dense's.
 struct SimpleCell : Module<SimpleCell>, RNNCellConfig {
   using Carry = Array;
   static constexpr int num_feature_axes = 1;
@@ -118,6 +118,8 @@ namespace detail {
 // Per batch element b (of one batch dim after the time axis 0), x[seq_lengths[b] - 1, b].
 Array select_last(const Array& stacked, const Array& seq_lengths);
 void check_rnn_input(const Array& inputs, int time_axis, int num_feature_axes);
+// seq_lengths index time steps: an integer array (JAX rejects float indices), else TypeError.
+void check_seq_lengths(const Array& seq_lengths);
 }  // namespace detail
 
 struct RNNConfig {
@@ -152,50 +154,75 @@ C carry_from_tree(const Tree& t) {
 struct RNNArgs {
   std::optional<Tree> initial_carry = {};  // carry_to_tree(cell carry)
   std::optional<Array> init_key = {};
-  std::optional<Array> seq_lengths = {};
+  std::optional<Array> seq_lengths = {};  // integers of the batch shape
   std::optional<bool> time_major = {}, reverse = {}, keep_order = {};
 };
 
 // RNN(cell): call(inputs) -> outputs; return_carry is call_with_carry(inputs) -> (carry as a
 // Tree, outputs). inputs are (*batch, time, features) or, time_major, (time, *batch, features).
-// The cell becomes this module's child "cell" (params/.../cell/...), its params broadcast over
-// time. Not a template, so that it is auto-named RNN_0 as in Flax.
+// The cell is scanned over time as Flax's RNN does, nn::scan(scan_fn)(cell, carry, inputs), its
+// params broadcast; its variables stay where the cell belongs: a cell built inside a running
+// compact method is that module's child (params/LSTMCell_0/..., RNN_0 owns nothing), a cell built
+// outside any module (or in setup) becomes this RNN's field "cell" (params/.../cell/...). Not a
+// template, so that it is auto-named RNN_0 as in Flax.
 struct RNN : Module<RNN>, RNNConfig {
   template <class Cell>
   requires std::derived_from<Cell, ModuleBase>
   explicit RNN(Cell c, RNNConfig cfg = {}) : RNNConfig(std::move(cfg)) {
-    c.orphan();
     cell_ = std::make_shared<Cell>(std::move(c));
-    run_ = [](RNN& self, const Array& x, const RNNArgs& a) { return self.run<Cell>(x, a); };
+    share_ = [](const ModuleBase& m) -> std::shared_ptr<ModuleBase> {
+      return std::make_shared<Cell>(static_cast<const Cell&>(m));
+    };
+    run_ = [](RNN& self, const Array& x, const RNNArgs& a, bool return_carry) {
+      return self.run<Cell>(x, a, return_carry);
+    };
     if (name) named(*name);
   }
   // The cell prototype (Flax's rnn.cell).
   const ModuleBase& cell() const { return *cell_; }
+  ModuleBase& cell() { return *cell_; }
   void setup() override {
-    bound_ = cell_->clone_base();
-    bound_->attach_as_child(*this, "cell");
+    bound_.reset();  // a clone of a bound RNN carries its old binding's cell
+    bound_cell();
   }
   Array call(const Array& inputs, const RNNArgs& args = {}) {
-    return run_(*this, inputs, args).second;
+    return run_(*this, inputs, args, false).second;
   }
   std::pair<Tree, Array> call_with_carry(const Array& inputs, const RNNArgs& args = {}) {
-    return method("__call__", [&] { return run_(*this, inputs, args); });
+    // __call__ with return_carry: its inputs are recorded as __call__'s (tabulate).
+    return run_method(
+        "__call__", [&] { return run_(*this, inputs, args, true); }, detail::is_compact<RNN>(),
+        [&] { return detail::inputs_tree(inputs); });
   }
 
  private:
   std::shared_ptr<ModuleBase> cell_, bound_;
-  std::function<std::pair<Tree, Array>(RNN&, const Array&, const RNNArgs&)> run_;
+  std::function<std::shared_ptr<ModuleBase>(const ModuleBase&)> share_;
+  std::function<std::pair<Tree, Array>(RNN&, const Array&, const RNNArgs&, bool)> run_;
+
+  // The cell this binding runs: a copy that is the same module as the prototype (it shares its
+  // binding), registered as the field "cell" (Flax's _register_submodules): a cell already bound
+  // in this tree stays where it is, an unbound one is adopted here. Adopting rebinds the copy
+  // only, so the prototype stays unbound for the next init or apply.
+  ModuleBase& bound_cell() {
+    if (!bound_) {
+      bound_ = share_(*cell_);
+      submodule("cell", *bound_);
+    }
+    return *bound_;
+  }
 
   template <class Cell>
-  std::pair<Tree, Array> run(const Array& x, const RNNArgs& a) {
+  std::pair<Tree, Array> run(const Array& x, const RNNArgs& a, bool return_carry) {
     using Carry = typename Cell::Carry;
-    const Cell& proto = static_cast<const Cell&>(*cell_);
+    Cell& cell = static_cast<Cell&>(bound_cell());
     const bool tm = a.time_major.value_or(time_major);
     const bool rev = a.reverse.value_or(reverse);
     const bool keep = a.keep_order.value_or(keep_order);
     const int nf = Cell::num_feature_axes;
     const int time_axis = tm ? 0 : x.ndim() - (nf + 1);
     detail::check_rnn_input(x, time_axis, nf);
+    if (a.seq_lengths) detail::check_seq_lengths(*a.seq_lengths);
     const int num_batch_dims = x.ndim() - nf - 1;
     Array inputs = rev ? flip_sequences(x, a.seq_lengths, num_batch_dims, tm) : x;
     Carry carry;
@@ -204,7 +231,7 @@ struct RNN : Module<RNN>, RNNConfig {
     } else {
       Shape in_shape = x.shape();
       in_shape.erase(in_shape.begin() + time_axis);
-      carry = proto.initialize_carry(a.init_key.value_or(random::key(0)), in_shape);
+      carry = cell.initialize_carry(a.init_key.value_or(random::key(0)), in_shape);
     }
     const lift::ScanOptions opts{.variable_broadcast = variable_broadcast,
                                  .split_rngs = split_rngs,
@@ -212,19 +239,17 @@ struct RNN : Module<RNN>, RNNConfig {
                                  .out_axes = 0};
     Carry last;
     Array outputs;
-    if (!a.seq_lengths) {
-      auto body = [&](Scope& s, const Carry& c, const Array& xt) {
-        return nn::detail::bind_inner(proto, s)(c, xt);
-      };
-      std::tie(last, outputs) = lift::scan(body, opts)(bound_->scope(), carry, inputs);
+    if (!(a.seq_lengths && return_carry)) {
+      auto scan_fn = [](Cell& c, const Carry& carry, const Array& xt) { return c(carry, xt); };
+      std::tie(last, outputs) = nn::scan(scan_fn, opts)(cell, carry, inputs);
     } else {
       // Every step's carry is kept to pick each sequence's carry after its last valid step
       // (Flax's _select_last_carry).
-      auto body = [&](Scope& s, const Carry& c, const Array& xt) {
-        auto [c2, y] = nn::detail::bind_inner(proto, s)(c, xt);
+      auto scan_fn = [](Cell& c, const Carry& carry, const Array& xt) {
+        auto [c2, y] = c(carry, xt);
         return std::make_pair(c2, std::make_pair(c2, y));
       };
-      auto [unused, stacked] = lift::scan(body, opts)(bound_->scope(), carry, inputs);
+      auto [unused, stacked] = nn::scan(scan_fn, opts)(cell, carry, inputs);
       last = linum::detail::tree_apply(
           stacked.first, [&](const Array& h) { return detail::select_last(h, *a.seq_lengths); });
       outputs = stacked.second;
@@ -237,19 +262,23 @@ struct RNN : Module<RNN>, RNNConfig {
 
 // Bidirectional(forward_rnn, backward_rnn): the forward RNN and the backward one (reverse,
 // keep_order) over the same inputs, outputs merged by merge_fn (concatenation on the last axis);
-// call_with_carry returns the carries as a tuple (forward, backward).
+// call_with_carry returns the carries as a tuple (forward, backward). RNNs built in a running
+// compact method stay that module's children (their cells LSTMCell_0 and LSTMCell_1 there); RNNs
+// built outside any module become the fields forward_rnn and backward_rnn.
 struct Bidirectional : Module<Bidirectional> {
   RNN forward_rnn, backward_rnn;
   std::function<Array(const Array&, const Array&)> merge_fn = [](const Array& a, const Array& b) {
     return concatenate({a, b}, -1);
   };
   Bidirectional(RNN f, RNN b) : forward_rnn(std::move(f)), backward_rnn(std::move(b)) {
-    forward_rnn.orphan();
-    backward_rnn.orphan();
+    // Python builds Bidirectional(RNN(cell), RNN(cell))'s arguments left to right.
+    forward_rnn.order_auto_names(backward_rnn);
+    forward_rnn.cell().order_auto_names(backward_rnn.cell());
   }
   void setup() override {
-    fwd_ = std::make_shared<RNN>(forward_rnn.clone());
-    bwd_ = std::make_shared<RNN>(backward_rnn.clone());
+    // Copies that are the same modules (they share their binding), registered as the fields.
+    fwd_ = std::make_shared<RNN>(forward_rnn);
+    bwd_ = std::make_shared<RNN>(backward_rnn);
     submodule("forward_rnn", *fwd_);
     submodule("backward_rnn", *bwd_);
   }
@@ -258,7 +287,9 @@ struct Bidirectional : Module<Bidirectional> {
   }
   std::pair<Tree, Array> call_with_carry(const Array& inputs,
                                          const std::optional<Array>& seq_lengths = std::nullopt) {
-    return method("__call__", [&] { return run(inputs, seq_lengths); });
+    return run_method(
+        "__call__", [&] { return run(inputs, seq_lengths); }, detail::is_compact<Bidirectional>(),
+        [&] { return detail::inputs_tree(inputs); });
   }
 
  private:

@@ -1,10 +1,11 @@
-// tabulate's rendering: rows in call order (parents before children), cells as Flax's yaml-ish
-// value representations (float32[16,9]), a rich-style box table with a line between rows.
+// tabulate's rendering: one row per module in the order calls start (parents before children),
+// cells as Flax's yaml of value representations (float32[16,9]), a rich-style box table with a
+// line between rows.
 #include <linum/nn/tabulate.hpp>
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
+#include <set>
 #include <sstream>
 
 namespace linum::nn::detail {
@@ -20,26 +21,68 @@ std::string join(const Path& p) {
 
 std::string value_repr(const Array& a) {
   std::string s(dtype_name(a.dtype()));
-  s += "[";
-  for (int i = 0; i < a.ndim(); ++i) s += (i ? "," : "") + std::to_string(a.shape(i));
-  return s + "]";
+  s += '[';
+  for (int i = 0; i < a.ndim(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(a.shape(i));
+  }
+  s += ']';
+  return s;
 }
 
-// The leaves of a value, one per line ("- " before each when there are several).
-std::vector<std::string> value_lines(const Tree& t) {
+// PyYAML's block style as Flax's _as_yaml_str writes a value (safe_dump, indent=2): a sequence
+// item "- x" (a nested sequence "- - x"), a mapping entry "k: x" with a nested mapping indented
+// by two and a sequence under a key not indented; arrays as dtype[shape], None as None.
+bool nonempty_container(const Tree& v) {
+  const Tree& u = v.is_box() ? v.box_value() : v;
+  return (u.is_tuple() || u.is_list() || u.is_dict() || u.is_frozen_dict()) && u.size() > 0;
+}
+std::vector<std::string> yaml_lines(const Tree& t) {
+  if (t.is_box()) return yaml_lines(t.box_value());
+  const bool seq = t.is_tuple() || t.is_list();
+  const bool map = t.is_dict() || t.is_frozen_dict();
+  if (!seq && !map) return {t.is_leaf() ? value_repr(t.leaf()) : std::string("None")};
+  if (t.size() == 0) return {seq ? "[]" : "{}"};
   std::vector<std::string> out;
-  const auto leaves = pytree::tree_leaves<Array>(t);
-  for (const auto& a : leaves) out.push_back((leaves.size() > 1 ? "- " : "") + value_repr(a));
+  if (seq) {
+    for (const auto& v : t.items()) {
+      const auto ls = yaml_lines(v);
+      for (std::size_t i = 0; i < ls.size(); ++i) out.push_back((i ? "  " : "- ") + ls[i]);
+    }
+    return out;
+  }
+  for (const auto& [k, v] : t.as_mapping()) {
+    const auto ls = yaml_lines(v);
+    if (!nonempty_container(v)) {
+      out.push_back(k + ": " + ls.front());
+      continue;
+    }
+    out.push_back(k + ":");
+    const Tree& u = v.is_box() ? v.box_value() : v;
+    const std::string pad = u.is_dict() || u.is_frozen_dict() ? "  " : "";
+    for (const auto& l : ls) out.push_back(pad + l);
+  }
   return out;
+}
+// A cell's text: nothing for None or an empty container, as Flax's _as_yaml_str.
+std::string yaml_text(const Tree& t) {
+  const Tree& u = t.is_box() ? t.box_value() : t;
+  if (u.is_none() || (!u.is_leaf() && !nonempty_container(u))) return "";
+  std::string s;
+  for (const auto& l : yaml_lines(t)) s += (s.empty() ? "" : "\n") + l;
+  return s;
 }
 
 // flax.linen.summary._bytes_repr / _size_and_bytes_repr.
 std::string size_bytes(std::int64_t size, std::int64_t bytes) {
   if (size == 0) return "";
-  auto group = [](std::int64_t n) {
-    std::string s = std::to_string(n);
-    for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
-      s.insert(static_cast<std::size_t>(i), ",");
+  auto group = [](std::int64_t n) {  // 1234567 -> 1,234,567
+    const std::string d = std::to_string(n);
+    std::string s;
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      if (i > 0 && (d.size() - i) % 3 == 0) s += ',';
+      s += d[i];
+    }
     return s;
   };
   char buf[64];
@@ -71,48 +114,20 @@ void count_leaves(const Tree& t, std::int64_t& size, std::int64_t& bytes) {
   }
 }
 
-// Module paths that own a leaf in a collection (a dict holding a non-dict entry).
-void owner_paths(const Tree& t, Path& cur, std::vector<Path>& out) {
-  if (!t.is_dict()) return;
-  bool owns = false;
-  for (const auto& [k, v] : t.as_dict()) {
-    if (v.is_dict()) {
-      cur.push_back(k);
-      owner_paths(v, cur, out);
-      cur.pop_back();
-    } else {
-      owns = true;
-    }
+// The variables of one module, as Flax's _get_module_variables: what lies at `path`, less the
+// entries that are modules with a recorded call (shown in their own rows); keys sorted, as Flax's
+// tabulate sees them after jax.eval_shape.
+Tree own_variables(const Tree& node, const Path& path, const std::set<Path>& call_paths) {
+  std::vector<std::pair<std::string, Tree>> own;
+  for (const auto& [k, v] : node.as_dict()) {
+    Path sub = path;
+    sub.push_back(k);
+    if (!call_paths.contains(sub)) own.emplace_back(k, v);
   }
-  if (owns && std::find(out.begin(), out.end(), cur) == out.end()) out.push_back(cur);
-}
-
-struct Row {
-  Path path;
-  std::string type, method;
-};
-
-// Parents before children, siblings in the order their calls returned (post-order in, pre-order
-// out: Flax numbers calls as they start).
-std::vector<Row> preorder(std::vector<Row> rows) {
-  std::map<Path, std::size_t> first;  // a path's position in the post-order list
-  for (std::size_t i = 0; i < rows.size(); ++i) first.emplace(rows[i].path, i);
-  auto rank = [&](const Path& p) {
-    auto it = first.find(p);
-    return it == first.end() ? rows.size() : it->second;
-  };
-  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
-    const std::size_t n = std::min(a.path.size(), b.path.size());
-    for (std::size_t d = 0; d < n; ++d) {
-      if (a.path[d] == b.path[d]) continue;
-      // Siblings at depth d: by when the subtree rooted there finished.
-      const Path pa(a.path.begin(), a.path.begin() + static_cast<std::ptrdiff_t>(d + 1));
-      const Path pb(b.path.begin(), b.path.begin() + static_cast<std::ptrdiff_t>(d + 1));
-      return rank(pa) < rank(pb);
-    }
-    return a.path.size() < b.path.size();
-  });
-  return rows;
+  std::sort(own.begin(), own.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  Tree out = Tree::dict();
+  for (auto& [k, v] : own) out[k] = std::move(v);
+  return out;
 }
 
 // Splits a cell's text into lines.
@@ -133,82 +148,46 @@ std::string repeat(const std::string& s, std::size_t n) {
 }  // namespace
 
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
-                            const std::vector<TabulateInputs>& inputs,
                             const TabulateOptions& opts) {
   std::vector<std::string> cols;
   for (const auto& [c, v] : variables.as_dict())
     if (c != "intermediates") cols.push_back(c);
-  const Tree* im = variables.contains("intermediates") ? &variables["intermediates"] : nullptr;
+  std::set<Path> call_paths;
+  for (const auto& c : calls) call_paths.insert(c.path);
 
-  std::vector<Row> rows;
+  // One row per module, its first call in call order (Flax's show_repeated=False). A function-form
+  // transform's body (nn::scan(fn)(cell, ...), as RNN runs its cell) is no method of the module:
+  // Flax skips those calls.
+  std::vector<const TabulateCall*> rows;
+  std::set<Path> shown;
   for (const auto& c : calls) {
-    // Repeated calls of a module (any method) are shown once, as Flax's show_repeated=False.
-    const bool seen =
-        std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.path == c.path; });
-    if (!seen) rows.push_back({c.path, c.type, c.method});
-  }
-  // Modules holding variables whose calls were not captured (outputs that are not arrays).
-  for (const auto& col : cols) {
-    std::vector<Path> owners;
-    Path cur;
-    owner_paths(variables[col], cur, owners);
-    for (const auto& p : owners)
-      if (std::none_of(rows.begin(), rows.end(), [&](const Row& r) { return r.path == p; }))
-        rows.push_back({p, "", "__call__"});
-  }
-  rows = preorder(std::move(rows));
-  if (opts.depth) {
-    std::erase_if(rows,
-                  [&](const Row& r) { return static_cast<int>(r.path.size()) > *opts.depth; });
+    if (c.method == "<lambda>" || shown.contains(c.path)) continue;
+    if (opts.depth && static_cast<int>(c.path.size()) > *opts.depth) continue;
+    shown.insert(c.path);
+    rows.push_back(&c);
   }
 
-  const std::string root_type = rows.empty() ? std::string() : rows.front().type;
+  const std::string root_type = rows.empty() ? std::string() : rows.front()->type;
   std::vector<std::string> header{"path", "module", "inputs", "outputs"};
   header.insert(header.end(), cols.begin(), cols.end());
   std::vector<std::vector<std::string>> table;
-  for (const auto& r : rows) {
+  for (const TabulateCall* r : rows) {
     std::vector<std::string> cells;
-    cells.push_back(join(r.path) + (r.method == "__call__" ? "" : " (" + r.method + ")"));
-    cells.push_back(r.type);
-    // A module's first __call__ shows its inputs (other methods' arguments are not recorded).
-    std::string in;
-    const auto rec = std::find_if(inputs.begin(), inputs.end(),
-                                  [&](const TabulateInputs& i) { return i.path == r.path; });
-    if (r.method == "__call__" && rec != inputs.end()) {
-      for (const auto& a : rec->inputs)
-        in += (in.empty() ? "" : "\n") + std::string(rec->inputs.size() > 1 ? "- " : "") +
-              value_repr(a);
-    }
-    cells.push_back(in);
-    std::string out;
-    if (im) {
-      const Tree* node = at_path(*im, r.path);
-      if (node && node->contains(r.method)) {
-        const Tree& outs = (*node)[r.method];
-        const Tree& first = outs.is_tuple() && outs.size() > 0 ? outs.items().front() : outs;
-        for (const auto& l : value_lines(first)) out += (out.empty() ? "" : "\n") + l;
-      }
-    }
-    cells.push_back(out);
-    const bool folded = opts.depth && static_cast<int>(r.path.size()) == *opts.depth;
+    cells.push_back(join(r->path));
+    // Flax names a method other than __call__ in the module column: "Foo (encode)".
+    cells.push_back(r->type + (r->method == "__call__" ? "" : " (" + r->method + ")"));
+    cells.push_back(yaml_text(r->inputs));
+    cells.push_back(yaml_text(r->outputs));
+    const bool folded = opts.depth && static_cast<int>(r->path.size()) == *opts.depth;
     for (const auto& col : cols) {
-      const Tree* node = at_path(variables[col], r.path);
+      const Tree* node = at_path(variables[col], r->path);
       std::string cell;
-      std::int64_t size = 0, bytes = 0;
       if (node && node->is_dict()) {
-        std::vector<std::string> own;
-        for (const auto& [k, v] : node->as_dict()) {
-          if (v.is_dict()) continue;
-          for (const auto& l : value_lines(v)) own.push_back(k + ": " + l);
-          count_leaves(v, size, bytes);
-        }
-        std::sort(own.begin(), own.end());
-        for (const auto& l : own) cell += (cell.empty() ? "" : "\n") + l;
-        // A row cut by depth shows the totals of everything below it.
-        if (folded) {
-          size = bytes = 0;
-          count_leaves(*node, size, bytes);
-        }
+        const Tree own = own_variables(*node, r->path, call_paths);
+        cell = yaml_text(own);
+        // A row cut by depth counts everything below it.
+        std::int64_t size = 0, bytes = 0;
+        count_leaves(folded ? *node : own, size, bytes);
         if (size > 0) cell += (cell.empty() ? "" : "\n\n") + size_bytes(size, bytes);
       }
       cells.push_back(cell);

@@ -1,6 +1,6 @@
 // flax.linen.tabulate: a table of a module's calls — path, module type, inputs, outputs and the
 // variables each module owns (per collection: name: dtype[shape], count and bytes) — with totals,
-// drawn as Flax (rich) draws it. The module is run once with init and capture_intermediates.
+// drawn as Flax (rich) draws it. The module is run once with init, every method call recorded.
 #pragma once
 
 #include <optional>
@@ -17,20 +17,16 @@ struct TabulateOptions {
 };
 
 namespace detail {
-// One recorded call: the module's path, type and method (filled in post-order as calls return).
+// One recorded method call, in the order calls start (Flax's call index): the module's path, type
+// and method, its arguments and its result (Flax's _CallInfo).
 struct TabulateCall {
   std::vector<std::string> path;
   std::string type, method;
+  Tree inputs, outputs;
 };
-// The Array inputs of one __call__ (recorded as the call starts).
-struct TabulateInputs {
-  std::vector<std::string> path;
-  Arrays inputs;
-};
-// The table for a run: calls recorded by the capture filter, the captured outputs (in
-// variables["intermediates"]), each call's inputs and the variables init created.
+// The table for a run: every call recorded while init ran, and the variables init created.
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
-                            const std::vector<TabulateInputs>& inputs, const TabulateOptions& opts);
+                            const TabulateOptions& opts);
 }  // namespace detail
 
 // nn.tabulate(module, rngs, depth=...)(args...) -> the table as a string.
@@ -40,17 +36,14 @@ auto tabulate(const M& module, R rngs, TabulateOptions opts = {}) {
     static_assert(sizeof...(args) >= 1 && sizeof...(args) <= 2,
                   "nn::tabulate: modules called with one or two arguments");
     auto calls = std::make_shared<std::vector<detail::TabulateCall>>();
-    CaptureFilter record([calls](const ModuleBase& m, const std::string& method) {
-      calls->push_back({m.path(), m.type_name(), method});
-      return true;
-    });
-    auto inputs = std::make_shared<std::vector<detail::TabulateInputs>>();
-    detail::InputRecorderScope record_inputs([inputs](const ModuleBase& m, const Arrays& a) {
-      inputs->push_back({m.path(), a});
-    });
-    InitOptions io{.mutable_ = opts.mutable_, .capture_intermediates = record};
-    Tree vars = module.init(rngs, args..., io);
-    return detail::render_tabulate(*calls, vars, *inputs, opts);
+    detail::CallRecorderScope record(detail::CallRecorder{
+        [calls](const ModuleBase& m, const std::string& method, const Tree& inputs) {
+          calls->push_back({m.path(), m.type_name(), method, inputs, Tree::none()});
+          return calls->size() - 1;
+        },
+        [calls](std::size_t call, const Tree& outputs) { (*calls)[call].outputs = outputs; }});
+    Tree vars = module.init(rngs, args..., InitOptions{.mutable_ = opts.mutable_});
+    return detail::render_tabulate(*calls, vars, opts);
   };
 }
 

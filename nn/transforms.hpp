@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <typeindex>
 #include <utility>
 #include <vector>
@@ -426,7 +427,8 @@ namespace detail {
 // nn.jit and nn.fold_rngs draw the same keys (L44, M52), unlike the untransformed module.
 template <class Body, class... A>
 auto forked(Scope& scope, const char* name, const Body& body, const A&... args) {
-  lift::PackSpec spec{{true}, {true}, {true}, name};
+  // nn.jit's outputs cross jax.jit; fold_rngs calls the body directly (lift.fold_rngs).
+  lift::PackSpec spec{{true}, {true}, {true}, name, std::string_view(name) != "fold_rngs"};
   lift::Packed p = lift::pack(scope, spec);
   for (auto& group : p.rngs)
     for (auto& [stream, r] : group) r = lift::LazyRng::create(scope.make_rng(stream));

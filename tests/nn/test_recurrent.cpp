@@ -1,6 +1,7 @@
 // The recurrent cells (Flax's parameter trees, outputs against the gate formulas written out),
 // nn::scan over a cell (L21), RNN against a step-by-step loop (reverse, keep_order, seq_lengths,
 // time_major), flip_sequences' Flax cases, Bidirectional, and gradients by finite differences.
+// Where each layer's params land inside other modules: test_recurrent_layout.cpp.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -33,7 +34,11 @@ TEST_CASE("LSTMCell: params ii..io (no bias), hi..ho (bias); output equals the g
                             random::normal(random::key(3), {3, 5})};
   auto [out, v] = cell.init_with_output(random::key(0), carry, x);
   const Tree& p = v["params"];
-  CHECK(sorted_keys(p) == std::vector<std::string>{"hf", "hg", "hi", "ho", "if", "ig", "ii", "io"});
+  // Flax's LSTMCell.__call__ builds each gate's input Dense before its hidden one, gate by gate:
+  // the parameter tree holds them in that order (Dense: kernel, then bias).
+  CHECK(p.as_dict().keys() ==
+        std::vector<std::string>{"ii", "hi", "if", "hf", "ig", "hg", "io", "ho"});
+  CHECK(p["hi"].as_dict().keys() == std::vector<std::string>{"kernel", "bias"});
   for (const char* g : {"ii", "if", "ig", "io"}) {
     CHECK(sorted_keys(p[g]) == std::vector<std::string>{"kernel"});
     CHECK(shape_of(p[g]["kernel"]) == Shape{4, 5});
@@ -54,8 +59,9 @@ TEST_CASE("LSTMCell: params ii..io (no bias), hi..ho (bias); output equals the g
   CHECK(allclose(out.first.first, c2));
   CHECK(allclose(out.first.second, h2));
   CHECK(allclose(out.second, h2));
-  // OptimizedLSTMCell: the same parameter tree (same init) and the same function.
+  // OptimizedLSTMCell: the same parameter tree (same init, same order) and the same function.
   auto [out2, v2] = nn::OptimizedLSTMCell(5).init_with_output(random::key(0), carry, x);
+  CHECK(v2["params"].as_dict().keys() == p.as_dict().keys());
   for (const char* g : {"ii", "hi", "ho"})
     CHECK(allclose(P(v2["params"], g, "kernel"), P(p, g, "kernel"), 0.0f));
   CHECK(allclose(out2.first.first, c2));
@@ -69,7 +75,8 @@ TEST_CASE("GRUCell: params ir/iz/in with bias, hr/hz without, hn with; the GRU f
   CHECK(cell.initialize_carry(random::key(0), x.shape()).shape() == Shape{2, 4});
   auto [out, v] = cell.init_with_output(random::key(0), h, x);
   const Tree& p = v["params"];
-  CHECK(sorted_keys(p) == std::vector<std::string>{"hn", "hr", "hz", "in", "ir", "iz"});
+  // Flax's GRUCell.__call__ order: ir, hr, iz, hz, in, hn.
+  CHECK(p.as_dict().keys() == std::vector<std::string>{"ir", "hr", "iz", "hz", "in", "hn"});
   CHECK(sorted_keys(p["hr"]) == std::vector<std::string>{"kernel"});
   CHECK(sorted_keys(p["hz"]) == std::vector<std::string>{"kernel"});
   CHECK(sorted_keys(p["hn"]) == std::vector<std::string>{"bias", "kernel"});
@@ -84,14 +91,17 @@ TEST_CASE("GRUCell: params ir/iz/in with bias, hr/hz without, hn with; the GRU f
   CHECK(allclose(out.second, h2));
 }
 
-TEST_CASE("SimpleCell: params i (no bias) and h (bias); tanh(x Wi + h Wh + b), residual adds h") {
+TEST_CASE("SimpleCell: params i (bias) and h (no bias); tanh(x Wi + b + h Wh), residual adds h") {
   Array x = random::normal(random::key(6), {2, 3});
   Array h = random::normal(random::key(7), {2, 4});
   auto [out, v] = nn::SimpleCell(4).init_with_output(random::key(0), h, x);
   const Tree& p = v["params"];
-  CHECK(sorted_keys(p) == std::vector<std::string>{"h", "i"});
-  CHECK(sorted_keys(p["i"]) == std::vector<std::string>{"kernel"});
-  Array pre = matmul(x, P(p, "i", "kernel")) + matmul(h, P(p, "h", "kernel")) + P(p, "h", "bias");
+  // Flax's SimpleCell: dense_i = Dense(use_bias=True, bias_init), dense_h = Dense(use_bias=False);
+  // i is built first.
+  CHECK(p.as_dict().keys() == std::vector<std::string>{"i", "h"});
+  CHECK(p["i"].as_dict().keys() == std::vector<std::string>{"kernel", "bias"});
+  CHECK(p["h"].as_dict().keys() == std::vector<std::string>{"kernel"});
+  Array pre = matmul(x, P(p, "i", "kernel")) + P(p, "i", "bias") + matmul(h, P(p, "h", "kernel"));
   CHECK(allclose(out.second, tanh(pre)));
   nn::SimpleCell res({.features = 4, .residual = true});
   CHECK(allclose(res.apply(v, h, x).second, tanh(pre + h)));
@@ -112,6 +122,10 @@ TEST_CASE("nn::scan(LSTMCell) with broadcast params equals a loop of the cell (L
   auto [out, v] = Holder(scanned).init_with_output(random::key(0), c, xs);
   const Tree& params = v["params"]["lstm_cell"];
   CHECK(shape_of(params["ii"]["kernel"]) == Shape{2, 2});  // one copy, broadcast over time
+  // The params come out of the scan as out of jax.lax.scan: every dict's keys sorted.
+  CHECK(params.as_dict().keys() ==
+        std::vector<std::string>{"hf", "hg", "hi", "ho", "if", "ig", "ii", "io"});
+  CHECK(params["hi"].as_dict().keys() == std::vector<std::string>{"bias", "kernel"});
   nn::LSTMCell::Carry cc = c;
   for (std::int64_t t = 0; t < 5; ++t) {
     auto [c2, y] =
@@ -123,14 +137,18 @@ TEST_CASE("nn::scan(LSTMCell) with broadcast params equals a loop of the cell (L
   CHECK(allclose(out.first.second, cc.second, 1e-6f));
 }
 
-TEST_CASE("RNN(LSTMCell): params under 'cell'; outputs and carry equal a loop of the cell") {
+TEST_CASE("RNN(LSTMCell) as the root: params under its field 'cell'; equals a loop of the cell") {
   const std::int64_t B = 3, T = 4, Fin = 5, Fout = 6;
   Array xs = random::uniform(random::key(9), {B, T, Fin});
+  // A cell built outside any module is adopted by RNN as its field `cell` (Flax's
+  // _register_submodules), so nn.RNN(nn.LSTMCell(6)).init gives params/cell/...
   nn::RNN rnn{nn::LSTMCell(Fout)};
   auto [out, v] = rnn.init_with_output(random::key(0), xs);
   CHECK(out.shape() == Shape{B, T, Fout});
   CHECK(v["params"].as_dict().keys() == std::vector<std::string>{"cell"});
   const Tree& cp = v["params"]["cell"];
+  CHECK(cp.as_dict().keys() ==
+        std::vector<std::string>{"hf", "hg", "hi", "ho", "if", "ig", "ii", "io"});
   CHECK(shape_of(cp["ii"]["kernel"]) == Shape{Fin, Fout});
   CHECK(shape_of(cp["hi"]["kernel"]) == Shape{Fout, Fout});
   auto [carry, ys] = rnn.apply(v, xs, nn::RNNArgs{}, &nn::RNN::call_with_carry);
@@ -179,6 +197,20 @@ TEST_CASE("RNN reverse / keep_order run the cell from the last step; seq_lengths
   const int L[] = {1, 4, 2};
   for (int b = 0; b < 3; ++b)
     CHECK(allclose(slice(carry.leaf(), {{b, b + 1}}), slice(hs[L[b] - 1], {{b, b + 1}})));
+  // Without return_carry the outputs are every step's, seq_lengths or not (Flax slices only the
+  // carry).
+  CHECK(allclose(nn::RNN(nn::GRUCell(Fout)).apply(v, xs, nn::RNNArgs{.seq_lengths = lens}), ys));
+
+  // seq_lengths index time steps: floats are a TypeError (JAX rejects float indices), never
+  // truncated to integers.
+  Array flens = array(std::vector<float>{1, 4, 2}, {3});
+  for (bool rev : {false, true}) {
+    CHECK_THROWS_AS(nn::RNN(nn::GRUCell(Fout), {.reverse = rev})
+                        .apply(v, xs, nn::RNNArgs{.seq_lengths = flens}, &nn::RNN::call_with_carry),
+                    TypeError);
+  }
+  CHECK_THROWS_WITH_AS(nn::RNN(nn::GRUCell(Fout)).apply(v, xs, nn::RNNArgs{.seq_lengths = flens}),
+                       doctest::Contains("seq_lengths must be an integer array"), TypeError);
 }
 
 TEST_CASE("flip_sequences: Flax's cases (batch-major, time-major, extra feature dims)") {
@@ -202,12 +234,13 @@ TEST_CASE("flip_sequences: Flax's cases (batch-major, time-major, extra feature 
                  astype(slice(x, {{}, {std::nullopt, std::nullopt, -1}}), float32)));
 }
 
-TEST_CASE("Bidirectional: forward_rnn/cell and backward_rnn/cell; outputs concatenated") {
+TEST_CASE("Bidirectional as the root: forward_rnn/cell and backward_rnn/cell; outputs joined") {
   Array xs = random::normal(random::key(11), {3, 4, 5});
   nn::Bidirectional bi(nn::RNN(nn::LSTMCell(6)), nn::RNN(nn::LSTMCell(6)));
   auto [y, v] = bi.init_with_output(random::key(0), xs);
   CHECK(y.shape() == Shape{3, 4, 12});
-  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"backward_rnn", "forward_rnn"});
+  // RNNs built outside any module are adopted as Bidirectional's fields, their cells as `cell`.
+  CHECK(v["params"].as_dict().keys() == std::vector<std::string>{"forward_rnn", "backward_rnn"});
   CHECK(shape_of(v["params"]["forward_rnn"]["cell"]["ii"]["kernel"]) == Shape{5, 6});
   Tree fv{{"params", v["params"]["forward_rnn"]}}, bv{{"params", v["params"]["backward_rnn"]}};
   CHECK(allclose(slice(y, {{}, {}, {0, 6}}), nn::RNN(nn::LSTMCell(6)).apply(fv, xs)));
@@ -242,23 +275,4 @@ TEST_CASE(
         return rnn.apply(p, a[0]);
       },
       {xs, rv["params"]["cell"]["hn"]["kernel"].leaf()});
-}
-
-namespace {
-struct Tagger : nn::Module<Tagger> {
-  Array call(const Array& x) {
-    Array h = nn::RNN(nn::LSTMCell(4))(x);
-    return nn::Dense(2)(h);
-  }
-};
-}  // namespace
-
-TEST_CASE("RNN inside a compact module: params RNN_0/cell/..., tabulate names the class RNN") {
-  Array x = random::normal(random::key(16), {2, 5, 3});
-  auto [y, v] = Tagger().init_with_output(random::key(0), x);
-  CHECK(y.shape() == Shape{2, 5, 2});
-  CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0", "RNN_0"});
-  CHECK(shape_of(v["params"]["RNN_0"]["cell"]["ii"]["kernel"]) == Shape{3, 4});
-  const std::string t = nn::tabulate(Tagger(), random::key(0))(x);
-  CHECK(t.find("│ RNN_0         │ RNN ") != std::string::npos);
 }
