@@ -1,65 +1,34 @@
 // The communication layer over MPI. Every collective runs on a duplicate of MPI_COMM_WORLD with
 // MPI_ERRORS_RETURN, so a failed call becomes a DistributedError naming the operation. MPI has no
-// timed collective: a watchdog thread enforces the collective timeout (see Watchdog).
+// timed collective: a watchdog thread enforces the collective timeout (watchdog_mpi.hpp).
 #include "runtime.hpp"
 
-// MPI's C interface only: its deprecated C++ bindings warn under -Wextra.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+// MPI's C interface only (watchdog_mpi.hpp includes mpi.h without its C++ bindings, which warn
+// under -Wextra).
+#include "watchdog_mpi.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <linum/distributed/distributed.hpp>
 
 namespace linum::distributed {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// The collective timeout's watchdog: a thread that wakes every 50 ms and, when the collective
-// running on the main thread has gone past the deadline, says which one and ends this process
-// (mpirun then ends the rest of the job). It makes no MPI call, so the collectives stay MPI's
-// blocking ones (OpenMPI's tuned algorithms; its nonblocking collectives are a generic layer).
-struct Watchdog {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
-  bool busy = false;  // a collective is running
-  Clock::time_point started;
-  std::string what;
-  std::thread thread;
-};
-
 struct State {
   bool initialized = false;
   bool finalized = false;
   bool we_initialized_mpi = false;
   MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm watchdog_comm = MPI_COMM_NULL;  // the watchdogs' questions and answers
   int rank = 0, size = 1;
-  double timeout = 300;  // read by the watchdog under its mutex
   std::terminate_handler previous = nullptr;
-  Watchdog watchdog;
-
-  void stop_watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(watchdog.mu);
-      watchdog.stop = true;
-    }
-    watchdog.cv.notify_all();
-    if (watchdog.thread.joinable()) watchdog.thread.join();
-  }
-  // A program that returns without finalize(): stop the thread rather than std::terminate.
-  ~State() { stop_watchdog(); }
+  // Its destructor stops the thread of a program that returns without finalize().
+  detail::Watchdog watchdog;
 };
 
 State& state() {
@@ -84,40 +53,11 @@ void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) fail(rc, what);
 }
 
-void watch_loop() {
-  State& s = state();
-  Watchdog& w = s.watchdog;
-  std::unique_lock<std::mutex> lock(w.mu);
-  while (!w.stop) {
-    w.cv.wait_for(lock, std::chrono::milliseconds(50));
-    if (w.stop || !w.busy || s.timeout <= 0) continue;
-    if (Clock::now() - w.started < std::chrono::duration<double>(s.timeout)) continue;
-    std::fprintf(stderr,
-                 "linum.distributed: %s on %s did not complete within %g s (collective "
-                 "timeout): another process failed, hangs, or is not calling the same "
-                 "collective.\nlinum.distributed: ending this process so that mpirun ends the "
-                 "job\n",
-                 w.what.c_str(), where().c_str(), s.timeout);
-    std::fflush(stderr);
-    std::_Exit(1);
-  }
-}
-
 // Marks a collective as running for the watchdog while alive.
 class Watch {
  public:
-  explicit Watch(const char* what) {
-    Watchdog& w = state().watchdog;
-    std::lock_guard<std::mutex> lock(w.mu);
-    w.busy = true;
-    w.started = Clock::now();
-    w.what = what;
-  }
-  ~Watch() {
-    Watchdog& w = state().watchdog;
-    std::lock_guard<std::mutex> lock(w.mu);
-    w.busy = false;
-  }
+  explicit Watch(const char* what) { state().watchdog.enter(what); }
+  ~Watch() { state().watchdog.leave(); }
   Watch(const Watch&) = delete;
   Watch& operator=(const Watch&) = delete;
 };
@@ -205,22 +145,24 @@ void initialize(const InitializeOptions& options) {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) {
-    // Several threads (BLAS, the watchdog), MPI calls from this one only.
+    // The watchdog thread asks the other processes' watchdogs while this thread waits in a
+    // collective: MPI calls from two threads at once.
     int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     s.we_initialized_mpi = true;
   }
+  int level = MPI_THREAD_SINGLE;
+  check(MPI_Query_thread(&level), "MPI_Query_thread");
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_dup(MPI_COMM_WORLD, &s.comm), "MPI_Comm_dup");
   check(MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check(MPI_Comm_rank(s.comm, &s.rank), "MPI_Comm_rank");
   check(MPI_Comm_size(s.comm, &s.size), "MPI_Comm_size");
-  {
-    std::lock_guard<std::mutex> lock(s.watchdog.mu);
-    s.timeout = timeout;
-    s.watchdog.stop = false;
+  if (level == MPI_THREAD_MULTIPLE && s.size > 1) {
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &s.watchdog_comm), "MPI_Comm_dup");
+    check(MPI_Comm_set_errhandler(s.watchdog_comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   }
-  s.watchdog.thread = std::thread(watch_loop);
+  s.watchdog.start(s.watchdog_comm, s.rank, s.size, timeout);
   s.initialized = true;
   s.previous = std::set_terminate(on_terminate);
 }
@@ -231,13 +173,15 @@ void finalize() {
     throw DistributedError(
         "linum::distributed::finalize: not initialised (call initialize() "
         "first, and finalize() once)");
+  s.watchdog.stop_peers();
   {
     // MPI_Finalize synchronises with the other processes: the watchdog guards it too.
     Watch watch("finalize");
     check(MPI_Comm_free(&s.comm), "MPI_Comm_free");
+    if (s.watchdog_comm != MPI_COMM_NULL) check(MPI_Comm_free(&s.watchdog_comm), "MPI_Comm_free");
     if (s.we_initialized_mpi) check(MPI_Finalize(), "MPI_Finalize");
   }
-  s.stop_watchdog();
+  s.watchdog.stop();
   s.initialized = false;
   s.finalized = true;
   std::set_terminate(s.previous);
@@ -248,20 +192,14 @@ void finalize() {
 bool is_initialized() { return state().initialized; }
 int process_index() { return state().initialized ? state().rank : 0; }
 int process_count() { return state().initialized ? state().size : 1; }
-double collective_timeout() {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.watchdog.mu);
-  return s.timeout;
-}
+double collective_timeout() { return state().watchdog.timeout(); }
 
 void set_collective_timeout(double seconds) {
   if (!(seconds >= 0))
     throw DistributedError(
         "linum::distributed::set_collective_timeout: seconds must be >= 0 "
         "(0: wait forever)");
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.watchdog.mu);
-  s.timeout = seconds;
+  state().watchdog.set_timeout(seconds);
 }
 
 void abort(const std::string& message, int exit_code) {
