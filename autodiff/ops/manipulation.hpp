@@ -59,8 +59,9 @@ Array pad(const Array& array, std::int64_t pad_width, const PadOptions& options 
 // ---- flips, rolls, repeats --------------------------------------------------------------------
 
 Array flip(const Array& m, const Axes& axis = {});  // jnp.flip (lax.rev); all axes by default
-Array fliplr(const Array& m);                       // flip(m, 1)
-Array flipud(const Array& m);                       // flip(m, 0)
+Array rev(const Array& operand, const std::vector<int>& dimensions);  // lax.rev
+Array fliplr(const Array& m);                                         // flip(m, 1)
+Array flipud(const Array& m);                                         // flip(m, 0)
 // jnp.rot90: k quarter turns from the first towards the second of `axes`.
 Array rot90(const Array& m, int k = 1, std::pair<int, int> axes = {0, 1});
 Array swapaxes(const Array& a, int axis1, int axis2);

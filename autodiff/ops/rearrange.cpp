@@ -58,6 +58,10 @@ Array flip(const Array& m, const Axes& axis) {
   return slice(m, s);
 }
 
+Array rev(const Array& operand, const std::vector<int>& dimensions) {
+  return flip(operand, Axes(dimensions));
+}
+
 Array fliplr(const Array& m) {
   check_valid(m, "fliplr");
   if (m.ndim() < 2)

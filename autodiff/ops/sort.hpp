@@ -72,4 +72,10 @@ Array compress(const Array& condition, const Array& a, std::optional<int> axis =
 Array extract(const Array& condition, const Array& arr,
               std::optional<std::int64_t> size = std::nullopt, double fill_value = 0);
 
+// jnp.unique of the flattened array: its distinct values in sorted order (all NaNs count as one).
+// With a size (required under jit and vmap), the first `size` of them, padded with fill_value
+// (by default the smallest value).
+Array unique(const Array& ar, std::optional<std::int64_t> size = std::nullopt,
+             std::optional<double> fill_value = std::nullopt);
+
 }  // namespace linum
