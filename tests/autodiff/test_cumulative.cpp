@@ -95,9 +95,9 @@ TEST_CASE("cumulative gradients: cumprod exact with zeros, cummax splits ties as
   check_array(grad(total)(f64({2, 0, 3, 4})), {4}, float64, {1, 32, 0, 0});
   check_array(grad(total)(f64({0, 2, 0})), {3}, float64, {3, 0, 0});
   // Reversed: y_i = prod_{k>=i} x_k; d/dx_j sum_i y_i = sum_{i<=j} prod_{k>=i, k!=j} x_k, for
-  // [2, 0, 3] = [0, 2*3 + 3, 0] = [0, 9, 0].
+  // [2, 0, 3] = [0 * 3, 2 * 3 + 3, 2 * 0 + 0 + 1] = [0, 9, 1].
   check_array(grad([](const Array& a) { return sum(lax_cumprod(a, 0, true)); })(f64({2, 0, 3})),
-              {3}, float64, {0, 9, 0});
+              {3}, float64, {0, 9, 1});
   // JAX's scan for x = [1, 3, 2, 3]: y3 = max(max(x0, x1), max(x2, x3)) ties 3 with 3, so its
   // tangent is (t1 + t3) / 2.
   check_array(grad([](const Array& a) { return at(cummax(a), 3).get(); })(f64({1, 3, 2, 3})), {4},

@@ -20,6 +20,11 @@ TEST_CASE("flip, fliplr, flipud, rot90 and swapaxes move entries as numpy does")
   check_array(rot90(m, 2), {2, 2}, float64, {4, 3, 2, 1});
   check_array(rot90(iota({2, 2, 2}), 1, {1, 2}), {2, 2, 2}, float64, {1, 3, 0, 2, 5, 7, 4, 6});
   check_array(swapaxes(iota({2, 3}), 0, 1), {3, 2}, float64, {0, 3, 1, 4, 2, 5});
+  check_array(rev(iota({2, 3}), {1}), {2, 3}, float64, {2, 1, 0, 5, 4, 3});
+  check_array(rev(iota({2, 2}), {}), {2, 2}, float64, {0, 1, 2, 3});
+  check_grads([](const Array& x) { return flip(x, {0, 2}) * iota({2, 3, 2}); }, data({2, 3, 2}, 1));
+  check_vmap([](const Array& x) { return rot90(x); }, axes({2}), data({2, 3, 4}, 2));
+  check_jit([](const Array& x) { return fliplr(x); }, data({2, 3}, 3));
   LINUM_CHECK_ERROR(rot90(m, 1, {0, 0}), ValueError, "axes must be different");
   LINUM_CHECK_ERROR(fliplr(f64({1})), ValueError, "at least 2 dimensions");
 }
@@ -84,7 +89,8 @@ TEST_CASE("stacking and splitting helpers") {
   check_array(parts[2], {2}, float64, {5, 6});
   CHECK(array_split(iota({2}), 4).back().shape() == Shape{0});
   check_array(hsplit(iota({2, 4}), 2)[1], {2, 2}, float64, {2, 3, 6, 7});
-  check_array(vsplit(iota({4, 2}), {1})[1], {3, 2}, float64, {2, 3, 4, 5, 6, 7});
+  check_array(vsplit(iota({4, 2}), std::vector<std::int64_t>{1})[1], {3, 2}, float64,
+              {2, 3, 4, 5, 6, 7});
   check_array(dsplit(iota({1, 1, 4}), 2)[0], {1, 1, 2}, float64, {0, 1});
   LINUM_CHECK_ERROR(vsplit(iota({4}), 2), ValueError, "2 or more dimensions");
   check_array(append(iota({2, 2}), f64({9})), {5}, float64, {0, 1, 2, 3, 9});

@@ -117,6 +117,22 @@ TEST_CASE("nonzero, where, argwhere, flatnonzero, compress and extract with and 
   check_vmap(sized, axes({0}), ints({0, 1, 1, 0, 1, 1, 0, 0, 0}, {3, 3}));
 }
 
+TEST_CASE("unique: sorted distinct values, NaNs as one, padded to a static size") {
+  // numpy: np.unique([3, 1, nan, 3, -0., 0., nan, 2]) = [-0., 1, 2, 3, nan].
+  const Array a = f64({3, 1, kNan, 3, -0.0, 0, kNan, 2});
+  check_array(unique(a), {5}, float64, {0, 1, 2, 3, kNan});
+  check_array(unique(a, 3), {3}, float64, {0, 1, 2});
+  check_array(unique(ints({4, 2, 4}), 4), {4}, int32, {2, 4, 2, 2});  // padded with the minimum
+  check_array(unique(ints({4, 2, 4}), 4, -1), {4}, int32, {2, 4, -1, -1});
+  check_array(unique(zeros({0}, float64), 2, 5), {2}, float64, {5, 5});
+  LINUM_CHECK_ERROR(unique(zeros({0}, float64), 2), ValueError, "fill_value must be specified");
+  auto sized = [](const Array& x) { return unique(x, 3, -1); };
+  check_jit(sized, ints({5, 5, 1, 5}));
+  check_vmap(sized, axes({0}), ints({1, 1, 2, 3, 3, 3}, {2, 3}));
+  auto count_free = jit([](const Array& x) { return unique(x); });
+  LINUM_CHECK_ERROR(count_free(ints({1, 2})), ConcretizationTypeError, "size argument");
+}
+
 TEST_CASE("sort, lax_sort and top_k gradients flow through the permutation") {
   // d/dx sum(w * sort(x)) puts w[j] on the entry that landed at j.
   const Array x = f64({0.3, -1.2, 2.5, 0.7});
