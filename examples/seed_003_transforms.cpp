@@ -104,13 +104,6 @@ struct LSTMFn : nn::Module<LSTMFn> {
 };
 
 // ---- map_variables ----
-Array triu(const Array& k) {
-  const std::int64_t n = k.shape(0), m = k.shape(1);
-  std::vector<float> mask(static_cast<std::size_t>(n * m));
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < m; ++j) mask[static_cast<std::size_t>(i * m + j)] = j >= i;
-  return k * array(mask, {n, m});
-}
 // A dense layer that masks the weights such that the output is causal, i.e. output i only
 // depends on input <= i.
 struct CausalDense : nn::Module<CausalDense> {
@@ -120,7 +113,9 @@ struct CausalDense : nn::Module<CausalDense> {
   void setup() override {
     const bool initializing = is_initializing();
     auto apply_mask = [initializing](const Tree& variables) {
-      return initializing ? variables : linum::detail::tree_apply(variables, triu);
+      return initializing
+                 ? variables
+                 : linum::detail::tree_apply(variables, [](const Array& k) { return triu(k); });
     };
     // temporary class
     dense.emplace(nn::map_variables(nn::Dense({.features = features, .use_bias = false}), "params",
@@ -402,7 +397,8 @@ int main() {
   Tree cell_vars = Tree::dict({{"params", cellp}});
   bool steps_ok = true;
   for (std::int64_t t = 0; t < 12; ++t) {
-    auto [next, yt] = nn::LSTMCell(32).apply(cell_vars, cl, take(xl, Array(static_cast<int>(t)), 1));
+    auto [next, yt] =
+        nn::LSTMCell(32).apply(cell_vars, cl, take(xl, Array(static_cast<int>(t)), 1));
     cl = next;
     steps_ok = steps_ok && allclose(yt, take(yl, Array(static_cast<int>(t)), 1));
   }
@@ -411,9 +407,10 @@ int main() {
   check(vlf["params"]["LSTMCell_0"]["ii"]["kernel"].leaf().shape() == Shape{7, 32},
         "function form: the cell's params under LSTMCell_0");
   check(allclose(LSTMFn(32).apply(vlf, xl),
-                 LSTM(32).apply(Tree::dict({{"params", Tree::dict({{"ScanLSTMCell_0",
-                                                                     vlf["params"]["LSTMCell_0"]}})}}),
-                                xl)),
+                 LSTM(32).apply(
+                     Tree::dict({{"params",
+                                  Tree::dict({{"ScanLSTMCell_0", vlf["params"]["LSTMCell_0"]}})}}),
+                     xl)),
         "function form == class form over the same params");
 
   std::cout << "map_variables: CausalDense(features=5)\n";
@@ -496,7 +493,8 @@ int main() {
             heads["heads_2"]["kernel"].leaf().shape() == Shape{3, 5},
         "every head initialized (all branches ran at init)");
   auto dense_chain = [&](const Tree& head, Array h) {
-    if (head.contains("kernel")) return Array(matmul(h, head["kernel"].leaf()) + head["bias"].leaf());
+    if (head.contains("kernel"))
+      return Array(matmul(h, head["kernel"].leaf()) + head["bias"].leaf());
     for (const auto& [layer, p] : head.as_dict())
       h = matmul(h, p["kernel"].leaf()) + p["bias"].leaf();
     return h;

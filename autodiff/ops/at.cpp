@@ -37,16 +37,16 @@ std::vector<Index> expand_bool_masks(const Shape& xs, const std::vector<Index>& 
       throw IndexError(
           "at: a scalar boolean index is not supported; index with a bool array "
           "that matches the indexed axes");
-    if (m.is_tracer() && m.impl()->primal_value() == nullptr)
-      throw ConcretizationTypeError(
-          "at: a boolean index needs a concrete value (its true count fixes the result's "
-          "shape); under jit or vmap use jnp-style where(mask, x, y) or nonzero with a size");
     for (int d = 0; d < m.ndim(); ++d)
       if (axis + d >= xs.size() || (m.shape()[d] != 0 && m.shape()[d] != xs[axis + d]))
         throw IndexError("at: boolean index did not match shape of indexed array in index " +
                          std::to_string(p) + ": got " + shape_str(m.shape()) +
                          " for the axes of shape " + shape_str(xs));
-    for (const Array& nz : nonzero(m.concrete())) out.emplace_back(nz);
+    const Array concrete = concrete_or_error(
+        m, "at",
+        "a boolean index needs a concrete value (its true count fixes the result's shape); under "
+        "jit or vmap use where(mask, x, y) or nonzero with a size");
+    for (const Array& nz : nonzero(concrete)) out.emplace_back(nz);
     axis += static_cast<std::size_t>(m.ndim());
   }
   return out;

@@ -8,7 +8,7 @@
 #include <functional>
 #include <limits>
 
-#include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/index_util.hpp>
 #include <linum/autodiff/ops/manipulation.hpp>
 #include <linum/autodiff/transforms.hpp>
 
@@ -182,21 +182,13 @@ Array jnp_cumulative_fn(CumOp op, const char* name, const Array& x, std::optiona
   return include_initial ? with_initial(out, ax, op == CumOp::sum ? 0 : 1) : out;
 }
 
-// x[start:stop:step] along `axis`.
-Array slice_axis(const Array& x, int axis, std::optional<std::int64_t> start,
-                 std::optional<std::int64_t> stop, std::int64_t step = 1) {
-  std::vector<Slice> s(static_cast<std::size_t>(axis), Slice{});
-  s.push_back(Slice{start, stop, step});
-  return slice(x, s);
-}
-
 // [a0, b0, a1, b1, ...] along axis, a having as many entries as b or one more.
 Array interleave(const Array& a, const Array& b, int axis) {
   const std::int64_t na = a.shape()[axis], nb = b.shape()[axis];
   if (na == nb + 1)
-    return concatenate(
-        {interleave(slice_axis(a, axis, 0, nb), b, axis), slice_axis(a, axis, nb, std::nullopt)},
-        axis);
+    return concatenate({interleave(slice_in_dim(a, 0, nb, axis), b, axis),
+                        slice_in_dim(a, nb, std::nullopt, axis)},
+                       axis);
   Shape s = a.shape();
   s[axis] = na + nb;
   return reshape(stack({a, b}, axis + 1), s);
@@ -271,18 +263,19 @@ Arrays associative_scan(ScanFn<Arrays> fn, const Arrays& elems, bool reverse, in
     const std::int64_t m = es[0].shape()[ax];
     if (m < 2) return es;
     const Arrays reduced =
-        call(each(es, [&](const Array& e) { return slice_axis(e, ax, 0, -1, 2); }),
-             each(es, [&](const Array& e) { return slice_axis(e, ax, 1, std::nullopt, 2); }));
+        call(each(es, [&](const Array& e) { return slice_in_dim(e, 0, -1, ax, 2); }),
+             each(es, [&](const Array& e) { return slice_in_dim(e, 1, std::nullopt, ax, 2); }));
     const Arrays odd = scan(reduced);
     const Arrays rest =
-        each(es, [&](const Array& e) { return slice_axis(e, ax, 2, std::nullopt, 2); });
+        each(es, [&](const Array& e) { return slice_in_dim(e, 2, std::nullopt, ax, 2); });
     Arrays even =
-        m % 2 == 0 ? call(each(odd, [&](const Array& e) { return slice_axis(e, ax, 0, -1); }), rest)
-                   : call(odd, rest);
+        m % 2 == 0
+            ? call(each(odd, [&](const Array& e) { return slice_in_dim(e, 0, -1, ax); }), rest)
+            : call(odd, rest);
     Arrays out;
     for (std::size_t i = 0; i < es.size(); ++i)
       out.push_back(
-          interleave(concatenate({slice_axis(es[i], ax, 0, 1), even[i]}, ax), odd[i], ax));
+          interleave(concatenate({slice_in_dim(es[i], 0, 1, ax), even[i]}, ax), odd[i], ax));
     return out;
   };
   Arrays xs = reverse ? each(elems, [&](const Array& e) { return flip(e, ax); }) : elems;

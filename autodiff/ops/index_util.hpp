@@ -209,6 +209,22 @@ enum class ScatterOp { set, add, mul, min, max };
 Array scatter(const Array& x, const Array& idx, const Array& upd, const GatherDims& d, ScatterOp op,
               WindowBounds bounds = WindowBounds::clamp, bool unique_indices = false);
 
+// x[start:stop:step] along one axis (Python's slice rules), lax.slice_in_dim.
+Array slice_in_dim(const Array& x, std::optional<std::int64_t> start,
+                   std::optional<std::int64_t> stop, int axis, std::int64_t step = 1);
+
+// jnp.take / lax.gather's fill value for out-of-bounds reads: fill_value, else NaN for floats,
+// the lowest int32, the largest uint32, true for bool.
+Array gather_fill_value(DType d, std::optional<double> fill_value);
+
+// A value that an op needs on the host (a result's size, static indices): its concrete value,
+// or a ConcretizationTypeError naming `op` and saying why (`what`) under jit or vmap.
+Array concrete_or_error(const Array& a, const char* op, const std::string& what);
+
+// JAX's sort order on values read as double: -0.0 == 0.0, NaNs equal and after everything.
+inline bool sort_less(double a, double b) { return a == a && (b != b || a < b); }
+inline bool sort_equal(double a, double b) { return (a != a && b != b) || a == b; }
+
 // a // n and a mod n (Python's floor division and modulo) of an integer array by a positive n.
 Array index_floordiv(const Array& a, std::int64_t n);
 Array index_mod(const Array& a, std::int64_t n);

@@ -412,11 +412,8 @@ Array index_mod(const Array& a, std::int64_t n) {
   const Array q = astype(index_floordiv(a, n), float64);
   return astype(subtract(astype(a, float64), multiply(q, static_cast<double>(n))), a.dtype());
 }
-}  // namespace detail
 
-namespace {
-// jnp.take's fill_value default: NaN for floats, the dtype's "most invalid" value otherwise.
-Array fill_scalar(DType d, std::optional<double> fill_value) {
+Array gather_fill_value(DType d, std::optional<double> fill_value) {
   if (fill_value) return full({}, *fill_value, d);
   if (is_floating(d)) return full({}, std::numeric_limits<double>::quiet_NaN(), d);
   if (d == int32) return full({}, std::numeric_limits<std::int32_t>::min(), d);
@@ -424,6 +421,23 @@ Array fill_scalar(DType d, std::optional<double> fill_value) {
   return full({}, 1, d);
 }
 
+Array slice_in_dim(const Array& x, std::optional<std::int64_t> start,
+                   std::optional<std::int64_t> stop, int axis, std::int64_t step) {
+  std::vector<Slice> s(static_cast<std::size_t>(axis), Slice{});
+  s.push_back(Slice{start, stop, step});
+  return slice(x, s);
+}
+
+Array concrete_or_error(const Array& a, const char* op, const std::string& what) {
+  try {
+    return a.concrete();
+  } catch (const Error& e) {
+    throw ConcretizationTypeError(std::string(op) + ": " + what + " (" + e.what() + ")");
+  }
+}
+}  // namespace detail
+
+namespace {
 // FILL_OR_DROP: negative indices count from the end (jnp.take wraps them before the gather).
 Array wrap_negative(const Array& idx, std::int64_t n) {
   if (idx.dtype() == uint32) return idx;
@@ -468,7 +482,7 @@ Array take(const Array& x, const Array& indices, std::optional<int> axis, Gather
   if (mode == GatherMode::fill) {
     Shape ms = indices.shape();
     ms.resize(ms.size() + static_cast<std::size_t>(x.ndim() - 1), 1);
-    g = where(reshape(in_bounds(idx, n), ms), g, fill_scalar(g.dtype(), fill_value));
+    g = where(reshape(in_bounds(idx, n), ms), g, gather_fill_value(g.dtype(), fill_value));
   }
   if (ax == 0) return g;
   const int ni = indices.ndim();
@@ -523,7 +537,7 @@ Array take_along_axis(const Array& x, const Array& indices, int axis, GatherMode
   ie.push_back(1);
   Array g = gather(xb, reshape(idx, ie), d);
   if (mode != GatherMode::fill) return g;
-  return where(in_bounds(idx, n), g, fill_scalar(g.dtype(), fill_value));
+  return where(in_bounds(idx, n), g, gather_fill_value(g.dtype(), fill_value));
 }
 
 }  // namespace linum

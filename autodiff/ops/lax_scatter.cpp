@@ -95,13 +95,6 @@ Array clamp_starts(const Array& idx, const Shape& xs, const GatherDims& d) {
   return clip(idx, zeros({}, idx.dtype()), astype(array(hi), idx.dtype()));
 }
 
-Array default_fill(DType d) {
-  if (is_floating(d)) return full({}, std::numeric_limits<double>::quiet_NaN(), d);
-  if (d == int32) return full({}, std::numeric_limits<std::int32_t>::min(), d);
-  if (d == uint32) return full({}, std::numeric_limits<std::uint32_t>::max(), d);
-  return full({}, 1, d);
-}
-
 Array scatter_general(const char* op, ScatterOp kind, const Array& x, const Array& idx,
                       const Array& updates, const ScatterDimensionNumbers& dn,
                       const ScatterOptions& opts) {
@@ -226,8 +219,7 @@ Array gather(const Array& operand, const Array& start_indices, const GatherDimen
   if (options.mode == GatherScatterMode::fill_or_drop) {
     Shape ms(start_indices.shape().begin(), start_indices.shape().end() - 1);
     ms.resize(static_cast<std::size_t>(rank), 1);
-    const Array fill = options.fill_value ? full({}, *options.fill_value, operand.dtype())
-                                          : default_fill(operand.dtype());
+    const Array fill = gather_fill_value(operand.dtype(), options.fill_value);
     g = where(reshape(window_fits(start_indices, xs, d), ms), g, fill);
   }
   // To JAX's layout: the window at offset_dims, the batch dims in order elsewhere.

@@ -127,14 +127,6 @@ Array pad_bind(const Array& x, const Array& v, const std::vector<PadDim>& config
   return bind1(std::make_shared<const Pad>(config), {x, v});
 }
 
-// x[start:stop] along axis (Python slice semantics).
-Array slice_in_dim(const Array& x, std::optional<std::int64_t> start,
-                   std::optional<std::int64_t> stop, int axis) {
-  std::vector<Slice> s(static_cast<std::size_t>(axis), Slice{});
-  s.push_back(Slice{start, stop, 1});
-  return slice(x, s);
-}
-
 void check_no_padding(const std::pair<std::int64_t, std::int64_t>& p, const char* mode) {
   if (p.first > 0 || p.second > 0)
     throw ValueError(std::string("pad: cannot apply '") + mode + "' padding to empty axis");

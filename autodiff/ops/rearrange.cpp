@@ -14,26 +14,9 @@ namespace linum {
 namespace detail {
 namespace {
 
-// x[start:stop] along axis (Python slice semantics).
-Array slice_in_dim(const Array& x, std::optional<std::int64_t> start,
-                   std::optional<std::int64_t> stop, int axis) {
-  std::vector<Slice> s(static_cast<std::size_t>(axis), Slice{});
-  s.push_back(Slice{start, stop, 1});
-  return slice(x, s);
-}
-
 Array ints_array(const std::vector<std::int64_t>& v) {
   std::vector<std::int32_t> w(v.begin(), v.end());
   return array(w);
-}
-
-// The value of an index Array on the host; an error naming `op` under jit or vmap.
-Array concrete_indices(const Array& a, const char* op, const char* what) {
-  try {
-    return a.concrete();
-  } catch (const Error& e) {
-    throw ConcretizationTypeError(std::string(op) + ": " + what + " (" + e.what() + ")");
-  }
 }
 
 std::vector<std::int64_t> int_values(const Array& a) {
@@ -233,7 +216,7 @@ Array repeat(const Array& a, const Array& repeats, std::optional<int> axis,
     throw TypeError("repeat: repeats must be integers, got dtype " +
                     std::string(dtype_name(repeats.dtype())));
   if (!total_repeat_length) {
-    const Array r = concrete_indices(
+    const Array r = concrete_or_error(
         repeats, "repeat",
         "the total number of repeats must be static under jit or vmap; give a static repeats or "
         "total_repeat_length");
@@ -500,7 +483,7 @@ Array delete_(const Array& arr, const Array& obj, std::optional<int> axis,
                    int32));
     return take(a, i, ax, GatherMode::clip);
   }
-  const Array c = concrete_indices(
+  const Array c = concrete_or_error(
       obj, "delete", "the indices must be static under jit or vmap unless assume_unique_indices");
   std::vector<std::uint8_t> keep(static_cast<std::size_t>(n), 1);
   if (is_integer(c.dtype())) {

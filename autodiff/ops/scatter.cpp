@@ -81,6 +81,11 @@ struct Scatter final : Primitive {
     os << (bounds == WindowBounds::drop ? " mode=drop" : " mode=clip")
        << " unique_indices=" << (unique ? "true" : "false");
   }
+  // The tape keeps what the VJP reads: the indices, and the values only where the rule needs
+  // them (set and add use the operand's and updates' shapes alone).
+  bool vjp_reads_input(std::size_t i) const override {
+    return i == 1 || !(op == ScatterOp::set || op == ScatterOp::add);
+  }
   bool vjp_reads_output(std::size_t) const override {
     return op == ScatterOp::min || op == ScatterOp::max;
   }

@@ -14,12 +14,6 @@ namespace linum {
 namespace detail {
 namespace {
 
-// a < b and a <= b in JAX's sort order (-0.0 == 0.0, NaN last and equal to NaN).
-inline bool sort_less(double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); }
-inline bool sort_less_equal(double a, double b) {
-  return std::isnan(b) || (!std::isnan(a) && a <= b);
-}
-
 Array searchsorted_bind(const Array& a, const Array& v, bool right, int nbatch);
 
 // For each value of v, the number of entries of its row of a that are less than it (left) or
@@ -60,7 +54,7 @@ struct SearchSorted final : Primitive {
         std::int64_t lo = 0, hi = n;
         while (lo < hi) {
           const std::int64_t mid = lo + (hi - lo) / 2;
-          const bool before = right ? sort_less_equal(row[mid], x) : sort_less(row[mid], x);
+          const bool before = right ? !sort_less(x, row[mid]) : sort_less(row[mid], x);
           if (before)
             lo = mid + 1;
           else
@@ -83,16 +77,12 @@ Array searchsorted_bind(const Array& a, const Array& v, bool right, int nbatch) 
   return bind1(std::make_shared<const SearchSorted>(right, nbatch), {a, v});
 }
 
-// A value needed on the host (a result's size): an error naming `op` under jit or vmap.
+// The number of nonzero entries, which fixes a result's size: needs a concrete value.
 std::int64_t static_count(const Array& n, const char* op) {
-  try {
-    return n.concrete().item<std::int64_t>();
-  } catch (const Error& e) {
-    throw ConcretizationTypeError(std::string(op) +
-                                  ": the size argument must be given to use it under jit or "
-                                  "vmap (the number of nonzero entries is not static there): " +
-                                  e.what());
-  }
+  return concrete_or_error(n, op,
+                           "the size argument must be given to use it under jit or vmap (the "
+                           "number of nonzero entries is not static there)")
+      .item<std::int64_t>();
 }
 
 Array as_mask(const Array& a) {

@@ -42,10 +42,6 @@ void read_row(const Array& x, const Rows& rows, std::int64_t r, std::vector<doub
   });
 }
 
-// a < b in the total order with NaN last (NaN == NaN).
-inline bool total_less(double a, double b) { return !std::isnan(a) && (std::isnan(b) || a < b); }
-inline bool total_equal(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
-
 // Copies x's rows permuted: out(r, j) = x(r, perm_r[j]).
 template <class T>
 void permute_rows(const T* x, T* o, const Rows& rows, std::int64_t r, const std::int64_t* perm) {
@@ -112,8 +108,8 @@ struct Sort final : Primitive {
       std::iota(perm.begin(), perm.end(), 0);
       auto less = [&](std::int64_t i, std::int64_t j) {
         for (const auto& key : keys) {
-          if (total_less(key[i], key[j])) return true;
-          if (!total_equal(key[i], key[j])) return false;
+          if (sort_less(key[i], key[j])) return true;
+          if (!sort_equal(key[i], key[j])) return false;
         }
         return false;
       };
