@@ -191,3 +191,21 @@ TEST_CASE("insert and delete, with static and traced indices") {
   check_vmap([](const Array& x, const Array& i) { return insert(x, i, Array(-1.0)); }, axes({0, 0}),
              data({3, 4}, 19), ints({0, 2, 4}));
 }
+
+TEST_CASE("eval_shape of the new primitives gives the shapes and dtypes of their eager results") {
+  // Each primitive's abstract_eval, through ops that bind it: scatter, sort, top_k,
+  // searchsorted, the cumulative reductions and pad.
+  auto f = [](const Array& x, const Array& i) {
+    return Arrays{at(x, i).max(1.0), sort(x, 0), top_k(x, 2).second,
+                  searchsorted(sort(ravel(x)), x), cummax(x, 1, true),
+                  lax_pad(x, Array(0.0), {{1, -1, 2}, {0, 3, 0}})};
+  };
+  const Array x = data({3, 4}, 20), i = ints({2, 0});
+  const Arrays eager = f(x, i);
+  const auto abstract = eval_shape(f, ShapeDtype{{3, 4}, float64}, ShapeDtype{{2}, int32});
+  REQUIRE(abstract.size() == eager.size());
+  for (std::size_t k = 0; k < eager.size(); ++k) {
+    CAPTURE(k);
+    CHECK(abstract[k] == ShapeDtype{eager[k].shape(), eager[k].dtype()});
+  }
+}
