@@ -104,13 +104,6 @@ struct LSTMFn : nn::Module<LSTMFn> {
 };
 
 // ---- map_variables ----
-Array triu(const Array& k) {
-  const std::int64_t n = k.shape(0), m = k.shape(1);
-  std::vector<float> mask(static_cast<std::size_t>(n * m));
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < m; ++j) mask[static_cast<std::size_t>(i * m + j)] = j >= i;
-  return k * array(mask, {n, m});
-}
 // A dense layer that masks the weights such that the output is causal, i.e. output i only
 // depends on input <= i.
 struct CausalDense : nn::Module<CausalDense> {
@@ -120,7 +113,9 @@ struct CausalDense : nn::Module<CausalDense> {
   void setup() override {
     const bool initializing = is_initializing();
     auto apply_mask = [initializing](const Tree& variables) {
-      return initializing ? variables : linum::detail::tree_apply(variables, triu);
+      return initializing
+                 ? variables
+                 : linum::detail::tree_apply(variables, [](const Array& k) { return triu(k); });
     };
     // temporary class
     dense.emplace(nn::map_variables(nn::Dense({.features = features, .use_bias = false}), "params",

@@ -1,7 +1,7 @@
 // Indexing primitives: static strided slices and their transpose (pad), and one general gather
 // with its scatter / scatter-add transposes, on which dynamic_slice, dynamic_update_slice, take
 // and take_along_axis are all built (so one batching rule serves them all).
-#include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/index_util.hpp>
 
 #include <algorithm>
 #include <limits>
@@ -11,81 +11,7 @@ namespace linum {
 namespace detail {
 namespace {
 
-std::string ints_str(const std::vector<std::int64_t>& v) {
-  return shape_str(Shape(v.begin(), v.end()));
-}
-std::string ints_str(const std::vector<int>& v) { return shape_str(Shape(v.begin(), v.end())); }
-
-// A strided walk over `shape` with a stride per axis for a destination and a source buffer.
-// Size-1 axes are dropped and contiguous neighbours merged so that the inner loop is long.
-class StridedWalk {
- public:
-  StridedWalk(const Shape& shape, const std::vector<std::int64_t>& dst_strides,
-              const std::vector<std::int64_t>& src_strides) {
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 0) empty_ = true;
-      if (shape[d] == 1) continue;
-      if (!shape_.empty() && ds_.back() == dst_strides[d] * shape[d] &&
-          ss_.back() == src_strides[d] * shape[d]) {
-        shape_.back() *= shape[d];
-        ds_.back() = dst_strides[d];
-        ss_.back() = src_strides[d];
-      } else {
-        shape_.push_back(shape[d]);
-        ds_.push_back(dst_strides[d]);
-        ss_.push_back(src_strides[d]);
-      }
-    }
-    idx_.assign(shape_.size(), 0);
-  }
-
-  // f(dst[i], src[j]) for each element of the walk, in row-major order.
-  template <class D, class S, class F>
-  void run(D* dst, const S* src, F f) {
-    if (empty_) return;
-    const int nd = static_cast<int>(shape_.size());
-    if (nd == 0) {
-      f(dst[0], src[0]);
-      return;
-    }
-    const std::int64_t len = shape_[nd - 1], dl = ds_[nd - 1], sl = ss_[nd - 1];
-    std::fill(idx_.begin(), idx_.end(), 0);
-    std::int64_t doff = 0, soff = 0;
-    while (true) {
-      if (dl == 1 && sl == 1)
-        for (std::int64_t i = 0; i < len; ++i) f(dst[doff + i], src[soff + i]);
-      else
-        for (std::int64_t i = 0; i < len; ++i) f(dst[doff + i * dl], src[soff + i * sl]);
-      int d = nd - 2;
-      for (; d >= 0; --d) {  // odometer over the outer axes
-        doff += ds_[d];
-        soff += ss_[d];
-        if (++idx_[d] < shape_[d]) break;
-        doff -= ds_[d] * shape_[d];
-        soff -= ss_[d] * shape_[d];
-        idx_[d] = 0;
-      }
-      if (d < 0) return;
-    }
-  }
-
- private:
-  Shape shape_;
-  std::vector<std::int64_t> ds_, ss_, idx_;
-  bool empty_ = false;
-};
-
-constexpr auto assign = [](auto& d, const auto& s) { d = s; };
-constexpr auto accumulate = [](auto& d, const auto& s) {
-  d = static_cast<std::decay_t<decltype(d)>>(d + s);
-};
-
 // ---- static slices --------------------------------------------------------------------------
-
-Array strided_slice(const Array& x, std::vector<std::int64_t> start, std::vector<std::int64_t> step,
-                    Shape out_shape);
-Array slice_transpose(const Array& ct, Shape operand_shape, std::vector<std::int64_t> start,
-                      std::vector<std::int64_t> step);
 
 // Per-example slice parameters with a whole leading batch axis of size n prepended.
 void prepend_whole_axis(std::vector<std::int64_t>& start, std::vector<std::int64_t>& step, Shape& s,
@@ -188,6 +114,8 @@ struct SliceTranspose final : Primitive {
   }
 };
 
+}  // namespace
+
 Array strided_slice(const Array& x, std::vector<std::int64_t> start, std::vector<std::int64_t> step,
                     Shape out_shape) {
   if (!x.valid()) return Array();  // a symbolic zero tangent stays zero
@@ -204,103 +132,9 @@ Array slice_transpose(const Array& ct, Shape operand_shape, std::vector<std::int
                {ct});
 }
 
+namespace {
+
 // ---- gather / scatter ---------------------------------------------------------------------------
-
-// XLA's gather dimension numbers, restricted to what linum needs. The indices array has shape
-// (batch..., k): each batch entry gives k start indices, for operand axes start_index_map. The
-// window of shape slice_sizes at that (clamped) start is gathered; the output is the index batch
-// dims followed by the window dims that are neither collapsed nor operand batching dims. Operand
-// batching dims (size-1 windows) take their start from the paired index batch dim, which is
-// what makes vmap of a gather with batched operand and indices one gather.
-struct GatherDims {
-  std::vector<int> collapsed;         // operand axes with window size 1, dropped from the output
-  std::vector<int> start_index_map;   // operand axis of each index component
-  std::vector<int> operand_batching;  // operand axes paired with ...
-  std::vector<int> indices_batching;  // ... these index batch axes
-  Shape slice_sizes;
-
-  bool dropped(int a) const {
-    return std::count(collapsed.begin(), collapsed.end(), a) ||
-           std::count(operand_batching.begin(), operand_batching.end(), a);
-  }
-  // Window shape without the dropped axes (the trailing dims of a gather's output).
-  Shape window_shape() const {
-    Shape w;
-    for (int a = 0; a < static_cast<int>(slice_sizes.size()); ++a)
-      if (!dropped(a)) w.push_back(slice_sizes[a]);
-    return w;
-  }
-  Shape out_shape(const Shape& index_shape) const {
-    Shape s(index_shape.begin(), index_shape.end() - 1);
-    for (auto d : window_shape()) s.push_back(d);
-    return s;
-  }
-  // The dims for an operand with a new leading axis 0: `whole` keeps it as a full window axis
-  // (unbatched indices); otherwise it is paired with a new leading index batch axis 0.
-  GatherDims with_batch_axis(std::int64_t n, bool whole) const {
-    GatherDims r;
-    auto shift = [](std::vector<int> v) {
-      for (int& a : v) ++a;
-      return v;
-    };
-    r.collapsed = shift(collapsed);
-    r.start_index_map = shift(start_index_map);
-    r.operand_batching = shift(operand_batching);
-    r.indices_batching = whole ? indices_batching : shift(indices_batching);
-    if (!whole) {
-      r.operand_batching.insert(r.operand_batching.begin(), 0);
-      r.indices_batching.insert(r.indices_batching.begin(), 0);
-    }
-    r.slice_sizes = slice_sizes;
-    r.slice_sizes.insert(r.slice_sizes.begin(), whole ? n : 1);
-    return r;
-  }
-  void print(std::ostream& os) const {
-    os << "collapsed=" << ints_str(collapsed) << " start_index_map=" << ints_str(start_index_map)
-       << " operand_batching=" << ints_str(operand_batching)
-       << " indices_batching=" << ints_str(indices_batching)
-       << " slice_sizes=" << shape_str(slice_sizes);
-  }
-};
-
-Array gather(const Array& x, const Array& idx, const GatherDims& d);
-Array scatter(const Array& x, const Array& idx, const Array& upd, const GatherDims& d, bool add);
-
-// Calls f(b, offset) for each index batch entry b, with the operand offset of its window start.
-// Starts are clamped so that the window fits (negative indices first count from the end), as
-// XLA and JAX do for dynamic_slice and jnp's "clip" mode.
-template <class F>
-void for_each_window(const Shape& xs, const Array& idx, const GatherDims& d, F f) {
-  const Shape& is = idx.shape();
-  const int nb = static_cast<int>(is.size()) - 1;
-  const std::int64_t k = is.back();
-  const Shape bshape(is.begin(), is.end() - 1);
-  const std::int64_t nbatch = shape_size(bshape);
-  std::vector<std::int64_t> iv(static_cast<std::size_t>(idx.size()));
-  dispatch(idx.dtype(), [&]<class I>() {
-    const I* p = in_ptr<I>(idx);
-    for (std::size_t i = 0; i < iv.size(); ++i) iv[i] = static_cast<std::int64_t>(p[i]);
-  });
-  const auto xst = strides_of(xs);
-  std::vector<std::int64_t> bidx(static_cast<std::size_t>(nb), 0);
-  for (std::int64_t b = 0; b < nbatch; ++b) {
-    std::int64_t off = 0;
-    for (std::int64_t j = 0; j < k; ++j) {
-      const int a = d.start_index_map[j];
-      std::int64_t v = iv[b * k + j];
-      if (v < 0) v += xs[a];
-      v = std::clamp<std::int64_t>(v, 0, xs[a] - d.slice_sizes[a]);
-      off += v * xst[a];
-    }
-    for (std::size_t p = 0; p < d.operand_batching.size(); ++p)
-      off += bidx[d.indices_batching[p]] * xst[d.operand_batching[p]];
-    f(b, off);
-    for (int q = nb - 1; q >= 0; --q) {
-      if (++bidx[q] < bshape[q]) break;
-      bidx[q] = 0;
-    }
-  }
-}
 
 struct Gather final : Primitive {
   GatherDims dims;
@@ -335,7 +169,7 @@ struct Gather final : Primitive {
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array>) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {scatter(zeros_like(p[0]), p[1], ct[0], dims, true), Array()};
+    return {scatter(zeros_like(p[0]), p[1], ct[0], dims, ScatterOp::add), Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     const int bx = bdims[0], bi = bdims[1];
@@ -354,84 +188,21 @@ struct Gather final : Primitive {
   }
 };
 
-// out = x with each window replaced by (add=false) or incremented by (add=true) its update.
-// Replacement assumes the windows do not overlap (true of dynamic_update_slice and its vmap).
-struct Scatter final : Primitive {
-  GatherDims dims;
-  bool add;
-  Scatter(GatherDims d, bool a) : dims(std::move(d)), add(a) {}
-  const char* name() const override { return add ? "scatter-add" : "scatter"; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
-  void print_params(std::ostream& os) const override { dims.print(os); }
-  Arrays eval(std::span<const Array> in) const override {
-    const Array &x = in[0], &idx = in[1], &upd = in[2];
-    Array out = from_buffer(in_ptr<std::uint8_t>(x), x.shape(), x.dtype(), x.dtype());
-    const std::int64_t w = shape_size(dims.slice_sizes);
-    StridedWalk walk(dims.slice_sizes, strides_of(x.shape()), strides_of(dims.slice_sizes));
-    dispatch(x.dtype(), [&]<class T>() {
-      const T* u = in_ptr<T>(upd);
-      T* o = out_ptr<T>(out);
-      auto run = [&](auto op) {
-        if (w == 1)
-          for_each_window(x.shape(), idx, dims,
-                          [&](std::int64_t b, std::int64_t off) { op(o[off], u[b]); });
-        else
-          for_each_window(x.shape(), idx, dims, [&](std::int64_t b, std::int64_t off) {
-            walk.run(o + off, u + b * w, op);
-          });
-      };
-      if (add)
-        run(accumulate);
-      else
-        run(assign);
-    });
-    return {out};
-  }
-  Arrays jvp(std::span<const Array> p, std::span<const Array> t,
-             std::span<const Array>) const override {
-    if (!t[0].valid() && !t[2].valid()) return {Array()};
-    const Array tx = t[0].valid() ? t[0] : zeros_like(p[0]);
-    const Array tu = t[2].valid() ? t[2] : zeros_like(p[2]);
-    return {scatter(tx, p[1], tu, dims, add)};
-  }
-  Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
-             std::span<const Array> o) const override {
-    const bool all[3] = {true, false, true};
-    return vjp_needed(p, ct, o, all);
-  }
-  Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
-                    std::span<const bool> needed) const override {
-    if (!ct[0].valid()) return {Array(), Array(), Array()};
-    Array cx, cu;
-    if (needed[0])
-      cx = add ? ct[0] : scatter(ct[0], p[1], zeros_like(p[2]), dims, false);
-    if (needed[2]) cu = gather(ct[0], p[1], dims);
-    return {cx, Array(), cu};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
-    std::int64_t n = 0;
-    for (std::size_t i = 0; i < 3; ++i)
-      if (bdims[i] >= 0) n = in[i].shape(bdims[i]);
-    // Everything batched along axis 0: each example scatters into its own operand slice.
-    Array x = move_bdim(in[0], bdims[0], 0, n), idx = move_bdim(in[1], bdims[1], 0, n),
-          upd = move_bdim(in[2], bdims[2], 0, n);
-    return {{scatter(x, idx, upd, dims.with_batch_axis(n, false), add)}, {0}};
-  }
-};
+}  // namespace
 
 Array gather(const Array& x, const Array& idx, const GatherDims& d) {
   return bind1(std::make_shared<const Gather>(d), {x, idx});
 }
 
-Array scatter(const Array& x, const Array& idx, const Array& upd, const GatherDims& d, bool add) {
-  return bind1(std::make_shared<const Scatter>(d, add), {x, idx, upd});
-}
+namespace {
 
 void check_index_dtype(const Array& idx, const char* op, const char* what) {
   if (!is_integer(idx.dtype()))
     throw TypeError(std::string(op) + ": " + what + " must be integers, got dtype " +
                     std::string(dtype_name(idx.dtype())));
 }
+
+}  // namespace
 
 // Python's slice.indices(n): the first index and the length of start:stop:step on an axis of n.
 std::pair<std::int64_t, std::int64_t> python_slice(const Slice& s, std::int64_t n) {
@@ -454,6 +225,8 @@ std::pair<std::int64_t, std::int64_t> python_slice(const Slice& s, std::int64_t 
   if (step < 0 && stop < start) len = (start - stop - 1) / (-step) + 1;
   return {start, len};
 }
+
+namespace {
 
 // The whole-axis slice parameters of x (start 0, step 1, full shape).
 struct SliceParams {
@@ -608,7 +381,8 @@ Array dynamic_update_slice(const Array& x, const Array& update, const Arrays& st
                      " must have the operand's rank and fit in operand shape " +
                      shape_str(x.shape()));
   if (x.ndim() == 0) return update;
-  return scatter(x, idx, update, window_dims(x.ndim(), update.shape()), false);
+  return scatter(x, idx, update, window_dims(x.ndim(), update.shape()), ScatterOp::set,
+                 WindowBounds::clamp, true);
 }
 
 Array dynamic_update_slice(const Array& x, const Array& update,
@@ -623,9 +397,23 @@ Array dynamic_update_slice(const Array& x, const Array& update,
   return dynamic_update_slice(x, update, std::vector<std::int64_t>(start));
 }
 
-namespace {
-// jnp.take's fill_value default: NaN for floats, the dtype's "most invalid" value otherwise.
-Array fill_scalar(DType d, std::optional<double> fill_value) {
+namespace detail {
+// In float64, where int32 and uint32 values are exact; the quotient's rounding is corrected
+// from the remainder.
+Array index_floordiv(const Array& a, std::int64_t n) {
+  const Array x = astype(a, float64), nn = full({}, static_cast<double>(n), float64);
+  Array q = floor(divide(x, nn));
+  const Array r = subtract(x, multiply(q, nn));
+  q = where(less(r, zeros({}, float64)), subtract(q, 1.0),
+            where(greater_equal(r, nn), add(q, 1.0), q));
+  return astype(q, a.dtype());
+}
+Array index_mod(const Array& a, std::int64_t n) {
+  const Array q = astype(index_floordiv(a, n), float64);
+  return astype(subtract(astype(a, float64), multiply(q, static_cast<double>(n))), a.dtype());
+}
+
+Array gather_fill_value(DType d, std::optional<double> fill_value) {
   if (fill_value) return full({}, *fill_value, d);
   if (is_floating(d)) return full({}, std::numeric_limits<double>::quiet_NaN(), d);
   if (d == int32) return full({}, std::numeric_limits<std::int32_t>::min(), d);
@@ -633,6 +421,23 @@ Array fill_scalar(DType d, std::optional<double> fill_value) {
   return full({}, 1, d);
 }
 
+Array slice_in_dim(const Array& x, std::optional<std::int64_t> start,
+                   std::optional<std::int64_t> stop, int axis, std::int64_t step) {
+  std::vector<Slice> s(static_cast<std::size_t>(axis), Slice{});
+  s.push_back(Slice{start, stop, step});
+  return slice(x, s);
+}
+
+Array concrete_or_error(const Array& a, const char* op, const std::string& what) {
+  try {
+    return a.concrete();
+  } catch (const Error& e) {
+    throw ConcretizationTypeError(std::string(op) + ": " + what + " (" + e.what() + ")");
+  }
+}
+}  // namespace detail
+
+namespace {
 // FILL_OR_DROP: negative indices count from the end (jnp.take wraps them before the gather).
 Array wrap_negative(const Array& idx, std::int64_t n) {
   if (idx.dtype() == uint32) return idx;
@@ -645,6 +450,7 @@ Array clamp_index(const Array& idx, std::int64_t n) {
                  full({}, static_cast<double>(n - 1), idx.dtype()));
 }
 Array mode_index(const Array& idx, std::int64_t n, GatherMode mode) {
+  if (mode == GatherMode::wrap) return index_mod(idx, n);
   return mode == GatherMode::fill ? wrap_negative(idx, n) : clamp_index(idx, n);
 }
 Array in_bounds(const Array& idx, std::int64_t n) {
@@ -676,7 +482,7 @@ Array take(const Array& x, const Array& indices, std::optional<int> axis, Gather
   if (mode == GatherMode::fill) {
     Shape ms = indices.shape();
     ms.resize(ms.size() + static_cast<std::size_t>(x.ndim() - 1), 1);
-    g = where(reshape(in_bounds(idx, n), ms), g, fill_scalar(g.dtype(), fill_value));
+    g = where(reshape(in_bounds(idx, n), ms), g, gather_fill_value(g.dtype(), fill_value));
   }
   if (ax == 0) return g;
   const int ni = indices.ndim();
@@ -731,7 +537,7 @@ Array take_along_axis(const Array& x, const Array& indices, int axis, GatherMode
   ie.push_back(1);
   Array g = gather(xb, reshape(idx, ie), d);
   if (mode != GatherMode::fill) return g;
-  return where(in_bounds(idx, n), g, fill_scalar(g.dtype(), fill_value));
+  return where(in_bounds(idx, n), g, gather_fill_value(g.dtype(), fill_value));
 }
 
 }  // namespace linum

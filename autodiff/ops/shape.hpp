@@ -49,8 +49,9 @@ Array dynamic_update_slice(const Array& x, const Array& update,
 // Out-of-bounds indices of take / take_along_axis, as jnp's `mode`: `fill` (the default) counts
 // negative indices from the end and reads fill_value elsewhere outside the axis (NaN for floats,
 // the minimum of signed ints, the maximum of unsigned ones, true for bool); `clip` clamps the raw
-// index into [0, n - 1]; `promise_in_bounds` trusts the caller (linum clamps as well).
-enum class GatherMode { fill, clip, promise_in_bounds };
+// index into [0, n - 1]; `promise_in_bounds` trusts the caller (linum clamps as well); `wrap`
+// takes the index modulo n (Python's, so -1 is the last entry).
+enum class GatherMode { fill, clip, promise_in_bounds, wrap };
 
 // jnp.take / take_along_axis with integer indices.
 Array take(const Array& x, const Array& indices, std::optional<int> axis = std::nullopt,
