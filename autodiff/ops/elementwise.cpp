@@ -924,7 +924,10 @@ Array sigmoid(const Array& x) { return unary_float<Logistic>(x, "sigmoid"); }
 Array erf(const Array& x) { return unary_float<Erf>(x, "erf"); }
 Array sqrt(const Array& x) { return unary_float<Sqrt>(x, "sqrt"); }
 Array rsqrt(const Array& x) { return unary_float<Rsqrt>(x, "rsqrt"); }
-Array square(const Array& x) { return integer_pow(to_numeric(x, "square"), 2); }
+Array square(const Array& x) {
+  if (x.valid() && is_complex(x.dtype())) return multiply(x, x);
+  return integer_pow(to_numeric(x, "square"), 2);
+}
 Array abs(const Array& x) {
   check_valid(x, "abs");
   if (x.dtype() == bool_ || x.dtype() == uint32) return x;  // already non-negative, as jnp.abs

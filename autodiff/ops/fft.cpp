@@ -89,8 +89,12 @@ struct Fft final : Primitive {
         engine.SetFlag(Eigen::FFT<R>::HalfSpectrum);
         const std::int64_t n = x.shape(-1), h = n / 2 + 1,
                            rows = x.size() / std::max<std::int64_t>(n, 1);
-        for (std::int64_t r = 0; r < rows && n > 0; ++r)
-          engine.fwd(out_ptr<C>(out) + r * h, in_ptr<R>(x) + r * n, static_cast<Eigen::Index>(n));
+        for (std::int64_t r = 0; r < rows && n > 0; ++r) {
+          if (n == 1)
+            out_ptr<C>(out)[r] = in_ptr<R>(x)[r];  // kissfft needs n >= 2 here too
+          else
+            engine.fwd(out_ptr<C>(out) + r * h, in_ptr<R>(x) + r * n, static_cast<Eigen::Index>(n));
+        }
         for (int d = first; d < nd - 1; ++d)
           transform_axis(out_ptr<C>(out), av[0].shape, d, false, engine);
       } else {

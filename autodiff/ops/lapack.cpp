@@ -113,8 +113,9 @@ int gesdd(int m, int n, T* a, T* s, T* u, T* vt, bool full, bool compute_uv) {
     return 0;
   }
   const char job = !compute_uv ? 'N' : full ? 'A' : 'S';
-  const int ldu = compute_uv ? (full ? m : k) : 1, ldvt = compute_uv ? n : 1;
-  T du = 0, dvt = 0;  // LAPACK wants valid pointers even when it writes no vectors
+  const int ldu = compute_uv ? (full ? m : k) : 1,
+            ldvt = n;  // row-major LAPACKE checks ldvt >= n even for jobz N
+  T du = 0, dvt = 0;   // LAPACK wants valid pointers even when it writes no vectors
   T* pu = compute_uv ? u : &du;
   T* pvt = compute_uv ? vt : &dvt;
   if constexpr (std::is_same_v<T, float>)

@@ -371,6 +371,7 @@ struct Slogdet final : Primitive {
 // rank n-1 matrix gives the adjugate, lower ranks zeros (the NaN filters on U^-1 1).
 std::pair<Array, Array> cofactor_solve(const Array& a, const Array& b) {
   const std::int64_t n = a.shape(-1);
+  if (n == 0) return {ones(batch_shape(a.shape(), 2), a.dtype()), b};  // det of 0x0 is 1
   if (n == 1) return {squeeze(a, {-2, -1}), b};
   const DType dt = a.dtype();
   const auto f = lax::linalg::lu(a);
