@@ -599,7 +599,9 @@ Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   Array xf = to_float(x);
   Array centered = xf - mean(xf, axis, true);
   const double n = static_cast<double>(reduced_count(x.shape(), axes) - ddof);
-  return sum(square(centered), axis, keepdims) / n;
+  // Complex values: numpy's |x - mean|^2, a real variance.
+  const Array sq = is_complex(centered.dtype()) ? real(centered * conj(centered)) : square(centered);
+  return sum(sq, axis, keepdims) / n;
 }
 
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {

@@ -93,6 +93,8 @@ TEST_CASE("complex arithmetic, sum, mean, where and astype match numpy") {
   check_parts(array<float>({2, 4}) - kA, {1, 7}, {-2, -0.5});
   check_parts(sum(kA), {-2}, {2.5});
   check_parts(mean(kA), {-1}, {1.25});
+  // numpy.var([1+2j, -3+0.5j]): the mean of |x - mean|^2, real.
+  check_array(var(kA), {}, float32, {4.5625});
   check_parts(sum(reshape(concatenate({kA, kB}, 0), {2, 2}), 0), {1.5, -1}, {1, 2.5});
   check_parts(where(array<bool>({true, false}), kA, kB), {1, 2}, {2, 2});
   check_parts(astype(array<float>({1.5, -2}), complex128), {1.5, -2}, {0, 0});
