@@ -103,9 +103,18 @@ ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
 namespace {
 // One element converted as XLA's convert_element_type: anything to bool is "!= 0"; floats to
 // integers truncate and saturate, NaN giving 0 (a plain static_cast would be undefined there).
+// Complex to real keeps the real part, as numpy's and JAX's casts do.
 template <class T, class S>
 T convert_value(S v) {
-  if constexpr (std::is_same_v<T, std::uint8_t>) {  // uint8 storage is only ever bool
+  if constexpr (is_complex_v<S> && is_complex_v<T>) {
+    using R = typename T::value_type;
+    return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+  } else if constexpr (is_complex_v<S>) {
+    if constexpr (std::is_same_v<T, std::uint8_t>) return v != S(0);
+    else return convert_value<T>(v.real());
+  } else if constexpr (is_complex_v<T>) {
+    return T(static_cast<typename T::value_type>(v), 0);
+  } else if constexpr (std::is_same_v<T, std::uint8_t>) {  // uint8 storage is only ever bool
     return v != S(0);
   } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<T>) {
     if (std::isnan(v)) return T(0);
@@ -120,7 +129,7 @@ T convert_value(S v) {
 
 Array make_scalar(double value, DType dtype, bool weak_type) {
   Array a = empty({}, dtype);
-  dispatch(dtype, [&]<class T>() { *out_ptr<T>(a) = convert_value<T>(value); });
+  dispatch_with_complex(dtype, [&]<class T>() { *out_ptr<T>(a) = convert_value<T>(value); });
   a.impl()->weak_type = weak_type && dtype != bool_;
   return a;
 }
@@ -132,8 +141,8 @@ Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dt
     std::memcpy(out_ptr<std::uint8_t>(a), src, static_cast<std::size_t>(n) * itemsize(dtype));
     return a;
   }
-  dispatch(src_dtype, [&]<class S>() {
-    dispatch(dtype, [&]<class T>() {
+  dispatch_with_complex(src_dtype, [&]<class S>() {
+    dispatch_with_complex(dtype, [&]<class T>() {
       const S* s = static_cast<const S*>(src);
       T* o = out_ptr<T>(a);
       for (std::int64_t i = 0; i < n; ++i) o[i] = convert_value<T>(s[i]);
@@ -144,6 +153,11 @@ Array from_buffer(const void* src, const Shape& shape, DType src_dtype, DType dt
 
 void throw_empty_handle(const char* fn) {
   throw ValueError(std::string(fn) + ": empty Array handle (default-constructed)");
+}
+
+void throw_item_complex(DType from) {
+  throw TypeError("Array::item: the array is " + std::string(dtype_name(from)) +
+                  "; read it as std::complex, or take real() or imag() first");
 }
 
 void throw_dtype_access(const char* fn, DType have, DType want) {
@@ -214,7 +228,7 @@ Array full_named(const char* op, const Shape& shape, double value, DType dtype) 
   detail::OpScope scope(op);
   Array a = empty(shape, dtype);
   const auto n = shape_size(shape);
-  detail::dispatch(dtype, [&]<class T>() {
+  detail::dispatch_with_complex(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     const T v = detail::convert_value<T>(value);
     for (std::int64_t i = 0; i < n; ++i) o[i] = v;
@@ -284,7 +298,7 @@ Array eye(std::int64_t n, std::int64_t m, std::int64_t k, DType dtype) {
   if (n < 0) throw ValueError("eye: N must be non-negative, got " + std::to_string(n));
   if (m < 0) m = n;
   Array a = full_named("eye", {n, m}, 0, dtype);
-  detail::dispatch(dtype, [&]<class T>() {
+  detail::dispatch_with_complex(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     for (std::int64_t i = 0; i < n; ++i)
       if (i + k >= 0 && i + k < m) o[i * m + i + k] = T(1);
@@ -388,6 +402,34 @@ std::string rstrip(std::string s) {
   return s;
 }
 
+// numpy's ComplexFloatingFormat: the real parts and the signed imaginary parts are each
+// formatted as one float column (aligned within the column), and "j" goes before the
+// imaginary part's padding.
+template <class R>
+std::vector<std::string> format_complex(const std::vector<std::complex<R>>& v) {
+  std::vector<R> re, im;
+  for (const auto& z : v) {
+    re.push_back(z.real());
+    im.push_back(z.imag());
+  }
+  auto column = [](std::vector<std::string> w, bool plus) {
+    std::size_t width = 0;
+    for (auto& s : w) {
+      if (plus && s[0] != '-') s.insert(0, "+");
+      width = std::max(width, s.size());
+    }
+    for (auto& s : w) s.insert(0, width - s.size(), ' ');
+    return w;
+  };
+  const auto rs = column(format_floats(re), false), is = column(format_floats(im), true);
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    const std::string i = is[k], core = rstrip(i);
+    out.push_back(rs[k] + core + "j" + i.substr(core.size()));
+  }
+  return out;
+}
+
 // numpy's _formatArray: rows wrap at the line width, "..." stands for the elided middle of an
 // axis longer than 2 * edgeitems, and axes above the last are separated by blank lines.
 struct Formatter {
@@ -480,9 +522,13 @@ std::string repr(const Array& a) {
     std::vector<std::int64_t> flat;
     collect_shown(a.shape(), summarize, 0, 0, detail::strides_of(a.shape()), flat);
     std::vector<std::string> words;
-    detail::dispatch(a.dtype(), [&]<class T>() {
+    detail::dispatch_with_complex(a.dtype(), [&]<class T>() {
       const T* v = detail::in_ptr<T>(a);
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (detail::is_complex_v<T>) {
+        std::vector<T> shown;
+        for (auto i : flat) shown.push_back(v[i]);
+        words = format_complex(shown);
+      } else if constexpr (std::is_floating_point_v<T>) {
         std::vector<T> shown;
         for (auto i : flat) shown.push_back(v[i]);
         words = format_floats(shown);

@@ -302,6 +302,22 @@ std::string item_type_name() {
     return (std::is_signed_v<V> ? "int" : "uint") + std::to_string(8 * sizeof(V));
 }
 [[noreturn]] void throw_item_range(const std::string& value, DType from, const std::string& to);
+[[noreturn]] void throw_item_complex(DType from);
+// The single element of a complex array as V, which must be a std::complex.
+template <class V>
+V complex_item(const ConcreteImpl& c) {
+  if constexpr (requires { typename V::value_type; }) {
+    using R = typename V::value_type;
+    if (c.dtype == DType::complex64) {
+      const auto z = *static_cast<const std::complex<float>*>(c.data);
+      return V(static_cast<R>(z.real()), static_cast<R>(z.imag()));
+    }
+    const auto z = *static_cast<const std::complex<double>*>(c.data);
+    return V(static_cast<R>(z.real()), static_cast<R>(z.imag()));
+  } else {
+    throw_item_complex(c.dtype);
+  }
+}
 }  // namespace detail
 
 template <class V>
@@ -310,6 +326,7 @@ V Array::item() const {
   if (shape_size(c.shape) != 1)
     throw ValueError("Array::item: only arrays of size 1 convert to a scalar, got shape " +
                      shape_str(c.shape));
+  if (is_complex(c.dtype)) return detail::complex_item<V>(c);
   // A value that does not fit V is an error, not a wrapped or undefined conversion.
   if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, bool>) {
     if (is_floating(c.dtype)) {
@@ -342,6 +359,9 @@ V Array::item() const {
       return static_cast<V>(*static_cast<const std::uint32_t*>(c.data));
     case DType::bool_:
       return static_cast<V>(*static_cast<const std::uint8_t*>(c.data) != 0);
+    case DType::complex64:
+    case DType::complex128:
+      break;  // handled above
   }
   return V{};
 }

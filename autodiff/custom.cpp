@@ -102,7 +102,7 @@ auto on_float_leaves(std::span<const Array> xs, G&& g, std::span<const bool> wan
   std::vector<std::size_t> fi;
   Arrays fx;
   for (std::size_t i = 0; i < xs.size(); ++i)
-    if (is_floating(xs[i].dtype()) && (wanted.empty() || wanted[i])) {
+    if (is_inexact(xs[i].dtype()) && (wanted.empty() || wanted[i])) {
       fi.push_back(i);
       fx.push_back(xs[i]);
     }
@@ -252,7 +252,7 @@ struct RematCall final : Primitive {
           auto [y, ty] = linum::jvp([&](const Arrays& x) { return st->run(merge(x)); },
                                     std::tuple{fx}, std::tuple{tx});
           for (std::size_t i = 0; i < ty.size(); ++i)
-            if (!is_floating(outs[i].dtype())) ty[i] = Array();
+            if (!is_inexact(outs[i].dtype())) ty[i] = Array();
           return ty;
         });
   }

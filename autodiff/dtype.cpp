@@ -10,6 +10,8 @@ int rank(DType d) {
     case DType::int32: return 1;
     case DType::float32: return 2;
     case DType::float64: return 3;
+    case DType::complex64: return 4;
+    case DType::complex128: return 5;
   }
   return 0;
 }
@@ -18,6 +20,10 @@ int rank(DType d) {
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
   if (is_integer(a) && is_integer(b)) return DType::int32;
+  // A complex result keeps the wider precision of the two (float64 + complex64 = complex128).
+  if (is_complex(a) || is_complex(b))
+    return rank(a) == 3 || rank(b) == 3 || rank(a) == 5 || rank(b) == 5 ? DType::complex128
+                                                                         : DType::complex64;
   return rank(a) >= rank(b) ? a : b;
 }
 
@@ -29,9 +35,9 @@ ResultType result_type(DType a, bool a_weak, DType b, bool b_weak) {
     return {d, a_weak && d != DType::bool_};
   }
   const DType weak = a_weak ? a : b, strong = a_weak ? b : a;
-  const auto kind = [](DType d) { return is_floating(d) ? 2 : is_integer(d) ? 1 : 0; };
+  const auto kind = [](DType d) { return is_complex(d) ? 3 : is_floating(d) ? 2 : is_integer(d) ? 1 : 0; };
   if (kind(weak) <= kind(strong)) return {strong, false};
-  return {is_floating(weak) ? DType::float32 : weak, true};
+  return {is_complex(weak) ? DType::complex64 : is_floating(weak) ? DType::float32 : weak, true};
 }
 
 }  // namespace linum

@@ -1,6 +1,7 @@
 // Element types of linum arrays, their C++ counterparts, and JAX-style type promotion.
 #pragma once
 
+#include <complex>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -9,17 +10,22 @@
 
 namespace linum {
 
-enum class DType : std::uint8_t { float32, float64, int32, uint32, bool_ };
+// complex64 / complex128 hold (real, imaginary) pairs of float32 / float64, as std::complex.
+enum class DType : std::uint8_t { float32, float64, int32, uint32, bool_, complex64, complex128 };
 
 inline constexpr DType float32 = DType::float32;
 inline constexpr DType float64 = DType::float64;
 inline constexpr DType int32 = DType::int32;
 inline constexpr DType uint32 = DType::uint32;
 inline constexpr DType bool_ = DType::bool_;
+inline constexpr DType complex64 = DType::complex64;
+inline constexpr DType complex128 = DType::complex128;
 
 constexpr std::size_t itemsize(DType d) {
   switch (d) {
     case DType::float64: return 8;
+    case DType::complex64: return 8;
+    case DType::complex128: return 16;
     case DType::bool_: return 1;
     default: return 4;
   }
@@ -32,6 +38,8 @@ constexpr std::string_view dtype_name(DType d) {
     case DType::int32: return "int32";
     case DType::uint32: return "uint32";
     case DType::bool_: return "bool";
+    case DType::complex64: return "complex64";
+    case DType::complex128: return "complex128";
   }
   return "?";
 }
@@ -40,22 +48,35 @@ inline std::ostream& operator<<(std::ostream& os, DType d) { return os << dtype_
 
 constexpr bool is_floating(DType d) { return d == DType::float32 || d == DType::float64; }
 constexpr bool is_integer(DType d) { return d == DType::int32 || d == DType::uint32; }
+constexpr bool is_complex(DType d) { return d == DType::complex64 || d == DType::complex128; }
+// numpy's inexact kind: the dtypes with a tangent space (floating or complex).
+constexpr bool is_inexact(DType d) { return is_floating(d) || is_complex(d); }
+// complex64 <-> float32, complex128 <-> float64 (other dtypes map to themselves).
+constexpr DType real_dtype(DType d) {
+  return d == DType::complex64 ? DType::float32 : d == DType::complex128 ? DType::float64 : d;
+}
+constexpr DType complex_dtype(DType d) {
+  return d == DType::float64 || d == DType::complex128 ? DType::complex128 : DType::complex64;
+}
 
 // The dtype of a C++ element type: float->float32, double->float64, int32->int32, ...
 template <class T>
 constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, float>) return DType::float32;
   else if constexpr (std::is_same_v<T, double>) return DType::float64;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return DType::complex64;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return DType::complex128;
   else if constexpr (std::is_same_v<T, bool>) return DType::bool_;
   else if constexpr (std::is_same_v<T, std::uint32_t>) return DType::uint32;
   else {
-    static_assert(std::is_same_v<T, std::int32_t>, "linum arrays hold float, double, int32, uint32 or bool");
+    static_assert(std::is_same_v<T, std::int32_t>, "linum arrays hold float, double, int32, uint32, bool or std::complex");
     return DType::int32;
   }
 }
 
 // Promotion of two array dtypes (JAX's lattice restricted to linum's types, x64 enabled for floats):
-// bool < int32/uint32 < float32 < float64; int32 with uint32 gives int32 (JAX without x64).
+// bool < int32/uint32 < float32 < float64; int32 with uint32 gives int32 (JAX without x64);
+// float32 < complex64 < complex128 and float64 with complex64 gives complex128.
 DType promote_types(DType a, DType b);
 
 // The dtype of an op's result and whether it is weakly typed (JAX's lattice with weak types):

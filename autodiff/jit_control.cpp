@@ -70,7 +70,7 @@ Arrays run_program(const Flow& f, std::size_t k, std::span<const Array> rest) {
 std::vector<std::size_t> float_positions(std::span<const Array> xs) {
   std::vector<std::size_t> fi;
   for (std::size_t i = 0; i < xs.size(); ++i)
-    if (is_floating(xs[i].dtype())) fi.push_back(i);
+    if (is_inexact(xs[i].dtype())) fi.push_back(i);
   return fi;
 }
 
@@ -153,7 +153,7 @@ Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array>
     const auto rest = primals.subspan(1);
     std::vector<std::size_t> fi;
     for (std::size_t i = 0; i < rest.size(); ++i)
-      if (is_floating(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
+      if (is_inexact(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
     const std::vector<std::size_t> fo = float_positions(outs);
     if (fi.empty() || fo.empty()) return touts;
     std::vector<FlatFn> fns;
@@ -179,7 +179,7 @@ Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array>
   const std::vector<std::size_t> fc = float_positions(carry);
   std::vector<std::size_t> fk;  // captures with a tangent
   for (std::size_t i = 0; i < caps.size(); ++i)
-    if (is_floating(caps[i].dtype()) && tangents[n + i].valid()) fk.push_back(i);
+    if (is_inexact(caps[i].dtype()) && tangents[n + i].valid()) fk.push_back(i);
   Arrays init = carry, tcaps;
   for (std::size_t i : fc) init.push_back(tangents[i].valid() ? tangents[i] : zeros_like(carry[i]));
   for (std::size_t i : fk) tcaps.push_back(tangents[n + i]);
@@ -220,7 +220,7 @@ Arrays FlowPrimitive::vjp_needed(std::span<const Array> primals, std::span<const
   const auto rest = primals.subspan(1);
   std::vector<std::size_t> fi;
   for (std::size_t i = 0; i < rest.size(); ++i)
-    if (is_floating(rest[i].dtype()) && (needed.empty() || needed[i + 1])) fi.push_back(i);
+    if (is_inexact(rest[i].dtype()) && (needed.empty() || needed[i + 1])) fi.push_back(i);
   const std::vector<std::size_t> fo = float_positions(outs);
   Arrays result(primals.size());
   if (fi.empty() || fo.empty()) return result;

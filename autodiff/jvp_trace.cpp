@@ -44,7 +44,7 @@ Arrays JvpTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   if (!any || !prim->differentiable()) return outs;
   Arrays touts = prim->jvp(primals, tangents, outs);
   for (std::size_t i = 0; i < outs.size(); ++i)
-    if (touts[i].valid() && is_floating(outs[i].dtype()))
+    if (touts[i].valid() && is_inexact(outs[i].dtype()))
       outs[i] = Array(std::make_shared<JvpTracer>(outs[i], touts[i], level(), uid()));
   return outs;
 }

@@ -133,7 +133,7 @@ Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
   const int out_var0 = m.nvars;
   for (std::size_t j = 0; j < outs.size(); ++j) {
     Array& o = outs[j];
-    const bool diff = is_floating(o.dtype());
+    const bool diff = is_inexact(o.dtype());
     m.values.push_back(residual(o, prim->vjp_reads_output(j)));
     m.vars.push_back(diff ? m.nvars : -1);
     if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));

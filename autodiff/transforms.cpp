@@ -134,7 +134,7 @@ namespace linum::detail {
 Array watch_input(TapeTrace& tape, const Array& x, Watched& w, bool allow_int, const char* fn) {
   check_valid(x, fn);
   w.leaves.push_back(x);
-  if (!is_floating(x.dtype())) {
+  if (!is_inexact(x.dtype())) {
     if (!allow_int) {
       const std::string f(fn);
       const bool grad = f == "grad" || f == "value_and_grad";
@@ -191,7 +191,7 @@ Arrays pullback(TapeTrace& tape, const Arrays& out_primals, const std::vector<in
   for (std::size_t i = 0; i < cts.size(); ++i) {
     check_cotangent(cts[i], out_primals[i], fn);
     // An integer output has no tangent space (JAX's float0): its cotangent contributes nothing.
-    if (!is_floating(out_primals[i].dtype())) cts[i] = Array();
+    if (!is_inexact(out_primals[i].dtype())) cts[i] = Array();
   }
   Arrays g = tape.backward(out_vars, cts, w.n_vars, release);
   Arrays out(w.leaves.size());

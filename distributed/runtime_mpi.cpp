@@ -69,6 +69,10 @@ MPI_Datatype mpi_type(DType d, const char* what) {
     case DType::int32: return MPI_INT32_T;
     case DType::uint32: return MPI_UINT32_T;
     case DType::bool_: return MPI_C_BOOL;
+    case DType::complex64:
+    case DType::complex128:
+      throw DistributedError(std::string("linum.distributed: ") + what + ": " +
+                             std::string(dtype_name(d)) + " arrays are not supported");
   }
   throw DistributedError(std::string("linum.distributed: ") + what + ": unknown dtype");
 }

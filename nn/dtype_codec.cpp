@@ -122,6 +122,10 @@ std::string_view safetensors_name(DType d) {
       return "U32";
     case DType::bool_:
       return "BOOL";
+    case DType::complex64:
+    case DType::complex128:
+      throw TypeError("save_safetensors: complex arrays (" + std::string(dtype_name(d)) +
+                      ") are not supported");
   }
   return "?";
 }

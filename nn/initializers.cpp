@@ -17,63 +17,26 @@
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/lapack.hpp>
 #include <linum/autodiff/primitive.hpp>
 #include <linum/autodiff/random/random.hpp>
-
-extern "C" {
-// LAPACK (bundled with OpenBLAS): Householder QR and the explicit Q.
-void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work,
-             const int* lwork, int* info);
-void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
-             const int* lwork, int* info);
-void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
-             float* work, const int* lwork, int* info);
-void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
-             double* work, const int* lwork, int* info);
-}
 
 namespace linum::nn::initializers {
 
 namespace {
 
-void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info) {
-  sgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
-}
-void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
-  dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
-}
-void orgqr(int m, int n, float* a, const float* tau, float* work, int lwork, int* info) {
-  sorgqr_(&m, &n, &n, a, &m, tau, work, &lwork, info);
-}
-void orgqr(int m, int n, double* a, const double* tau, double* work, int lwork, int* info) {
-  dorgqr_(&m, &n, &n, a, &m, tau, work, &lwork, info);
-}
-
 // Q * sign(diag(R)) of the reduced QR of each trailing (m, n) matrix, m >= n: the orthogonal
 // factor made unique (and Haar-distributed for Gaussian input) as jax's orthogonal does.
 template <class T>
 void signed_q(const T* in, T* out, int m, int n) {
-  std::vector<T> a(static_cast<std::size_t>(m) * n), tau(n);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      a[i + static_cast<std::size_t>(j) * m] = in[i * n + j];  // to col-major
-  int info = 0;
-  T query = 0;
-  geqrf(m, n, a.data(), tau.data(), &query, -1, &info);
-  std::vector<T> work(std::max<std::size_t>(1, static_cast<std::size_t>(query)));
-  geqrf(m, n, a.data(), tau.data(), work.data(), static_cast<int>(work.size()), &info);
-  if (info != 0) throw Error("orthogonal: LAPACK geqrf failed (info " + std::to_string(info) + ")");
-  std::vector<T> sign(n);
+  std::vector<T> a(in, in + static_cast<std::size_t>(m) * n), r(static_cast<std::size_t>(n) * n);
+  const int info = linum::detail::lapack::qr(m, n, a.data(), false, out, r.data());
+  if (info != 0) throw Error("orthogonal: LAPACK QR failed (info " + std::to_string(info) + ")");
   for (int j = 0; j < n; ++j) {
-    const T r = a[j + static_cast<std::size_t>(j) * m];
-    sign[j] = r > 0 ? T(1) : r < 0 ? T(-1) : T(0);
+    const T d = r[static_cast<std::size_t>(j) * n + j];
+    const T sign = d > 0 ? T(1) : d < 0 ? T(-1) : T(0);
+    for (int i = 0; i < m; ++i) out[static_cast<std::size_t>(i) * n + j] *= sign;
   }
-  orgqr(m, n, a.data(), tau.data(), &query, -1, &info);
-  work.resize(std::max<std::size_t>(1, static_cast<std::size_t>(query)));
-  orgqr(m, n, a.data(), tau.data(), work.data(), static_cast<int>(work.size()), &info);
-  if (info != 0) throw Error("orthogonal: LAPACK orgqr failed (info " + std::to_string(info) + ")");
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) out[i * n + j] = a[i + static_cast<std::size_t>(j) * m] * sign[j];
 }
 
 // The primitive behind orthogonal: input (..., m, n) with m >= n, the sign-fixed Q factor

@@ -40,7 +40,10 @@ Array safe_increment(const Array& count) {
     case DType::float32: max = std::numeric_limits<float>::max(); break;
     case DType::float64: max = std::numeric_limits<double>::max(); break;
     case DType::bool_:
-      throw TypeError("safe_increment: the counter must be an integer or float array, got bool");
+    case DType::complex64:
+    case DType::complex128:
+      throw TypeError("safe_increment: the counter must be an integer or float array, got " +
+                      std::string(dtype_name(count.dtype())));
   }
   // count + (count < max): never computes max + 1, so an int32 counter saturates without overflow.
   Array below = less(count, full({}, max, count.dtype()));

@@ -7,6 +7,7 @@
 
 #include <linum/autodiff/ops/simd.hpp>
 
+#include <linum/autodiff/ops/complex_arith.hpp>
 #include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/parallel.hpp>
@@ -625,7 +626,7 @@ struct Select final : Primitive {
     const Array &c = in[0], &x = in[1], &y = in[2];
     const Shape os = broadcast_shapes(broadcast_shapes(c.shape(), x.shape(), "select"), y.shape(), "select");
     Array out = empty(os, x.dtype());
-    dispatch(x.dtype(), [&]<class T>() {
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
       select_loop(in_ptr<std::uint8_t>(c), c.shape(), in_ptr<T>(x), x.shape(), in_ptr<T>(y), y.shape(),
                   out_ptr<T>(out), os);
     });
@@ -684,7 +685,7 @@ std::pair<Array, Array> promote(const Array& a, const Array& b, const char* op) 
 // Transcendental functions compute in floating point: integer inputs become float32, as in jnp.
 Array to_inexact(const Array& x, const char* op) {
   check_valid(x, op);
-  return is_floating(x.dtype()) ? x : convert_element_type(x, float32, x.weak_type());
+  return is_inexact(x.dtype()) ? x : convert_element_type(x, float32, x.weak_type());
 }
 
 // jnp's numeric ops read bool as int32 (promote_dtypes_numeric).
@@ -714,11 +715,11 @@ Array binary(const Array& a, const Array& b, const char* op) {
 template <class P>
 Array rounding(const Array& x, const char* op) {
   check_valid(x, op);
-  return is_floating(x.dtype()) ? bind1(singleton<P>(), {x}) : x;
+  return is_inexact(x.dtype()) ? bind1(singleton<P>(), {x}) : x;
 }
 
 Array integer_pow(const Array& x, std::int64_t y) {
-  if (y < 0 && !is_floating(x.dtype()))
+  if (y < 0 && !is_inexact(x.dtype()))
     throw TypeError("power: integers cannot be raised to negative powers, got integer_pow(" +
                     std::string(dtype_name(x.dtype())) + shape_str(x.shape()) + ", " + std::to_string(y) + ")");
   if (y == 1) return x;
@@ -742,10 +743,10 @@ struct Convert final : Primitive {
     return {from_buffer(in_ptr<std::uint8_t>(x), x.shape(), x.dtype(), to)};
   }
   Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
-    return {is_floating(to) && t[0].valid() ? astype(t[0], to) : Array()};
+    return {is_inexact(to) && t[0].valid() ? astype(t[0], to) : Array()};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return {is_floating(p[0].dtype()) && ct[0].valid() ? astype(ct[0], p[0].dtype()) : Array()};
+    return {is_inexact(p[0].dtype()) && ct[0].valid() ? astype(ct[0], p[0].dtype()) : Array()};
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     return {{convert_element_type(in[0], to, weak)}, {bdims[0]}};
@@ -841,8 +842,12 @@ Array promote_to(const Array& x, ResultType r) {
 
 using namespace detail;
 
-Array add(const Array& a, const Array& b) { return binary<Add>(a, b, "add"); }
+Array add(const Array& a, const Array& b) {
+  if (any_complex(a, b)) return complex_arithmetic(ComplexOp::add, a, b);
+  return binary<Add>(a, b, "add");
+}
 Array subtract(const Array& a, const Array& b) {
+  if (any_complex(a, b)) return complex_arithmetic(ComplexOp::subtract, a, b);
   auto [x, y] = promote(a, b, "subtract");
   // lax.sub accepts numbers only: bool - bool is a TypeError in JAX (NumPy too; use logical_xor).
   if (x.dtype() == bool_)
@@ -851,10 +856,14 @@ Array subtract(const Array& a, const Array& b) {
         "are subtypes of integer, floating, complexfloating.");
   return bind1(singleton<Sub>(), {x, y});
 }
-Array multiply(const Array& a, const Array& b) { return binary<Mul>(a, b, "multiply"); }
+Array multiply(const Array& a, const Array& b) {
+  if (any_complex(a, b)) return complex_arithmetic(ComplexOp::multiply, a, b);
+  return binary<Mul>(a, b, "multiply");
+}
 Array divide(const Array& a, const Array& b) {
   check_valid(a, "divide");
   check_valid(b, "divide");
+  if (any_complex(a, b)) return complex_arithmetic(ComplexOp::divide, a, b);
   ResultType r = result_type(a, b);
   if (!is_floating(r.dtype)) r.dtype = float32;
   return binary<Div>(promote_to(a, r), promote_to(b, r), "divide");
@@ -907,6 +916,7 @@ Array isnan(const Array& x) {
 
 Array negative(const Array& x) {
   check_valid(x, "negative");
+  if (is_complex(x.dtype())) return complex_negative(x);
   // lax.neg accepts numbers only, as jnp.negative: -bool is a TypeError (use logical_not).
   if (x.dtype() == bool_)
     throw TypeError(
@@ -925,10 +935,14 @@ Array sigmoid(const Array& x) { return unary_float<Logistic>(x, "sigmoid"); }
 Array erf(const Array& x) { return unary_float<Erf>(x, "erf"); }
 Array sqrt(const Array& x) { return unary_float<Sqrt>(x, "sqrt"); }
 Array rsqrt(const Array& x) { return unary_float<Rsqrt>(x, "rsqrt"); }
-Array square(const Array& x) { return integer_pow(to_numeric(x, "square"), 2); }
+Array square(const Array& x) {
+  if (x.valid() && is_complex(x.dtype())) return multiply(x, x);
+  return integer_pow(to_numeric(x, "square"), 2);
+}
 Array abs(const Array& x) {
   check_valid(x, "abs");
   if (x.dtype() == bool_ || x.dtype() == uint32) return x;  // already non-negative, as jnp.abs
+  if (is_complex(x.dtype())) return complex_abs(x);
   return bind1(singleton<Abs>(), {x});
 }
 Array sign(const Array& x) { return bind1(singleton<Sign>(), {to_numeric(x, "sign")}); }

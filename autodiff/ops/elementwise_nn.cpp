@@ -15,7 +15,7 @@ Array logaddexp(const Array& a, const Array& b) {
   detail::check_valid(b, "logaddexp");
   detail::broadcast_shapes(a.shape(), b.shape(), "logaddexp");
   ResultType r = detail::result_type(a, b);
-  if (!is_floating(r.dtype)) r.dtype = float32;
+  if (!is_inexact(r.dtype)) r.dtype = float32;
   Array x = detail::promote_to(a, r), y = detail::promote_to(b, r);
   Array hi = maximum(x, y), lo = minimum(x, y);
   return where(isnan(subtract(x, y)), add(x, y), add(hi, log1p(exp(subtract(lo, hi)))));
@@ -32,7 +32,7 @@ Array log_sigmoid(const Array& x) { return negative(softplus(negative(x))); }
 
 Array gelu(const Array& x, bool approximate) {
   detail::check_valid(x, "gelu");
-  Array v = is_floating(x.dtype()) ? x : detail::convert_element_type(x, float32, x.weak_type());
+  Array v = is_inexact(x.dtype()) ? x : detail::convert_element_type(x, float32, x.weak_type());
   if (approximate) {
     const double sqrt_2_over_pi = std::sqrt(2.0 / M_PI);
     Array cdf = 0.5 * (1.0 + tanh(sqrt_2_over_pi * (v + 0.044715 * power(v, 3))));

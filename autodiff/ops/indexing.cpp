@@ -47,7 +47,8 @@ struct StridedSlice final : Primitive {
       base += start[d] * xst[d];
     }
     StridedWalk walk(out_shape, strides_of(out_shape), ss);
-    dispatch(x.dtype(), [&]<class T>() { walk.run(out_ptr<T>(out), in_ptr<T>(x) + base, assign); });
+    dispatch_with_complex(x.dtype(),
+                          [&]<class T>() { walk.run(out_ptr<T>(out), in_ptr<T>(x) + base, assign); });
     return {out};
   }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
@@ -93,8 +94,8 @@ struct SliceTranspose final : Primitive {
       base += start[d] * ost[d];
     }
     StridedWalk walk(ct.shape(), ds, strides_of(ct.shape()));
-    dispatch(ct.dtype(),
-             [&]<class T>() { walk.run(out_ptr<T>(out) + base, in_ptr<T>(ct), assign); });
+    dispatch_with_complex(
+        ct.dtype(), [&]<class T>() { walk.run(out_ptr<T>(out) + base, in_ptr<T>(ct), assign); });
     return {out};
   }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,

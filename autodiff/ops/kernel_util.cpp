@@ -6,6 +6,13 @@
 
 namespace linum::detail {
 
+void throw_complex_unsupported(DType d) {
+  throw TypeError(std::string(current_op()) + ": " + std::string(dtype_name(d)) +
+                  " inputs are not supported; complex arrays support arithmetic (add, subtract, "
+                  "multiply, divide, negative), sum, real, imag, conj, abs, angle, shape ops and "
+                  "linum::fft");
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   if (a == b) return a;
   const std::size_t n = std::max(a.size(), b.size());

@@ -3,6 +3,7 @@
 // strided loops behind elementwise kernels.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <span>
 #include <sstream>
@@ -15,7 +16,18 @@
 
 namespace linum::detail {
 
+template <class T>
+struct is_complex_type : std::false_type {};
+template <class R>
+struct is_complex_type<std::complex<R>> : std::true_type {};
+template <class T>
+inline constexpr bool is_complex_v = is_complex_type<T>::value;
+
+// The TypeError of a kernel without complex support, naming the running op (current_op()).
+[[noreturn]] void throw_complex_unsupported(DType d);
+
 // Calls f.template operator()<T>() with T the C++ type of dtype d (bool is stored as uint8).
+// Complex dtypes are refused with a TypeError naming the op: most kernels are real-only.
 template <class F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
@@ -24,8 +36,19 @@ decltype(auto) dispatch(DType d, F&& f) {
     case DType::int32: return f.template operator()<std::int32_t>();
     case DType::uint32: return f.template operator()<std::uint32_t>();
     case DType::bool_: return f.template operator()<std::uint8_t>();
+    case DType::complex64:
+    case DType::complex128: throw_complex_unsupported(d);
   }
   throw Error("internal error: unknown dtype");
+}
+
+// dispatch with complex64/complex128 as std::complex<float>/<double>, for kernels whose T is
+// only copied, zero-initialised or added (data movement, selection, conversion).
+template <class F>
+decltype(auto) dispatch_with_complex(DType d, F&& f) {
+  if (d == DType::complex64) return f.template operator()<std::complex<float>>();
+  if (d == DType::complex128) return f.template operator()<std::complex<double>>();
+  return dispatch(d, std::forward<F>(f));
 }
 
 template <class F>

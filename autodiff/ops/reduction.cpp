@@ -8,6 +8,7 @@
 
 #include <linum/autodiff/ops/simd.hpp>
 
+#include <linum/autodiff/ops/complex_arith.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 namespace linum {
@@ -521,7 +522,7 @@ void check_nonempty(const Array& x, const std::vector<int>& axes, const char* op
                      axes_str(axes) + ")");
 }
 
-Array to_float(const Array& x) { return is_floating(x.dtype()) ? x : astype(x, float32); }
+Array to_float(const Array& x) { return is_inexact(x.dtype()) ? x : astype(x, float32); }
 
 // What a public reduction reduces: bools summed as int32 (numpy's sum/prod), any value tested
 // against zero (all/any), or the operand itself.
@@ -561,6 +562,7 @@ Array arg_reduce(const Array& x, std::optional<int> axis, bool keepdims, bool is
 using namespace detail;
 
 Array sum(const Array& x, const Axes& axis, bool keepdims) {
+  if (x.valid() && is_complex(x.dtype())) return complex_sum(x, axis, keepdims);
   return public_reduce<Sum>("sum", x, axis, keepdims, Operand::bool_as_int);
 }
 
@@ -597,7 +599,9 @@ Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   Array xf = to_float(x);
   Array centered = xf - mean(xf, axis, true);
   const double n = static_cast<double>(reduced_count(x.shape(), axes) - ddof);
-  return sum(square(centered), axis, keepdims) / n;
+  // Complex values: numpy's |x - mean|^2, a real variance.
+  const Array sq = is_complex(centered.dtype()) ? real(centered * conj(centered)) : square(centered);
+  return sum(sq, axis, keepdims) / n;
 }
 
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {

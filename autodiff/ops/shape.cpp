@@ -56,8 +56,8 @@ struct BroadcastTo final : Primitive {
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
     Array out = empty(shape, x.dtype());
-    dispatch(x.dtype(),
-             [&]<class T>() { broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape); });
+    dispatch_with_complex(
+        x.dtype(), [&]<class T>() { broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape); });
     return {out};
   }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
@@ -103,7 +103,7 @@ struct Transpose final : Primitive {
     std::vector<std::int64_t> st(nd);  // input stride of each output axis
     for (int i = 0; i < nd; ++i) st[i] = xst[perm[i]];
     const std::int64_t n = x.size();
-    dispatch(x.dtype(), [&]<class T>() {
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
       const T* a = in_ptr<T>(x);
       T* o = out_ptr<T>(out);
       if (n == 0) return;

@@ -312,7 +312,7 @@ Array categorical(const Array& key, const Array& logits, int axis,
                   const std::optional<Shape>& shape, bool replace, std::string_view mode) {
   check_key(key, "categorical");
   linum::detail::check_valid(logits, "categorical");
-  const Array lg = is_floating(logits.dtype()) ? logits : astype(logits, float32);
+  const Array lg = is_inexact(logits.dtype()) ? logits : astype(logits, float32);
   const int nd = lg.ndim();
   if (nd == 0) throw ValueError("categorical: logits must have at least one dimension");
   const int ax = normalize(axis, nd, "categorical");
@@ -445,7 +445,7 @@ Array choice(const Array& key, const Array& a, const Shape& shape, bool replace,
           "p must be None or a 1D vector with the same size as a.shape[axis]. p has "
           "shape " +
           shape_str(p->shape()) + " and a.shape[axis] is " + std::to_string(n_inputs) + ".");
-    const Array weights = is_floating(p->dtype()) ? *p : astype(*p, float32);
+    const Array weights = is_inexact(p->dtype()) ? *p : astype(*p, float32);
     ind = weighted_choice(key, weights, shape, replace);
   }
   return reshape(scalar ? ind : take(a, ind, ax), result_shape);

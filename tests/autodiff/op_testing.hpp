@@ -70,6 +70,10 @@ inline const std::byte* raw(const Array& a) {
       return reinterpret_cast<const std::byte*>(a.data<std::uint32_t>());
     case DType::bool_:
       return reinterpret_cast<const std::byte*>(a.data<bool>());
+    case DType::complex64:
+      return reinterpret_cast<const std::byte*>(a.data<std::complex<float>>());
+    case DType::complex128:
+      return reinterpret_cast<const std::byte*>(a.data<std::complex<double>>());
   }
   return nullptr;
 }
