@@ -14,8 +14,12 @@ PRIVATE = {
     "linum/autodiff/allocator.hpp",
     "linum/autodiff/collective_rules.hpp",
     "linum/autodiff/jit_program.hpp",
+    "linum/autodiff/ops/complex_arith.hpp",
     "linum/autodiff/ops/fusion.hpp",
+    "linum/autodiff/ops/index_util.hpp",
     "linum/autodiff/ops/kernel_util.hpp",
+    "linum/autodiff/ops/lapack.hpp",
+    "linum/autodiff/ops/linalg_util.hpp",
     "linum/autodiff/ops/simd.hpp",
     "linum/autodiff/ops/small_gemm.hpp",
     "linum/autodiff/ops/window_util.hpp",
@@ -24,6 +28,7 @@ PRIVATE = {
     "linum/autodiff/random/keyed_primitive.hpp",
     "linum/autodiff/random/xla_math.hpp",
     "linum/distributed/runtime.hpp",
+    "linum/distributed/watchdog_mpi.hpp",
     "linum/nn/dtype_codec.hpp",
 }
 
