@@ -172,7 +172,7 @@ class FrozenDict {
   }
   friend bool operator==(const FrozenDict& a,
                          const Tree& b) requires std::equality_comparable<Tree> {
-    return b.is_dict() && a.rep_->dict == b.as_dict();
+    return (b.is_dict() || b.is_frozen_dict()) && a.rep_->dict == b.as_mapping();
   }
 
   // Equal to the hash of the equal plain dict tree.

@@ -214,6 +214,9 @@ class BasicTree {
     { x == x } -> std::convertible_to<bool>;
   }
   {
+    // Mapping equality, as Flax's FrozenDict: a plain dict equals a FrozenDict of the same items.
+    if ((a.is_dict() || a.is_frozen_dict()) && (b.is_dict() || b.is_frozen_dict()))
+      return a.as_mapping() == b.as_mapping();
     if (a.v_.index() != b.v_.index()) return false;
     switch (a.v_.index()) {
       case kLeaf:
@@ -224,8 +227,6 @@ class BasicTree {
         return std::get<kTuple>(a.v_) == std::get<kTuple>(b.v_);
       case kList:
         return std::get<kList>(a.v_) == std::get<kList>(b.v_);
-      case kFrozen:
-        return std::get<kFrozen>(a.v_)->dict() == std::get<kFrozen>(b.v_)->dict();
       case kBox:
         return detail::BoxRef{a.box_metadata()} == detail::BoxRef{b.box_metadata()} &&
                a.box_value() == b.box_value();
