@@ -163,25 +163,32 @@ class GradientTransformation : public Transformation<GradientTransformation<P>> 
 
   Tree init(const P& params) const { return impl_->init(params); }
   std::pair<P, Tree> update_impl(const P& updates, const Tree& state, const P* params) const {
-    return impl_->update(updates, state, params);
+    return impl_->update(updates, state, params, nullptr);
+  }
+  std::pair<P, Tree> update_extra(const P& updates, const Tree& state, const P* params,
+                                  const ExtraArgs<P>& extra) const {
+    return impl_->update(updates, state, params, &extra);
   }
 
  private:
   struct Concept {
     virtual ~Concept() = default;
     virtual Tree init(const P& params) const = 0;
-    virtual std::pair<P, Tree> update(const P& updates, const Tree& state,
-                                      const P* params) const = 0;
+    virtual std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params,
+                                      const ExtraArgs<P>* extra) const = 0;
   };
   template <class Tx>
   struct Model final : Concept {
     Tx tx;
     explicit Model(Tx t) : tx(std::move(t)) {}
     Tree init(const P& params) const override { return detail::to_tree(tx.init(params)); }
-    std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params) const override {
+    std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params,
+                              const ExtraArgs<P>* extra) const override {
       using S = state_t<Tx, P>;
       S s = detail::from_tree<S>(state, "opt_state");
-      auto [u, next] = params ? tx.update(updates, s, *params) : tx.update(updates, s);
+      auto [u, next] = params && extra ? tx.update(updates, s, *params, *extra)
+                       : params        ? tx.update(updates, s, *params)
+                                       : tx.update(updates, s);
       return {P(std::move(u)), detail::to_tree(next)};
     }
   };
