@@ -34,9 +34,9 @@ inline constexpr const char* kNoParamsMsg =
 // with_extra_args_support does; a chain passes them to every member.
 template <class P>
 struct ExtraArgs {
-  std::optional<Array> value;
-  std::optional<P> grad;
-  std::function<Array(const P&)> value_fn;
+  std::optional<Array> value{};
+  std::optional<P> grad{};
+  std::function<Array(const P&)> value_fn{};
 };
 
 // Every transformation derives from Transformation<Self> and defines
