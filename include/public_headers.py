@@ -25,6 +25,7 @@ PRIVATE = {
     "linum/autodiff/random/xla_math.hpp",
     "linum/distributed/runtime.hpp",
     "linum/nn/dtype_codec.hpp",
+    "linum/optim/losses_detail.hpp",
 }
 
 
