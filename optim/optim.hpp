@@ -9,6 +9,7 @@
 #include <linum/optim/alias_adaptive.hpp>
 #include <linum/optim/alias_sgd.hpp>
 #include <linum/optim/base.hpp>
+#include <linum/optim/clipping.hpp>
 #include <linum/optim/combine.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
