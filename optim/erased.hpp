@@ -272,10 +272,8 @@ struct MultiTransform : Transformation<MultiTransform<P, LabelFn>> {
 template <class P, class LabelFn>
 MultiTransform<P, LabelFn> multi_transform(
     std::map<std::string, GradientTransformation<P>> transforms, LabelFn label_fn) {
-  MultiTransform<P, LabelFn> t;
-  t.transforms = std::move(transforms);
-  t.label_fn = std::move(label_fn);
-  return t;
+  // Aggregate initialisation: a capturing label_fn has no default constructor or assignment.
+  return MultiTransform<P, LabelFn>{{}, std::move(transforms), std::move(label_fn)};
 }
 
 }  // namespace linum::optim

@@ -24,4 +24,5 @@
 #include <linum/optim/transform.hpp>
 #include <linum/optim/tree_random.hpp>
 #include <linum/optim/tree_utils.hpp>
+#include <linum/optim/wrappers.hpp>
 #include <linum/pytree/pytree.hpp>  // flatten_dict / freeze for optimizer-state surgery
