@@ -13,6 +13,7 @@
 #include <linum/optim/combine.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
+#include <linum/optim/inject.hpp>
 #include <linum/optim/lbfgs.hpp>
 #include <linum/optim/linesearch.hpp>
 #include <linum/optim/losses.hpp>
