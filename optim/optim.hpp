@@ -17,6 +17,7 @@
 #include <linum/optim/lbfgs.hpp>
 #include <linum/optim/linesearch.hpp>
 #include <linum/optim/losses.hpp>
+#include <linum/optim/monitoring.hpp>
 #include <linum/optim/numerics.hpp>
 #include <linum/optim/scaling.hpp>
 #include <linum/optim/schedule.hpp>
