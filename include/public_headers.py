@@ -30,6 +30,7 @@ PRIVATE = {
     "linum/distributed/runtime.hpp",
     "linum/distributed/watchdog_mpi.hpp",
     "linum/nn/dtype_codec.hpp",
+    "linum/optim/losses_detail.hpp",
 }
 
 

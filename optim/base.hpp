@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -26,13 +28,26 @@ inline constexpr const char* kNoParamsMsg =
 // [[noreturn]] ValueError(kNoParamsMsg), prefixed with the transformation's name.
 [[noreturn]] void throw_no_params(const char* transformation);
 
+// optax's extra keyword arguments of update (GradientTransformationExtraArgs): the objective's
+// value at params, its gradient there, and the objective itself, which polyak_sgd and the
+// linesearches read. Transformations that do not need them ignore them, as optax's
+// with_extra_args_support does; a chain passes them to every member.
+template <class P>
+struct ExtraArgs {
+  std::optional<Array> value{};
+  std::optional<P> grad{};
+  std::function<Array(const P&)> value_fn{};
+};
+
 // Every transformation derives from Transformation<Self> and defines
 //   template <class P> State init(const P& params) const;
 //   template <class U, class Q> std::pair<U, State> update_impl(const U& updates,
 //                                                               const State& state,
 //                                                               const Q* params) const;
-// (params == nullptr when the caller passed none). The base adds optax's two call forms:
-// tx.update(updates, state) and tx.update(updates, state, params).
+// (params == nullptr when the caller passed none), and, when it reads optax's extra arguments,
+//   template <class U, class S, class Q> ... update_extra(updates, state, params, extra) const;
+// The base adds optax's call forms: tx.update(updates, state), tx.update(updates, state, params)
+// and tx.update(updates, state, params, ExtraArgs<Params>{value, grad, value_fn}).
 template <class Self>
 struct Transformation {
   template <class U, class S>
@@ -42,6 +57,13 @@ struct Transformation {
   template <class U, class S, class Q>
   auto update(const U& updates, const S& state, const Q& params) const {
     return self().update_impl(updates, state, &params);
+  }
+  template <class U, class S, class Q, class X>
+  auto update(const U& updates, const S& state, const Q& params, const ExtraArgs<X>& extra) const {
+    if constexpr (requires { self().update_extra(updates, state, &params, extra); })
+      return self().update_extra(updates, state, &params, extra);
+    else
+      return self().update_impl(updates, state, &params);
   }
 
  private:
@@ -83,6 +105,21 @@ struct Identity : StatelessTransformation<Identity> {
   }
 };
 inline Identity identity() { return {}; }
+
+// optax.init_empty_state(params): EmptyState.
+template <class P>
+EmptyState init_empty_state(const P&) {
+  return {};
+}
+
+// optax.set_to_zero(): zeros like the updates (freezes the leaves it sees), EmptyState.
+struct SetToZero : StatelessTransformation<SetToZero> {
+  template <class U, class Q>
+  U apply(const U& updates, const Q*) const {
+    return tree_utils::tree_zeros_like(updates);
+  }
+};
+inline SetToZero set_to_zero() { return {}; }
 
 // optax.stateless(f): f(updates, params) -> updates (params is a const pointer, nullptr when
 // update() got none), EmptyState.
@@ -140,6 +177,8 @@ FnTransformation<Init, Update> transformation(Init init_fn, Update update_fn) {
 
 // optax.safe_increment: count + 1, saturating at the dtype's maximum (int32: 2147483647).
 Array safe_increment(const Array& count);
+// optax.safe_int32_increment: the older name of safe_increment.
+inline Array safe_int32_increment(const Array& count) { return safe_increment(count); }
 
 namespace detail {
 // optax maps apply_updates / incremental_update with is_leaf=lambda x: x is None and gives None
@@ -160,6 +199,10 @@ B none_where_none(const A& first, const B& other) {
                        pytree::detail::is_std_optional<B>::value) {
     if (!first || !other) return B();
     return B(none_where_none(*first, *other));
+  } else if constexpr (pytree::detail::category_v<A> == pytree::detail::Category::Frozen &&
+                       pytree::detail::category_v<B> == pytree::detail::Category::Frozen) {
+    // A FrozenDict cannot be edited in place: through its plain-dict form.
+    return B(none_where_none(first.unfreeze(), other.unfreeze()));
   } else if constexpr (requires {
                          typename A::mapped_type;
                          typename B::mapped_type;

@@ -31,7 +31,18 @@ struct Chain : Transformation<Chain<Txs...>> {
                   "chain: the state must hold one state per transformation (call init first)");
     U u = updates;
     S next;
-    run<0>(u, state, next, params);
+    run<0>(u, state, next, params, static_cast<const ExtraArgs<Q>*>(nullptr));
+    return {std::move(u), std::move(next)};
+  }
+  // optax's extra arguments go to every member (those that do not read them ignore them).
+  template <class U, class S, class Q>
+  std::pair<U, S> update_extra(const U& updates, const S& state, const Q* params,
+                               const ExtraArgs<Q>& extra) const {
+    static_assert(std::tuple_size_v<S> == sizeof...(Txs),
+                  "chain: the state must hold one state per transformation (call init first)");
+    U u = updates;
+    S next;
+    run<0>(u, state, next, params, &extra);
     return {std::move(u), std::move(next)};
   }
 
@@ -60,7 +71,7 @@ struct Chain : Transformation<Chain<Txs...>> {
   // Runs members I.. in order; a member with folded() > 0 does its followers' work in its own
   // pass (their states are EmptyState and stay as they were).
   template <std::size_t I, class U, class S, class Q>
-  void run(U& u, const S& state, S& next, const Q* params) const {
+  void run(U& u, const S& state, S& next, const Q* params, const ExtraArgs<Q>* extra) const {
     if constexpr (I < sizeof...(Txs)) {
       constexpr std::size_t k = folded<I>();
       if constexpr (k > 0) {
@@ -69,8 +80,9 @@ struct Chain : Transformation<Chain<Txs...>> {
         if (!decays || params) {
           detail::Epilogue ep;
           if constexpr (decays) {
-            ep.decay = true;
+            // A weight decay of 0 leaves the updates as they are (optax returns them unchanged).
             ep.weight_decay = std::get<I + 1>(transforms).weight_decay;
+            ep.decay = ep.weight_decay != 0.0;
           }
           if constexpr (std::is_same_v<member_t<I + k>, Scale>) {
             ep.scaled = true;
@@ -82,18 +94,19 @@ struct Chain : Transformation<Chain<Txs...>> {
             ((std::get<I + 1 + J>(next) = std::get<I + 1 + J>(state)), ...);
           }
           (std::make_index_sequence<k>{});
-          run<I + 1 + k>(u, state, next, params);
+          run<I + 1 + k>(u, state, next, params, extra);
           return;
         }
       }
-      std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params);
-      run<I + 1>(u, state, next, params);
+      std::tie(u, std::get<I>(next)) = step<I>(u, std::get<I>(state), params, extra);
+      run<I + 1>(u, state, next, params, extra);
     }
   }
 
   template <std::size_t I, class U, class SI, class Q>
-  auto step(const U& u, const SI& s, const Q* params) const {
+  auto step(const U& u, const SI& s, const Q* params, const ExtraArgs<Q>* extra) const {
     const auto& tx = std::get<I>(transforms);
+    if (params && extra) return tx.update(u, s, *params, *extra);
     if (params) return tx.update(u, s, *params);
     return tx.update(u, s);
   }
@@ -144,11 +157,25 @@ struct Masked : Transformation<Masked<Inner, Mask>> {
 
   template <class U, class S, class Q>
   std::pair<U, S> update_impl(const U& updates, const S& state, const Q* params) const {
+    return run(updates, state, params, static_cast<const ExtraArgs<Q>*>(nullptr));
+  }
+  // optax passes the extra arguments on unmasked.
+  template <class U, class S, class Q>
+  std::pair<U, S> update_extra(const U& updates, const S& state, const Q* params,
+                               const ExtraArgs<Q>& extra) const {
+    return run(updates, state, params, &extra);
+  }
+
+ private:
+  template <class U, class S, class Q>
+  std::pair<U, S> run(const U& updates, const S& state, const Q* params,
+                      const ExtraArgs<Q>* extra) const {
     const auto mt = mask_tree(updates);
     U masked_updates = detail::mask_pytree(updates, mt);
     auto result = [&] {
       if (params) {
         Q masked_params = detail::mask_pytree(*params, mt);
+        if (extra) return inner.update(masked_updates, state.inner_state, masked_params, *extra);
         return inner.update(masked_updates, state.inner_state, masked_params);
       }
       return inner.update(masked_updates, state.inner_state);
@@ -160,10 +187,12 @@ struct Masked : Transformation<Masked<Inner, Mask>> {
     return {std::move(out), S{std::move(result.second)}};
   }
 
- private:
+  // A bool mask is a whole-tree prefix (optax's mask=True): every leaf in or every leaf out.
   template <class T>
   decltype(auto) mask_tree(const T& tree) const {
-    if constexpr (std::is_invocable_v<const Mask&, const T&>)
+    if constexpr (std::is_same_v<Mask, bool>)
+      return linum::detail::tree_apply(tree, [m = mask](const Array&) { return Array(m); });
+    else if constexpr (std::is_invocable_v<const Mask&, const T&>)
       return mask(tree);
     else
       return (mask);
@@ -179,11 +208,21 @@ Masked<Inner, Mask> masked(Inner inner, Mask mask) {
 struct NoMask {};
 
 // optax.add_decayed_weights(weight_decay, mask): updates + weight_decay * params, on the masked
-// leaves only when a mask is given.
-template <class Mask = NoMask>
-auto add_decayed_weights(double weight_decay = 0.0, Mask mask = {}) {
-  AddDecayedWeights t;
-  t.weight_decay = weight_decay;
+// leaves only when a mask is given. weight_decay is a number or a schedule (any callable
+// count -> value; the state then counts steps: WeightDecaySchedule).
+template <class WD = double, class Mask = NoMask>
+auto add_decayed_weights(WD weight_decay = 0.0, Mask mask = {}) {
+  auto t = [&] {
+    if constexpr (std::is_arithmetic_v<WD>) {
+      AddDecayedWeights a;
+      a.weight_decay = static_cast<double>(weight_decay);
+      return a;
+    } else {
+      AddDecayedWeightsSchedule a;
+      a.weight_decay = Schedule(std::move(weight_decay));
+      return a;
+    }
+  }();
   if constexpr (std::is_same_v<Mask, NoMask>)
     return t;
   else

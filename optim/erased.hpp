@@ -163,25 +163,32 @@ class GradientTransformation : public Transformation<GradientTransformation<P>> 
 
   Tree init(const P& params) const { return impl_->init(params); }
   std::pair<P, Tree> update_impl(const P& updates, const Tree& state, const P* params) const {
-    return impl_->update(updates, state, params);
+    return impl_->update(updates, state, params, nullptr);
+  }
+  std::pair<P, Tree> update_extra(const P& updates, const Tree& state, const P* params,
+                                  const ExtraArgs<P>& extra) const {
+    return impl_->update(updates, state, params, &extra);
   }
 
  private:
   struct Concept {
     virtual ~Concept() = default;
     virtual Tree init(const P& params) const = 0;
-    virtual std::pair<P, Tree> update(const P& updates, const Tree& state,
-                                      const P* params) const = 0;
+    virtual std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params,
+                                      const ExtraArgs<P>* extra) const = 0;
   };
   template <class Tx>
   struct Model final : Concept {
     Tx tx;
     explicit Model(Tx t) : tx(std::move(t)) {}
     Tree init(const P& params) const override { return detail::to_tree(tx.init(params)); }
-    std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params) const override {
+    std::pair<P, Tree> update(const P& updates, const Tree& state, const P* params,
+                              const ExtraArgs<P>* extra) const override {
       using S = state_t<Tx, P>;
       S s = detail::from_tree<S>(state, "opt_state");
-      auto [u, next] = params ? tx.update(updates, s, *params) : tx.update(updates, s);
+      auto [u, next] = params && extra ? tx.update(updates, s, *params, *extra)
+                       : params        ? tx.update(updates, s, *params)
+                                       : tx.update(updates, s);
       return {P(std::move(u)), detail::to_tree(next)};
     }
   };
@@ -265,10 +272,8 @@ struct MultiTransform : Transformation<MultiTransform<P, LabelFn>> {
 template <class P, class LabelFn>
 MultiTransform<P, LabelFn> multi_transform(
     std::map<std::string, GradientTransformation<P>> transforms, LabelFn label_fn) {
-  MultiTransform<P, LabelFn> t;
-  t.transforms = std::move(transforms);
-  t.label_fn = std::move(label_fn);
-  return t;
+  // Aggregate initialisation: a capturing label_fn has no default constructor or assignment.
+  return MultiTransform<P, LabelFn>{{}, std::move(transforms), std::move(label_fn)};
 }
 
 }  // namespace linum::optim

@@ -12,6 +12,7 @@
 #include <linum/autodiff/ops/reduction.hpp>
 #include <linum/autodiff/ops/shape.hpp>
 #include <linum/optim/losses.hpp>
+#include <linum/optim/losses_detail.hpp>
 
 namespace linum::optim {
 namespace {
@@ -279,9 +280,11 @@ void check_float_logits(const Array& logits, const char* fn) {
 
 }  // namespace
 
-Array softmax_cross_entropy(const Array& logits, const Array& labels, const Axes& axis) {
+Array softmax_cross_entropy(const Array& logits, const Array& labels, const Axes& axis,
+                            const std::optional<Array>& where) {
   constexpr const char* fn = "softmax_cross_entropy";
   check_float_logits(logits, fn);
+  if (where) return loss_detail::masked_softmax_cross_entropy(logits, labels, axis, *where);
   detail::check_valid(labels, fn);
   const Shape s = detail::broadcast_shapes(logits.shape(), labels.shape(), fn);
   const ResultType r = detail::result_type(logits, labels);
@@ -294,7 +297,8 @@ Array softmax_cross_entropy(const Array& logits, const Array& labels, const Axes
 }
 
 Array softmax_cross_entropy_with_integer_labels(const Array& logits, const Array& labels,
-                                                const Axes& axis) {
+                                                const Axes& axis,
+                                                const std::optional<Array>& where) {
   constexpr const char* fn = "softmax_cross_entropy_with_integer_labels";
   check_float_logits(logits, fn);
   detail::check_valid(labels, fn);
@@ -307,6 +311,18 @@ Array softmax_cross_entropy_with_integer_labels(const Array& logits, const Array
     throw ValueError(std::string(fn) + ": labels of shape " + shape_str(labels.shape()) +
                      " do not match logits of shape " + shape_str(logits.shape()) +
                      " without the class axes " + shape_str(drop_last(x.shape())));
+  if (where) {
+    Array w = *where;
+    if (w.ndim() != logits.ndim()) {
+      if (axis.all || axis.axes.size() != 1)
+        throw ValueError(std::string(fn) +
+                         ": a `where` without the class axis needs one class "
+                         "axis to expand it at");
+      w = expand_dims(w, cls[0]);
+    }
+    w = classes_last(broadcast_to(w, logits.shape()), cls);
+    return loss_detail::masked_integer_cross_entropy(x, astype(labels, int32), w);
+  }
   // uint32 labels above 2^31 wrap to negative int32 and are caught by the kernel's range check.
   return bind1(singleton<SoftmaxCrossEntropy<true>>(), {x, astype(labels, int32)});
 }

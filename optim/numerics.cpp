@@ -76,6 +76,39 @@ Array cast(const Array& x, std::optional<DType> dtype) { return dtype ? astype(x
 
 Array sum_of_squares(const Array& x) { return sum(multiply(x, x)); }
 
+DType dtype_of_leaves(const Arrays& all, const std::string& handler) {
+  Arrays leaves;
+  for (const Array& x : all)
+    if (x.valid()) leaves.push_back(x);
+  if (handler != "" && handler != "promote" && handler != "highest" && handler != "lowest")
+    throw ValueError("tree_dtype: Invalid value for mixed_dtype_handler='" + handler +
+                     "', possible values are: \"\" (None), \"promote\", \"highest\", "
+                     "\"lowest\".");
+  if (leaves.empty()) return float32;  // jnp.asarray([]).dtype
+  DType out = leaves[0].dtype();
+  for (std::size_t i = 1; i < leaves.size(); ++i) {
+    const DType d = leaves[i].dtype();
+    if (handler.empty()) {
+      if (d != out)
+        throw ValueError("tree_dtype: Expected dtype=" + std::string(dtype_name(out)) +
+                         " for leaf " + std::to_string(i) + " but got " + std::string(dtype_name(d)) + ".");
+      continue;
+    }
+    const DType p = promote_types(out, d);
+    if (handler == "promote") {
+      out = p;
+      continue;
+    }
+    if (p != out && p != d)
+      throw ValueError("tree_dtype: Cannot compare dtype of dtype1=" +
+                       std::string(dtype_name(out)) + " and dtype2=" + std::string(dtype_name(d)) +
+                       ". Neither can be promoted to the other.");
+    const DType lower = p == out ? d : out, higher = p == out ? out : d;
+    out = handler == "highest" ? higher : lower;
+  }
+  return out;
+}
+
 }  // namespace detail
 
 Array safe_norm(const Array& x, double min_norm, const Axes& axis, bool keepdims) {
@@ -85,6 +118,14 @@ Array safe_norm(const Array& x, double min_norm, const Axes& axis, bool keepdims
   Array safe_x = where(small, ones_like(x), x);
   Array masked_norm = sqrt(sum(multiply(safe_x, safe_x), axis, keepdims));
   return where(small, full({}, min_norm, masked_norm.dtype()), masked_norm);
+}
+
+Array safe_root_mean_squares(const Array& x, double min_rms) {
+  // As safe_norm: ones where the rms is small keep the gradient finite at 0.
+  Array rms = sqrt(mean(multiply(x, x)));
+  Array small = rms <= min_rms;
+  Array safe_x = where(small, ones_like(x), x);
+  return where(small, full({}, min_rms, rms.dtype()), sqrt(mean(multiply(safe_x, safe_x))));
 }
 
 }  // namespace linum::optim

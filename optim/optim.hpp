@@ -1,17 +1,30 @@
-// linum::optim: optax's gradient transformations, optimizers and schedules over any pytree of
-// Arrays, and flax's TrainState.
+// linum::optim: optax's gradient transformations, optimizers, linesearches, losses and schedules
+// over any pytree of Arrays, and flax's TrainState.
 #pragma once
 
 #include <linum/optim/accumulation.hpp>
+#include <linum/optim/adaptive.hpp>
+#include <linum/optim/adding.hpp>
 #include <linum/optim/alias.hpp>
+#include <linum/optim/alias_adaptive.hpp>
+#include <linum/optim/alias_sgd.hpp>
 #include <linum/optim/base.hpp>
+#include <linum/optim/clipping.hpp>
 #include <linum/optim/combine.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
+#include <linum/optim/inject.hpp>
+#include <linum/optim/lbfgs.hpp>
+#include <linum/optim/linesearch.hpp>
 #include <linum/optim/losses.hpp>
+#include <linum/optim/monitoring.hpp>
 #include <linum/optim/numerics.hpp>
+#include <linum/optim/scaling.hpp>
 #include <linum/optim/schedule.hpp>
+#include <linum/optim/state_utils.hpp>
 #include <linum/optim/train_state.hpp>
 #include <linum/optim/transform.hpp>
+#include <linum/optim/tree_random.hpp>
 #include <linum/optim/tree_utils.hpp>
+#include <linum/optim/wrappers.hpp>
 #include <linum/pytree/pytree.hpp>  // flatten_dict / freeze for optimizer-state surgery

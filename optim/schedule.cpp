@@ -130,4 +130,90 @@ Schedule warmup_exponential_decay_schedule(double init_value, double peak_value,
                         {warmup_steps});
 }
 
+Schedule warmup_constant_schedule(double init_value, double peak_value, std::int64_t warmup_steps) {
+  return linear_schedule(init_value, peak_value, warmup_steps);
+}
+
+Schedule piecewise_interpolate_schedule(
+    const std::string& interpolate_type, double init_value,
+    const std::map<std::int64_t, double>& boundaries_and_scales) {
+  const bool linear = interpolate_type == "linear";
+  if (!linear && interpolate_type != "cosine")
+    throw ValueError(
+        "piecewise_interpolate_schedule: `interpolate_type` must be either 'cosine' "
+        "or 'linear', got '" +
+        interpolate_type + "'");
+  std::vector<std::int64_t> bounds{0};
+  std::vector<double> values{init_value};
+  for (const auto& [boundary, scale] : boundaries_and_scales) {
+    if (scale < 0.0)
+      throw ValueError("piecewise_interpolate_schedule: expects non-negative scale factors, got " +
+                       std::to_string(scale) + " at step " + std::to_string(boundary));
+    bounds.push_back(boundary);
+    values.push_back(values.back() * scale);  // jnp.cumprod
+  }
+  return [=](std::int64_t count) {
+    // optax: indicator . interpolated + (bounds[-1] <= count) * values[-1]; the indicator
+    // selects the interval [bounds[i], bounds[i + 1]) holding count (at most one).
+    double out = bounds.back() <= count ? values.back() : 0.0;
+    for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      if (bounds[i] <= count && count < bounds[i + 1]) {
+        const double size =
+            static_cast<double>(std::max<std::int64_t>(bounds[i + 1] - bounds[i], 1));
+        const double pct = static_cast<double>(count - bounds[i]) / size;
+        const double a = values[i], b = values[i + 1];
+        out += linear ? (b - a) * pct + a
+                      : b + (a - b) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
+      }
+    }
+    return out;
+  };
+}
+
+namespace {
+void check_transition_steps(std::int64_t transition_steps, const char* fn, const char* kind) {
+  if (transition_steps <= 0)
+    throw ValueError(std::string(fn) + ": A " + kind +
+                     " onecycle schedule was set with a non-positive `transition_steps`, got " +
+                     std::to_string(transition_steps));
+}
+}  // namespace
+
+Schedule linear_onecycle_schedule(std::int64_t transition_steps, double peak_value,
+                                  double pct_start, double pct_final, double div_factor,
+                                  double final_div_factor) {
+  check_transition_steps(transition_steps, "linear_onecycle_schedule", "linear");
+  // optax builds a dict: a later boundary equal to an earlier one replaces its scale.
+  std::map<std::int64_t, double> b;
+  const double t = static_cast<double>(transition_steps);
+  b.insert_or_assign(static_cast<std::int64_t>(pct_start * t), div_factor);
+  b.insert_or_assign(static_cast<std::int64_t>(pct_final * t), 1.0 / div_factor);
+  b.insert_or_assign(transition_steps, 1.0 / final_div_factor);
+  return piecewise_interpolate_schedule("linear", peak_value / div_factor, b);
+}
+
+Schedule cosine_onecycle_schedule(std::int64_t transition_steps, double peak_value,
+                                  double pct_start, double div_factor, double final_div_factor) {
+  check_transition_steps(transition_steps, "cosine_onecycle_schedule", "cosine");
+  std::map<std::int64_t, double> b;
+  b.insert_or_assign(static_cast<std::int64_t>(pct_start * static_cast<double>(transition_steps)),
+                     div_factor);
+  b.insert_or_assign(transition_steps, 1.0 / (div_factor * final_div_factor));
+  return piecewise_interpolate_schedule("cosine", peak_value / div_factor, b);
+}
+
+Schedule sgdr_schedule(const std::vector<WarmupCosineDecayArgs>& cosine_kwargs) {
+  std::vector<Schedule> schedules;
+  std::vector<std::int64_t> boundaries;
+  std::int64_t step = 0;
+  for (const auto& k : cosine_kwargs) {
+    schedules.push_back(warmup_cosine_decay_schedule(k.init_value, k.peak_value, k.warmup_steps,
+                                                     k.decay_steps, k.end_value, k.exponent));
+    step += k.decay_steps;
+    boundaries.push_back(step);
+  }
+  if (!boundaries.empty()) boundaries.pop_back();
+  return join_schedules(std::move(schedules), std::move(boundaries));
+}
+
 }  // namespace linum::optim

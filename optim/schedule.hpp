@@ -1,5 +1,6 @@
 // optax schedules: step count -> hyper-parameter value (constant, polynomial, linear, exponential
-// decay, cosine decay, warmup + cosine / exponential decay, piecewise constant, join_schedules).
+// decay, cosine decay, warmup + constant / cosine / exponential decay, piecewise constant and
+// interpolated, one-cycle, SGDR, join_schedules).
 // Values are computed in double on the host; scale_by_schedule casts them to the update's dtype.
 #pragma once
 
@@ -7,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -79,5 +81,40 @@ Schedule warmup_exponential_decay_schedule(double init_value, double peak_value,
                                            double decay_rate, std::int64_t transition_begin = 0,
                                            bool staircase = false,
                                            std::optional<double> end_value = std::nullopt);
+
+// optax.warmup_constant_schedule: linear from init_value to peak_value over warmup_steps, then
+// peak_value.
+Schedule warmup_constant_schedule(double init_value, double peak_value, std::int64_t warmup_steps);
+
+// optax.piecewise_interpolate_schedule: values init_value * cumulative products of the scales at
+// the boundaries (and 0 at step 0), interpolated "linear" or "cosine" between consecutive
+// boundaries; the last value after the last boundary, 0 before step 0. ValueError for another
+// interpolate_type or a negative scale.
+Schedule piecewise_interpolate_schedule(
+    const std::string& interpolate_type, double init_value,
+    const std::map<std::int64_t, double>& boundaries_and_scales = {});
+
+// optax.linear_onecycle_schedule: linear from peak / div_factor up to peak_value at
+// pct_start * T, down to peak / div_factor at pct_final * T, and to that / final_div_factor at T.
+// ValueError unless transition_steps > 0.
+Schedule linear_onecycle_schedule(std::int64_t transition_steps, double peak_value,
+                                  double pct_start = 0.3, double pct_final = 0.85,
+                                  double div_factor = 25.0, double final_div_factor = 1e4);
+
+// optax.cosine_onecycle_schedule: cosine from peak / div_factor up to peak_value at
+// pct_start * T, then down to peak / (div_factor * final_div_factor) at T.
+Schedule cosine_onecycle_schedule(std::int64_t transition_steps, double peak_value,
+                                  double pct_start = 0.3, double div_factor = 25.0,
+                                  double final_div_factor = 1e4);
+
+// The keyword arguments of one warmup_cosine_decay_schedule (sgdr_schedule's list of dicts).
+struct WarmupCosineDecayArgs {
+  double init_value, peak_value;
+  std::int64_t warmup_steps, decay_steps;
+  double end_value = 0.0, exponent = 1.0;
+};
+// optax.sgdr_schedule: warmup_cosine_decay_schedules run one after the other, each for its
+// decay_steps (SGD with warm restarts).
+Schedule sgdr_schedule(const std::vector<WarmupCosineDecayArgs>& cosine_kwargs);
 
 }  // namespace linum::optim

@@ -137,6 +137,9 @@ auto scale_by_learning_rate(LR learning_rate, bool flip_sign = true) {
   }
 }
 
+// learning_rate=None: identity (adadelta's and adafactor's default).
+inline Identity scale_by_learning_rate(std::nullopt_t, bool = true) { return {}; }
+
 // optax.scale_by_sign(): sign(updates).
 struct ScaleBySign : StatelessTransformation<ScaleBySign> {
   template <class U, class Q>
@@ -386,12 +389,13 @@ inline Trace trace(double decay, bool nesterov = false,
 }
 
 // optax.add_decayed_weights (without mask; masked weight decay is in combine.hpp):
-// updates + weight_decay * params. Needs params.
+// updates + weight_decay * params (unchanged for a weight decay of 0, as optax). Needs params.
 struct AddDecayedWeights : StatelessTransformation<AddDecayedWeights> {
   double weight_decay = 0.0;
   template <class U, class Q>
   U apply(const U& updates, const Q* params) const {
     if (!params) throw_no_params("add_decayed_weights");
+    if (weight_decay == 0.0) return updates;
     U out = linum::detail::tree_apply_skip_empty(
         updates,
         [wd = weight_decay](const Array& g, const Array& p) {
@@ -399,6 +403,32 @@ struct AddDecayedWeights : StatelessTransformation<AddDecayedWeights> {
         },
         *params);
     return out;
+  }
+};
+
+// optax's WeightDecaySchedule: the state of add_decayed_weights with a scheduled weight decay.
+template <class C = Array>
+struct WeightDecaySchedule {
+  BOOST_HANA_DEFINE_STRUCT(WeightDecaySchedule, (C, count));
+};
+
+// add_decayed_weights(schedule): updates + schedule(count) * params, count before the step.
+struct AddDecayedWeightsSchedule : Transformation<AddDecayedWeightsSchedule> {
+  Schedule weight_decay;
+  template <class P>
+  WeightDecaySchedule<> init(const P&) const {
+    return {zero_count()};
+  }
+  template <class U, class Q>
+  std::pair<U, WeightDecaySchedule<>> update_impl(const U& updates,
+                                                  const WeightDecaySchedule<>& state,
+                                                  const Q* params) const {
+    if (!params) throw_no_params("add_decayed_weights");
+    const double s = weight_decay(concrete_count(state.count, "add_decayed_weights"));
+    U out = linum::detail::tree_apply_skip_empty(
+        updates, [s](const Array& g, const Array& p) { return detail::decayed_weights_leaf(g, s, p); },
+        *params);
+    return {std::move(out), {safe_increment(state.count)}};
   }
 };
 

@@ -107,4 +107,75 @@ TEST_SUITE("optim schedules") {
     CHECK_THROWS_AS(s(linum::zeros({2}, linum::int32)), linum::ValueError);
     CHECK_THROWS_AS(optim::Schedule()(1), linum::ValueError);
   }
+
+  TEST_CASE("piecewise_interpolate_schedule (optax's docstring and tests)") {
+    // optax docstring: linear, 1.0, {4: 0.1, 8: 0.01} at steps 0, 2, ..., 10.
+    auto d = optim::piecewise_interpolate_schedule("linear", 1.0, {{4, 0.1}, {8, 0.01}});
+    const double doc[] = {1.0, 0.55, 0.1, 0.0505, 0.001, 0.001};
+    for (int i = 0; i < 6; ++i) CHECK(d(2 * i) == Approx(doc[i]).epsilon(1e-12));
+    // optax's _schedule_test.py test_linear_piecewise / test_cos_piecewise expected values.
+    auto lin = optim::piecewise_interpolate_schedule("linear", 200.0, {{5, 1.5}, {10, 0.25}});
+    const double lin_expected[] = {200, 220, 240, 260, 280, 300, 255, 210, 165, 120, 75, 75, 75};
+    for (int i = 0; i < 13; ++i) CHECK(lin(i) == Approx(lin_expected[i]).epsilon(1e-12));
+    auto cos =
+        optim::piecewise_interpolate_schedule("cosine", 400.0, {{5, 1.2}, {3, 0.6}, {7, 1.0}});
+    const double cos_expected[] = {400, 360, 280, 240, 264, 288, 288, 288, 288};
+    for (int i = 0; i < 9; ++i) CHECK(cos(i) == Approx(cos_expected[i]).epsilon(1e-12));
+    // No boundaries: the constant init_value; a boundary at 0 applies its scale at once.
+    CHECK(optim::piecewise_interpolate_schedule("cosine", 17.0)(2) == 17.0);
+    auto zero = optim::piecewise_interpolate_schedule("linear", 13.0, {{0, 2.0}, {5, 3.0}});
+    CHECK(zero(0) == Approx(26.0));
+    CHECK(zero(5) == Approx(78.0));
+    CHECK(std::isfinite(zero(3)));
+    const std::string msg =
+        message_of<linum::ValueError>([] { optim::piecewise_interpolate_schedule("linar", 13.0); });
+    CHECK(msg.find("piecewise_interpolate_schedule") != std::string::npos);
+    CHECK(msg.find("'linar'") != std::string::npos);
+    CHECK_THROWS_AS(optim::piecewise_interpolate_schedule("linear", 13.0, {{5, -3.0}}),
+                    linum::ValueError);
+  }
+
+  TEST_CASE("linear and cosine onecycle (optax's OneCycleTest values)") {
+    auto lin = optim::linear_onecycle_schedule(10, 1000, 0.3, 0.7, 10.0, 100.0);
+    const double lin_expected[] = {100, 400, 700, 1000, 775, 550, 325, 100, 67, 34, 1, 1};
+    for (int i = 0; i < 12; ++i) CHECK(lin(i) == Approx(lin_expected[i]).epsilon(1e-12));
+    auto cos = optim::cosine_onecycle_schedule(5, 1000.0, 0.4, 10.0, 100.0);
+    const double cos_expected[] = {100.0, 550.0, 1000.0, 750.25, 250.75, 1.0, 1.0};
+    for (int i = 0; i < 7; ++i) CHECK(cos(i) == Approx(cos_expected[i]).epsilon(1e-12));
+    // Defaults: peak / 25 at 0, the peak at int(0.3 * T).
+    auto def = optim::linear_onecycle_schedule(100, 2.5);
+    CHECK(def(0) == Approx(0.1));
+    CHECK(def(30) == Approx(2.5));
+    CHECK(def(85) == Approx(0.1));
+    CHECK(def(100) == Approx(1e-5));
+    const std::string c =
+        message_of<linum::ValueError>([] { optim::cosine_onecycle_schedule(0, 5.0); });
+    CHECK(c.find("cosine_onecycle_schedule") != std::string::npos);
+    CHECK(c.find("cosine onecycle") != std::string::npos);
+    const std::string l =
+        message_of<linum::ValueError>([] { optim::linear_onecycle_schedule(-1, 5.0); });
+    CHECK(l.find("linear onecycle") != std::string::npos);
+  }
+
+  TEST_CASE("warmup_constant_schedule and sgdr_schedule") {
+    auto w = optim::warmup_constant_schedule(0.5, 2.0, 10);
+    CHECK(w(0) == 0.5);
+    CHECK(w(4) == Approx(0.5 + 1.5 * 0.4));  // linear warmup
+    CHECK(w(10) == Approx(2.0));
+    CHECK(w(1000) == Approx(2.0));
+    // optax's SGDRTest.test_limits: cycles of 2000, 3000, 5000 steps with 500 warmup steps
+    // each reach their peak after the warmup: 1.6, 0.8, 0.4 at 500, 2500, 5500.
+    std::vector<optim::WarmupCosineDecayArgs> kw;
+    const std::int64_t steps[] = {2000, 3000, 5000};
+    const double peaks[] = {1.6, 0.8, 0.4};
+    for (int i = 0; i < 3; ++i) kw.push_back({0.0, peaks[i], 500, steps[i]});
+    auto s = optim::sgdr_schedule(kw);
+    CHECK(s(500) == Approx(1.6));
+    CHECK(s(2500) == Approx(0.8));
+    CHECK(s(5500) == Approx(0.4));
+    // Each cycle restarts at its init_value and ends at end_value (0 here).
+    CHECK(s(2000) == 0.0);
+    CHECK(s(1999) == Approx(1.6 * 0.5 * (1 + std::cos(std::numbers::pi * 1499.0 / 1500.0))));
+    CHECK(s(10000) == Approx(0.0));
+  }
 }
