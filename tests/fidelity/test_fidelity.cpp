@@ -1,0 +1,96 @@
+// linum against Flax's fixtures (fixture_suite.hpp): for each model of the zoo and each threefry
+// mode, linum's init from jax.random.key(0) has the fixture's params to 0 ulps and writes the
+// fixture's checkpoint bytes exactly; from_bytes loads the fixture; apply and grad give the
+// fixture's output and grads to float32 rounding.
+#include <doctest/doctest.h>
+
+#include <linum/nn/serialization.hpp>
+
+#include "fixture_suite.hpp"
+
+namespace nn = linum::nn;
+namespace ser = linum::serialization;
+using fidelity::Model;
+using linum::Array;
+using linum::Tree;
+using Inputs = std::vector<Array>;
+
+namespace {
+
+// The zoo's composite models, as scripts/flax_fixtures.py writes them in Flax.
+struct MLP : nn::Module<MLP> {
+  Array call(const Array& x) {
+    const Array h = nn::relu(nn::Dense(5)(x));
+    return nn::Dense(3)(h);
+  }
+};
+struct LSTMModel : nn::Module<LSTMModel> {
+  Array call(const Array& x) { return nn::RNN(nn::LSTMCell(4))(x); }
+};
+
+// A layer with one positional input: init(key, x) / apply(variables, x).
+template <class M>
+Model unary(std::string name, M m, std::set<std::string> qr_leaves = {}) {
+  return {
+      std::move(name), [m](const Array& key, const Inputs& in) { return m.init(key, in.at(0)); },
+      [m](const Tree& v, const Inputs& in) { return m.apply(v, in.at(0)); }, std::move(qr_leaves)};
+}
+
+// The recurrent kernels (h*) of a cell under params/<cell>: orthogonal, drawn through a QR.
+std::set<std::string> recurrent_kernels(const std::string& cell, std::string_view gates) {
+  std::set<std::string> s;
+  for (char g : gates) s.insert("/params/" + cell + "/h" + g + "/kernel");
+  return s;
+}
+
+std::vector<Model> zoo() {
+  return {
+      unary("dense", nn::Dense(3)),
+      unary("mlp", MLP()),
+      unary("conv", nn::Conv({.features = 4, .kernel_size = {3, 3}})),
+      unary("embed", nn::Embed(7, 3)),
+      unary("layer_norm", nn::LayerNorm()),
+      unary("rnn_lstm", LSTMModel(), recurrent_kernels("LSTMCell_0", "ifgo")),
+  };
+}
+
+}  // namespace
+
+TEST_CASE(
+    "fidelity: linum's init of every zoo model is the fixture's, bit for bit and byte for byte") {
+  for (const auto& mode : fidelity::kModes) {
+    linum::random::ThreefryPartitionableScope scope(mode.partitionable);
+    for (const Model& m : zoo()) {
+      INFO(m.name, " (", std::string(mode.name), ")");
+      const fidelity::Fixture f = fidelity::read_fixture(m.name, mode);
+      const Tree init = m.init(linum::random::key(0), f.inputs());
+      fidelity::check_bit_identical(init, ser::msgpack_restore(f.variables_bytes), m.qr_leaves);
+      // The fixture loads into linum's init (same structure, values within the QR's ulps) and
+      // linum writes it back byte for byte; without QR-drawn leaves linum's init is those bytes.
+      const Tree loaded = ser::from_bytes(init, f.variables_bytes);
+      fidelity::check_bit_identical(loaded, init, m.qr_leaves);
+      CHECK(ser::to_bytes(loaded) == f.variables_bytes);
+      if (m.qr_leaves.empty()) CHECK(ser::to_bytes(init) == f.variables_bytes);
+    }
+  }
+}
+
+TEST_CASE(
+    "fidelity: outputs and grads of every zoo model match the fixture's to float32 rounding") {
+  for (const auto& mode : fidelity::kModes) {
+    linum::random::ThreefryPartitionableScope scope(mode.partitionable);
+    for (const Model& m : zoo()) {
+      INFO(m.name, " (", std::string(mode.name), ")");
+      const fidelity::Fixture f = fidelity::read_fixture(m.name, mode);
+      const Inputs in = f.inputs();
+      // The fixture's own variables, so outputs are checked even where an init differed.
+      const Tree variables = ser::msgpack_restore(f.variables_bytes);
+      fidelity::check_close(Tree(m.apply(variables, in)), f.case_tree["output"]);
+      if (!f.case_tree.as_dict().contains("grads")) continue;
+      const Array ct = f.case_tree["cotangent"].leaf();
+      const Tree grads =
+          linum::grad([&](const Tree& v) { return linum::sum(m.apply(v, in) * ct); })(variables);
+      fidelity::check_close(grads, f.case_tree["grads"]);
+    }
+  }
+}
