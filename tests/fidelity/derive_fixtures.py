@@ -246,29 +246,173 @@ def sort_keys(d):
     return {k: sort_keys(d[k]) for k in sorted(d)} if isinstance(d, dict) else d
 
 
-def model_rnn_lstm(root):
-    # class Model: @nn.compact __call__: nn.RNN(nn.LSTMCell(4))(x), x (2, 5, 3). The cell is the
-    # parent's LSTMCell_0; its Dense layers ii, hi, if, hf, ig, hg, io, ho are built in that order;
-    # the scan returns them with sorted keys. ii.. kernels lecun_normal, h.. kernels orthogonal.
-    x = ramp((2, 5, 3), 29)
-    cell = {}
-    for gate in "ifgo":
-        cell["i" + gate] = {"kernel": lecun_normal(flax_param_key(root, "LSTMCell_0", "i" + gate, 1), (3, 4))}
-        cell["h" + gate] = {"kernel": orthogonal(flax_param_key(root, "LSTMCell_0", "h" + gate, 1), (4, 4)),
-                            "bias": np.zeros(4, F32)}
-    w = {k: {n: f64(v) for n, v in d.items()} for k, d in cell.items()}
-    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
-    c = np.zeros((2, 4))
-    h = np.zeros((2, 4))
+def model_dense_general(root):
+    # nn.DenseGeneral(features=(2, 5), axis=(-2, -1)).init(key, x), x (2, 3, 4): the kernel
+    # (3, 4, 2, 5) is lecun_normal of its flat (12, 10) shape, reshaped; bias (2, 5) zeros.
+    x = ramp((2, 3, 4), 31)
+    kernel = lecun_normal(flax_param_key(root, 1), (12, 10)).reshape(3, 4, 2, 5)
+    p = {"kernel": kernel, "bias": np.zeros((2, 5), F32)}
+    y = np.einsum("bij,ijkl->bkl", f64(x), f64(kernel)) + f64(p["bias"])
+    ct = ramp(y.shape, 37)
+    g = {"kernel": np.einsum("bij,bkl->ijkl", f64(x), f64(ct)), "bias": f64(ct).sum(0)}
+    return [x], {"params": p}, y, ct, {"params": g}
+
+
+def model_conv_transpose(root):
+    # nn.ConvTranspose(3, (3, 3), strides=(2, 2)).init(key, x), x (1, 3, 3, 2), padding 'SAME':
+    # lax.conv_transpose without kernel flip: the input dilated by 2, padded (2, 1) per
+    # spatial dim (jax's _conv_transpose_padding for k=3, s=2), then correlated with the kernel.
+    x = ramp((1, 3, 3, 2), 41)
+    kernel = lecun_normal(flax_param_key(root, 1), (3, 3, 2, 3))
+    p = {"kernel": kernel, "bias": np.zeros(3, F32)}
+    xd = np.zeros((1, 5, 5, 2))
+    xd[:, ::2, ::2, :] = f64(x)
+    xp = np.pad(xd, ((0, 0), (2, 1), (2, 1), (0, 0)))
+    y = np.zeros((1, 6, 6, 3))
+    for a in range(3):
+        for b in range(3):
+            y += np.einsum("nijc,cd->nijd", xp[:, a:a + 6, b:b + 6, :], f64(kernel[a, b]))
+    ct = ramp(y.shape, 43)
+    dk = np.zeros((3, 3, 2, 3))
+    for a in range(3):
+        for b in range(3):
+            dk[a, b] = np.einsum("nijc,nijd->cd", xp[:, a:a + 6, b:b + 6, :], f64(ct))
+    g = {"kernel": dk, "bias": f64(ct).sum((0, 1, 2))}
+    return [x], {"params": p}, y, ct, {"params": g}
+
+
+def normalized(xd, axes, eps):
+    # Flax's _compute_stats with use_fast_variance: var = max(0, E[x^2] - E[x]^2).
+    mean = xd.mean(axes, keepdims=True)
+    var = np.maximum((xd * xd).mean(axes, keepdims=True) - mean * mean, 0)
+    return (xd - mean) / np.sqrt(var + eps)
+
+
+def scale_bias_case(x, xhat, salt, stats=None):
+    # y = xhat * scale + bias with scale ones, bias zeros (params created scale, then bias).
+    p = {"scale": np.ones(x.shape[-1], F32), "bias": np.zeros(x.shape[-1], F32)}
+    ct = ramp(xhat.shape, salt)
+    axes = tuple(range(x.ndim - 1))
+    g = {"params": {"scale": (f64(ct) * xhat).sum(axes), "bias": f64(ct).sum(axes)}}
+    variables = {"params": p}
+    if stats is not None:
+        variables = {"batch_stats": stats, "params": p}
+        g["batch_stats"] = {k: np.zeros_like(v) for k, v in stats.items()}
+    return [x], variables, xhat, ct, g
+
+
+def model_group_norm(root):
+    # nn.GroupNorm(num_groups=2).init(key, x), x (2, 3, 4): statistics per example and group of
+    # 2 channels over (3, 2) values; epsilon 1e-6.
+    x = ramp((2, 3, 4), 47)
+    xg = f64(x).reshape(2, 3, 2, 2)
+    xhat = normalized(xg, (1, 3), 1e-6).reshape(2, 3, 4)
+    return scale_bias_case(x, xhat, 53)
+
+
+def model_rms_norm(root):
+    # nn.RMSNorm().init(key, x), x (3, 5): x / sqrt(mean(x^2) + 1e-6) * scale, scale ones.
+    x = ramp((3, 5), 59)
+    xd = f64(x)
+    y = xd / np.sqrt((xd * xd).mean(-1, keepdims=True) + 1e-6)
+    ct = ramp(y.shape, 61)
+    return ([x], {"params": {"scale": np.ones(5, F32)}}, y, ct,
+            {"params": {"scale": (f64(ct) * y).sum(0)}})
+
+
+def model_batch_norm(root):
+    # nn.BatchNorm(use_running_average=False).init(key, x), x (4, 3): batch_stats (mean zeros,
+    # var ones, created before the params and left alone while initializing); applied with
+    # mutable=['batch_stats'], the output is normalized by the batch's statistics (epsilon 1e-5).
+    x = ramp((4, 3), 67)
+    xhat = normalized(f64(x), (0,), 1e-5)
+    return scale_bias_case(x, xhat, 71, {"mean": np.zeros(3, F32), "var": np.ones(3, F32)})
+
+
+def model_remat_dense(root):
+    # class Model: @nn.compact __call__: nn.remat(nn.Dense)(3)(x), x (2, 4). The class is named
+    # CheckpointDense; what jax.checkpoint returns has its keys sorted (bias before kernel).
+    x = ramp((2, 4), 73)
+    p = dense_params(root, ("CheckpointDense_0",), 4, 3)
+    y = f64(x) @ f64(p["kernel"]) + f64(p["bias"])
+    ct = ramp(y.shape, 79)
+    g = {"kernel": f64(x).T @ f64(ct), "bias": f64(ct).sum(0)}
+    return [x], {"params": {"CheckpointDense_0": sort_keys(p)}}, y, ct, {"params": {"CheckpointDense_0": g}}
+
+
+# ---- recurrent cells: Flax's LSTMCell / OptimizedLSTMCell (same params), GRUCell, SimpleCell --
+
+GATES = {"lstm": [("ii", False, "i"), ("hi", True, "h"), ("if", False, "i"), ("hf", True, "h"),
+                  ("ig", False, "i"), ("hg", True, "h"), ("io", False, "i"), ("ho", True, "h")],
+         # GRUCell: dense_i (bias) ir, iz, in; dense_h (no bias) hr, hz; hn with a bias.
+         "gru": [("ir", True, "i"), ("hr", False, "h"), ("iz", True, "i"), ("hz", False, "h"),
+                 ("in", True, "i"), ("hn", True, "h")],
+         # SimpleCell: dense_i 'i' with a bias, dense_h 'h' without.
+         "simple": [("i", True, "i"), ("h", False, "h")]}
+
+
+def cell_params(root, path, kind, n_in, n_h):
+    """A cell's Dense layers in the order it builds them: input kernels lecun_normal (the Dense's
+    first param, counter 1), recurrent kernels orthogonal, biases zeros."""
+    out = {}
+    for name, bias, src in GATES[kind]:
+        key = flax_param_key(root, *path, name, 1)
+        kernel = lecun_normal(key, (n_in, n_h)) if src == "i" else orthogonal(key, (n_h, n_h))
+        out[name] = {"kernel": kernel, "bias": np.zeros(n_h, F32)} if bias else {"kernel": kernel}
+    return out
+
+
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def cell_run(kind, params, xs, n_h):
+    """The cell scanned over xs (batch, time, features) from a zero carry: outputs (b, t, n_h)."""
+    w = {k: {n: f64(v) for n, v in d.items()} for k, d in params.items()}
+
+    def dense(name, v):
+        return v @ w[name]["kernel"] + (w[name]["bias"] if "bias" in w[name] else 0)
+
+    b = xs.shape[0]
+    c, h = np.zeros((b, n_h)), np.zeros((b, n_h))
     ys = []
-    for t in range(5):
-        xt = f64(x[:, t])
-        pre = {g: xt @ w["i" + g]["kernel"] + h @ w["h" + g]["kernel"] + w["h" + g]["bias"] for g in "ifgo"}
-        c = sig(pre["f"]) * c + sig(pre["i"]) * np.tanh(pre["g"])
-        h = sig(pre["o"]) * np.tanh(c)
+    for t in range(xs.shape[1]):
+        xt = f64(xs[:, t])
+        if kind == "lstm":
+            pre = {g: dense("i" + g, xt) + dense("h" + g, h) for g in "ifgo"}
+            c = sigmoid(pre["f"]) * c + sigmoid(pre["i"]) * np.tanh(pre["g"])
+            h = sigmoid(pre["o"]) * np.tanh(c)
+        elif kind == "gru":
+            r = sigmoid(dense("ir", xt) + dense("hr", h))
+            z = sigmoid(dense("iz", xt) + dense("hz", h))
+            n = np.tanh(dense("in", xt) + r * dense("hn", h))
+            h = (1 - z) * n + z * h
+        else:
+            h = np.tanh(dense("i", xt) + dense("h", h))
         ys.append(h)
-    y = np.stack(ys, 1)
-    return [x], {"params": {"LSTMCell_0": sort_keys(cell)}}, y, None, None
+    return np.stack(ys, 1)
+
+
+def rnn_model(kind, cell_name):
+    # class Model: @nn.compact __call__: nn.RNN(Cell(4))(x), x (2, 5, 3). The cell is the parent's
+    # <Cell>_0; the scan returns its params with sorted keys.
+    def make(root):
+        x = ramp((2, 5, 3), 29)
+        cell = cell_params(root, (cell_name,), kind, 3, 4)
+        return [x], {"params": {cell_name: sort_keys(cell)}}, cell_run(kind, cell, x, 4), None, None
+    return make
+
+
+def model_bidirectional(root):
+    # class Model: @nn.compact __call__:
+    #   nn.Bidirectional(nn.RNN(nn.LSTMCell(4)), nn.RNN(nn.GRUCell(5)))(x), x (2, 5, 3):
+    # both cells are the parent's (LSTMCell_0, GRUCell_0, the forward scan publishing first); the
+    # output concatenates the forward outputs and the backward ones (reversed, kept in order).
+    x = ramp((2, 5, 3), 83)
+    fwd = cell_params(root, ("LSTMCell_0",), "lstm", 3, 4)
+    bwd = cell_params(root, ("GRUCell_0",), "gru", 3, 5)
+    y = np.concatenate([cell_run("lstm", fwd, x, 4), cell_run("gru", bwd, x[:, ::-1], 5)[:, ::-1]], -1)
+    return [x], {"params": {"LSTMCell_0": sort_keys(fwd), "GRUCell_0": sort_keys(bwd)}}, y, None, None
 
 
 MODELS = {
@@ -277,7 +421,17 @@ MODELS = {
     "conv": model_conv,
     "embed": model_embed,
     "layer_norm": model_layer_norm,
-    "rnn_lstm": model_rnn_lstm,
+    "dense_general": model_dense_general,
+    "conv_transpose": model_conv_transpose,
+    "group_norm": model_group_norm,
+    "rms_norm": model_rms_norm,
+    "batch_norm": model_batch_norm,
+    "remat_dense": model_remat_dense,
+    "rnn_lstm": rnn_model("lstm", "LSTMCell_0"),
+    "rnn_optimized_lstm": rnn_model("lstm", "OptimizedLSTMCell_0"),
+    "rnn_gru": rnn_model("gru", "GRUCell_0"),
+    "rnn_simple": rnn_model("simple", "SimpleCell_0"),
+    "bidirectional": model_bidirectional,
 }
 
 

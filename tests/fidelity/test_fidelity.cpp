@@ -24,8 +24,17 @@ struct MLP : nn::Module<MLP> {
     return nn::Dense(3)(h);
   }
 };
-struct LSTMModel : nn::Module<LSTMModel> {
-  Array call(const Array& x) { return nn::RNN(nn::LSTMCell(4))(x); }
+template <class Cell>
+struct RNNModel : nn::Module<RNNModel<Cell>> {
+  Array call(const Array& x) { return nn::RNN(Cell(4))(x); }
+};
+struct BidirectionalModel : nn::Module<BidirectionalModel> {
+  Array call(const Array& x) {
+    return nn::Bidirectional(nn::RNN(nn::LSTMCell(4)), nn::RNN(nn::GRUCell(5)))(x);
+  }
+};
+struct RematDense : nn::Module<RematDense> {
+  Array call(const Array& x) { return nn::remat(nn::Dense(3))(x); }
 };
 
 // A layer with one positional input: init(key, x) / apply(variables, x).
@@ -36,11 +45,23 @@ Model unary(std::string name, M m, std::set<std::string> qr_leaves = {}) {
       [m](const Tree& v, const Inputs& in) { return m.apply(v, in.at(0)); }, std::move(qr_leaves)};
 }
 
-// The recurrent kernels (h*) of a cell under params/<cell>: orthogonal, drawn through a QR.
-std::set<std::string> recurrent_kernels(const std::string& cell, std::string_view gates) {
+// The recurrent kernels of a cell under params/<cell>: orthogonal, drawn through a QR.
+std::set<std::string> recurrent_kernels(const std::string& cell,
+                                        std::initializer_list<std::string> denses) {
   std::set<std::string> s;
-  for (char g : gates) s.insert("/params/" + cell + "/h" + g + "/kernel");
+  for (const auto& d : denses) s.insert("/params/" + cell + "/" + d + "/kernel");
   return s;
+}
+const std::initializer_list<std::string> kLSTMh = {"hi", "hf", "hg", "ho"};
+const std::initializer_list<std::string> kGRUh = {"hr", "hz", "hn"};
+
+// BatchNorm in training mode: applied with mutable=['batch_stats'], the output alone.
+Model batch_norm() {
+  const nn::BatchNorm bn({.use_running_average = false});
+  return {"batch_norm", [bn](const Array& key, const Inputs& in) { return bn.init(key, in.at(0)); },
+          [bn](const Tree& v, const Inputs& in) {
+            return bn.apply(v, in.at(0), {.mutable_ = linum::lift::Filter{"batch_stats"}}).first;
+          }};
 }
 
 std::vector<Model> zoo() {
@@ -50,7 +71,24 @@ std::vector<Model> zoo() {
       unary("conv", nn::Conv({.features = 4, .kernel_size = {3, 3}})),
       unary("embed", nn::Embed(7, 3)),
       unary("layer_norm", nn::LayerNorm()),
-      unary("rnn_lstm", LSTMModel(), recurrent_kernels("LSTMCell_0", "ifgo")),
+      unary("dense_general", nn::DenseGeneral({.features = {2, 5}, .axis = {-2, -1}})),
+      unary("conv_transpose",
+            nn::ConvTranspose({.features = 3, .kernel_size = {3, 3}, .strides = {2, 2}})),
+      unary("group_norm", nn::GroupNorm({.num_groups = 2})),
+      unary("rms_norm", nn::RMSNorm()),
+      batch_norm(),
+      unary("remat_dense", RematDense()),
+      unary("rnn_lstm", RNNModel<nn::LSTMCell>(), recurrent_kernels("LSTMCell_0", kLSTMh)),
+      unary("rnn_optimized_lstm", RNNModel<nn::OptimizedLSTMCell>(),
+            recurrent_kernels("OptimizedLSTMCell_0", kLSTMh)),
+      unary("rnn_gru", RNNModel<nn::GRUCell>(), recurrent_kernels("GRUCell_0", kGRUh)),
+      unary("rnn_simple", RNNModel<nn::SimpleCell>(), recurrent_kernels("SimpleCell_0", {"h"})),
+      unary("bidirectional", BidirectionalModel(),
+            [] {
+              auto s = recurrent_kernels("LSTMCell_0", kLSTMh);
+              s.merge(recurrent_kernels("GRUCell_0", kGRUh));
+              return s;
+            }()),
   };
 }
 
