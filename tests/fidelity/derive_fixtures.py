@@ -435,6 +435,60 @@ MODELS = {
 }
 
 
+# ---- optax trajectories: Dense(3) fitted to a target by mean squared error ------------------
+
+
+def optax_trajectory(update):
+    """4 steps of an optimizer on nn.Dense(3)'s variables (init from the key, as model_dense),
+    loss mean((dense(x) - target)^2), x (4, 4), target (4, 3). `update(step, g, state, p)` is
+    optax's rule in float64 (tree of the variables' leaves). Returns the losses before each step
+    and the variables after each step (keys sorted, as jax.tree.map rebuilds dicts)."""
+    def make(root):
+        x, target = ramp((4, 4), 89), ramp((4, 3), 97)
+        v0 = {"params": dense_params(root, (), 4, 3)}
+        p = {k: f64(a) for k, a in v0["params"].items()}
+        state, losses, traj = None, [], {}
+        for step in range(1, 5):
+            y = f64(x) @ p["kernel"] + p["bias"]
+            losses.append(((y - f64(target)) ** 2).mean())
+            dy = 2 * (y - f64(target)) / y.size
+            g = {"kernel": f64(x).T @ dy, "bias": dy.sum(0)}
+            u, state = update(step, g, state, p)
+            p = {k: p[k] + u[k] for k in p}
+            traj[str(step)] = sort_keys({"params": f32_tree(p)})
+        return [x, target], v0, np.array(losses), traj
+    return make
+
+
+def sgd_momentum(lr, momentum):
+    # optax.sgd(lr, momentum): trace (t = g + momentum * t, from zeros), then -lr.
+    def update(step, g, state, p):
+        t = {k: g[k] + momentum * (state[k] if state else 0) for k in g}
+        return {k: -lr * t[k] for k in t}, t
+    return update
+
+
+def adam(lr, b1=0.9, b2=0.999, eps=1e-8, weight_decay=None):
+    # optax.scale_by_adam: mu, nu moving averages, bias-corrected by 1 - b**count, then
+    # m / (sqrt(v) + eps); adamw adds weight_decay * params; then -lr.
+    def update(step, g, state, p):
+        mu0, nu0 = state if state else ({k: 0 for k in g}, {k: 0 for k in g})
+        mu = {k: (1 - b1) * g[k] + b1 * mu0[k] for k in g}
+        nu = {k: (1 - b2) * g[k] ** 2 + b2 * nu0[k] for k in g}
+        u = {k: (mu[k] / (1 - b1 ** step)) / (np.sqrt(nu[k] / (1 - b2 ** step)) + eps) for k in g}
+        if weight_decay is not None:
+            u = {k: u[k] + weight_decay * p[k] for k in u}
+        return {k: -lr * u[k] for k in u}, (mu, nu)
+    return update
+
+
+OPTIMIZERS = {
+    "optax_sgd_momentum": optax_trajectory(sgd_momentum(0.1, 0.9)),
+    "optax_adam": optax_trajectory(adam(0.05)),
+    "optax_adamw": optax_trajectory(adam(0.05, weight_decay=0.1)),
+}
+
+
 def f32_tree(t):
     return {k: f32_tree(v) for k, v in t.items()} if isinstance(t, dict) else np.asarray(t).astype(F32)
 
@@ -453,11 +507,21 @@ def main():
                 case["cotangent"] = np.asarray(cotangent, F32)
                 # jax.grad rebuilds dicts from their flattening: keys sorted.
                 case["grads"] = sort_keys(f32_tree(grads))
-            with open(os.path.join(OUT, f"{name}.{mode}.msgpack"), "wb") as f:
-                f.write(flax_serialize(variables))
-            with open(os.path.join(OUT, f"{name}.{mode}.case.msgpack"), "wb") as f:
-                f.write(flax_serialize(case))
-    print(f"wrote {2 * len(MODELS) * len(MODES)} files to {OUT}")
+            write(name, mode, variables, case)
+        for name, make in OPTIMIZERS.items():
+            inputs, variables, losses, trajectory = make(root)
+            case = {"header": header(name), "model": name, "threefry_partitionable": partitionable,
+                    "inputs": {str(i): a for i, a in enumerate(inputs)},
+                    "output": losses.astype(F32), "trajectory": trajectory}
+            write(name, mode, variables, case)
+    print(f"wrote {2 * (len(MODELS) + len(OPTIMIZERS)) * len(MODES)} files to {OUT}")
+
+
+def write(name, mode, variables, case):
+    with open(os.path.join(OUT, f"{name}.{mode}.msgpack"), "wb") as f:
+        f.write(flax_serialize(variables))
+    with open(os.path.join(OUT, f"{name}.{mode}.case.msgpack"), "wb") as f:
+        f.write(flax_serialize(case))
 
 
 if __name__ == "__main__":

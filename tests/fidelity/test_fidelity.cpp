@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <linum/nn/serialization.hpp>
+#include <linum/optim/optim.hpp>
 
 #include "fixture_suite.hpp"
 
@@ -131,4 +132,42 @@ TEST_CASE(
       fidelity::check_close(grads, f.case_tree["grads"]);
     }
   }
+}
+
+namespace {
+
+// Four steps of `tx` on nn.Dense(3)'s variables from the fixture, loss mean((dense(x) - target)^2):
+// the loss before each step must be the fixture's output, the variables after it its trajectory.
+template <class Tx>
+void check_trajectory(const std::string& name, const Tx& tx) {
+  namespace optim = linum::optim;
+  for (const auto& mode : fidelity::kModes) {
+    INFO(name, " (", std::string(mode.name), ")");
+    const fidelity::Fixture f = fidelity::read_fixture(name, mode);
+    const Array x = f.inputs().at(0), target = f.inputs().at(1);
+    const nn::Dense dense(3);
+    auto loss = [&](const Tree& v) {
+      return linum::mean(linum::square(dense.apply(v, x) - target));
+    };
+    Tree v = ser::msgpack_restore(f.variables_bytes);
+    auto state = tx.init(v);
+    std::vector<Array> losses;
+    for (int step = 1; step <= 4; ++step) {
+      losses.push_back(loss(v));
+      auto [u, next] = tx.update(linum::grad(loss)(v), state, v);
+      state = next;
+      v = optim::apply_updates(v, u);
+      fidelity::check_close(v, f.case_tree["trajectory"][std::to_string(step)]);
+    }
+    fidelity::check_close(Tree(linum::stack(losses)), f.case_tree["output"]);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("fidelity: optax trajectories (sgd with momentum, adam, adamw) match the fixture's") {
+  namespace optim = linum::optim;
+  check_trajectory("optax_sgd_momentum", optim::sgd(0.1, 0.9));
+  check_trajectory("optax_adam", optim::adam(0.05));
+  check_trajectory("optax_adamw", optim::adamw(0.05, 0.9, 0.999, 1e-8, 0.0, std::nullopt, 0.1));
 }
