@@ -50,6 +50,27 @@ class RematDense(nn.Module):
         return nn.remat(nn.Dense)(3)(x)
 
 
+class VmapDense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.vmap(nn.Dense, variable_axes={"params": 0}, split_rngs={"params": True},
+                       in_axes=0)(3)(x)
+
+
+class ResidualBlock(nn.Module):
+    @nn.compact
+    def __call__(self, c, _):
+        return c + nn.relu(nn.Dense(4)(c)), None
+
+
+class ScanResidual(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        block = nn.scan(ResidualBlock, variable_axes={"params": 0}, split_rngs={"params": True},
+                        length=3)
+        return block()(x, None)[0]
+
+
 class RNNModel(nn.Module):
     cell_type: type
 
@@ -77,6 +98,8 @@ MODELS = {
     "rms_norm": (nn.RMSNorm(), {}),
     "batch_norm": (nn.BatchNorm(use_running_average=False), {"mutable": ["batch_stats"]}),
     "remat_dense": (RematDense(), {}),
+    "vmap_dense": (VmapDense(), {}),
+    "scan_residual": (ScanResidual(), {}),
     "rnn_lstm": (RNNModel(nn.LSTMCell), {}),
     "rnn_optimized_lstm": (RNNModel(nn.OptimizedLSTMCell), {}),
     "rnn_gru": (RNNModel(nn.GRUCell), {}),

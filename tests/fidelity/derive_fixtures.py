@@ -28,6 +28,8 @@ import hashlib
 import os
 import sys
 
+sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -340,6 +342,47 @@ def model_remat_dense(root):
     return [x], {"params": {"CheckpointDense_0": sort_keys(p)}}, y, ct, {"params": {"CheckpointDense_0": g}}
 
 
+def model_vmap_dense(root):
+    # class Model: @nn.compact __call__: nn.vmap(nn.Dense, variable_axes={'params': 0},
+    # split_rngs={'params': True}, in_axes=0)(3)(x), x (3, 2, 4). lift.vmap splits the raw key
+    # under VmapDense_0's LazyRng into 3 (jax.random.split) and each copy keeps the suffix, so
+    # copy i's kernel key is fold_in(split(key, 3)[i], hash('VmapDense_0', 1)). The params come
+    # out of jax.vmap with sorted keys.
+    x = ramp((3, 2, 4), 103)
+    ks = rs.split(root, 3)
+    kernel = np.stack([lecun_normal(flax_param_key(k, "VmapDense_0", 1), (4, 3)) for k in ks])
+    p = {"bias": np.zeros((3, 3), F32), "kernel": kernel}
+    y = np.einsum("bni,bio->bno", f64(x), f64(kernel))
+    ct = ramp(y.shape, 107)
+    g = {"bias": f64(ct).sum(1), "kernel": np.einsum("bni,bno->bio", f64(x), f64(ct))}
+    return [x], {"params": {"VmapDense_0": p}}, y, ct, {"params": {"VmapDense_0": g}}
+
+
+def model_scan_residual(root):
+    # class ResidualBlock: @nn.compact __call__(c, _): c + relu(Dense(4)(c)), None; the model
+    # calls nn.scan(ResidualBlock, variable_axes={'params': 0}, split_rngs={'params': True},
+    # length=3)()(x, None), x (2, 4), and returns the carry. lift.scan splits the raw key into 3
+    # like vmap, and traces the body twice while initializing: the kernel kept is the second
+    # trace's, drawn with Dense_0's counter at 3 (Flax's RNG guide prints these values).
+    x = ramp((2, 4), 109)
+    ks = rs.split(root, 3)
+    kernel = np.stack([lecun_normal(flax_param_key(k, "ScanResidualBlock_0", "Dense_0", 3), (4, 4))
+                       for k in ks])
+    p = {"bias": np.zeros((3, 4), F32), "kernel": kernel}
+    cs, hs = [f64(x)], []
+    for layer in range(3):
+        hs.append(cs[-1] @ f64(kernel[layer]))
+        cs.append(cs[-1] + np.maximum(hs[-1], 0))
+    ct = ramp((2, 4), 113)
+    dc, dk, db = f64(ct), np.zeros((3, 4, 4)), np.zeros((3, 4))
+    for layer in reversed(range(3)):
+        dh = dc * (hs[layer] > 0)
+        dk[layer], db[layer] = cs[layer].T @ dh, dh.sum(0)
+        dc = dc + dh @ f64(kernel[layer]).T
+    return ([x], {"params": {"ScanResidualBlock_0": {"Dense_0": p}}}, cs[-1], ct,
+            {"params": {"ScanResidualBlock_0": {"Dense_0": {"bias": db, "kernel": dk}}}})
+
+
 # ---- recurrent cells: Flax's LSTMCell / OptimizedLSTMCell (same params), GRUCell, SimpleCell --
 
 GATES = {"lstm": [("ii", False, "i"), ("hi", True, "h"), ("if", False, "i"), ("hf", True, "h"),
@@ -427,6 +470,8 @@ MODELS = {
     "rms_norm": model_rms_norm,
     "batch_norm": model_batch_norm,
     "remat_dense": model_remat_dense,
+    "vmap_dense": model_vmap_dense,
+    "scan_residual": model_scan_residual,
     "rnn_lstm": rnn_model("lstm", "LSTMCell_0"),
     "rnn_optimized_lstm": rnn_model("lstm", "OptimizedLSTMCell_0"),
     "rnn_gru": rnn_model("gru", "GRUCell_0"),

@@ -37,6 +37,24 @@ struct BidirectionalModel : nn::Module<BidirectionalModel> {
 struct RematDense : nn::Module<RematDense> {
   Array call(const Array& x) { return nn::remat(nn::Dense(3))(x); }
 };
+struct VmapDense : nn::Module<VmapDense> {
+  Array call(const Array& x) {
+    return nn::vmap(
+        nn::Dense(3),
+        {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}, .in_axes = 0})(x);
+  }
+};
+struct ResidualBlock : nn::Module<ResidualBlock> {
+  std::pair<Array, Tree> call(const Array& c) { return {c + nn::relu(nn::Dense(4)(c)), Tree()}; }
+};
+struct ScanResidual : nn::Module<ScanResidual> {
+  Array call(const Array& x) {
+    return nn::scan(
+               ResidualBlock(),
+               {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}, .length = 3})(x)
+        .first;
+  }
+};
 
 // A layer with one positional input: init(key, x) / apply(variables, x).
 template <class M>
@@ -79,6 +97,8 @@ std::vector<Model> zoo() {
       unary("rms_norm", nn::RMSNorm()),
       batch_norm(),
       unary("remat_dense", RematDense()),
+      unary("vmap_dense", VmapDense()),
+      unary("scan_residual", ScanResidual()),
       unary("rnn_lstm", RNNModel<nn::LSTMCell>(), recurrent_kernels("LSTMCell_0", kLSTMh)),
       unary("rnn_optimized_lstm", RNNModel<nn::OptimizedLSTMCell>(),
             recurrent_kernels("OptimizedLSTMCell_0", kLSTMh)),
