@@ -98,6 +98,7 @@ MODELS = {
     "rms_norm": (nn.RMSNorm(), {}),
     "batch_norm": (nn.BatchNorm(use_running_average=False), {"mutable": ["batch_stats"]}),
     "remat_dense": (RematDense(), {}),
+    "attention": (nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4), {}),
     "vmap_dense": (VmapDense(), {}),
     "scan_residual": (ScanResidual(), {}),
     "rnn_lstm": (RNNModel(nn.LSTMCell), {}),

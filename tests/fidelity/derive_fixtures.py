@@ -342,6 +342,28 @@ def model_remat_dense(root):
     return [x], {"params": {"CheckpointDense_0": sort_keys(p)}}, y, ct, {"params": {"CheckpointDense_0": g}}
 
 
+def model_attention(root):
+    # nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4).init(key, x), x (2, 3, 4):
+    # DenseGeneral layers query, key, value ((4,) -> (2, 2)) and out ((2, 2) -> 4), built in that
+    # order, kernels lecun_normal of their flat shapes; the query is divided by sqrt(head_dim),
+    # softmax over the keys.
+    x = ramp((2, 3, 4), 127)
+    p = {}
+    for name in ("query", "key", "value"):
+        p[name] = {"kernel": lecun_normal(flax_param_key(root, name, 1), (4, 4)).reshape(4, 2, 2),
+                   "bias": np.zeros((2, 2), F32)}
+    p["out"] = {"kernel": lecun_normal(flax_param_key(root, "out", 1), (4, 4)).reshape(2, 2, 4),
+                "bias": np.zeros(4, F32)}
+    proj = {n: np.einsum("bti,ihd->bthd", f64(x), f64(p[n]["kernel"])) + f64(p[n]["bias"])
+            for n in ("query", "key", "value")}
+    logits = np.einsum("bqhd,bkhd->bhqk", proj["query"] / np.sqrt(2.0), proj["key"])
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    heads = np.einsum("bhqk,bkhd->bqhd", w, proj["value"])
+    y = np.einsum("bqhd,hdo->bqo", heads, f64(p["out"]["kernel"])) + f64(p["out"]["bias"])
+    return [x], {"params": p}, y, None, None
+
+
 def model_vmap_dense(root):
     # class Model: @nn.compact __call__: nn.vmap(nn.Dense, variable_axes={'params': 0},
     # split_rngs={'params': True}, in_axes=0)(3)(x), x (3, 2, 4). lift.vmap splits the raw key
@@ -470,6 +492,7 @@ MODELS = {
     "rms_norm": model_rms_norm,
     "batch_norm": model_batch_norm,
     "remat_dense": model_remat_dense,
+    "attention": model_attention,
     "vmap_dense": model_vmap_dense,
     "scan_residual": model_scan_residual,
     "rnn_lstm": rnn_model("lstm", "LSTMCell_0"),

@@ -97,6 +97,7 @@ std::vector<Model> zoo() {
       unary("rms_norm", nn::RMSNorm()),
       batch_norm(),
       unary("remat_dense", RematDense()),
+      unary("attention", nn::MultiHeadDotProductAttention({.num_heads = 2, .qkv_features = 4})),
       unary("vmap_dense", VmapDense()),
       unary("scan_residual", ScanResidual()),
       unary("rnn_lstm", RNNModel<nn::LSTMCell>(), recurrent_kernels("LSTMCell_0", kLSTMh)),
