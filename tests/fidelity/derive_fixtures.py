@@ -163,6 +163,34 @@ def f64(a):
     return np.asarray(a, np.float64)
 
 
+def with_fd_grads(inputs, variables, forward, salt, h=1e-6):
+    """(inputs, variables, output, cotangent, grads) where the grads of sum(forward(v) * ct) are
+    central differences in float64 (step h: error far below the suite's float32 tolerance)."""
+    v64 = tree_map(lambda a: f64(a).copy(), variables)
+    y = forward(v64)
+    ct = ramp(y.shape, salt)
+
+    def loss():
+        return float((forward(v64) * f64(ct)).sum())
+
+    def grad_of(a):
+        g = np.zeros(a.shape)
+        for i in np.ndindex(a.shape):
+            old = a[i]
+            a[i] = old + h
+            up = loss()
+            a[i] = old - h
+            down = loss()
+            a[i] = old
+            g[i] = (up - down) / (2 * h)
+        return g
+    return inputs, variables, y, ct, tree_map(grad_of, v64)
+
+
+def tree_map(fn, t):
+    return {k: tree_map(fn, v) for k, v in t.items()} if isinstance(t, dict) else fn(t)
+
+
 # ---- the models: (inputs, params from a key, output, grads or None) ---------------------------
 # Each make(root) returns the variables (dicts in Flax's key order), the output, the cotangent
 # and the grads (None where not derived here).
@@ -342,11 +370,21 @@ def model_remat_dense(root):
     return [x], {"params": {"CheckpointDense_0": sort_keys(p)}}, y, ct, {"params": {"CheckpointDense_0": g}}
 
 
+def attention(p, x):
+    proj = {n: np.einsum("bti,ihd->bthd", f64(x), f64(p[n]["kernel"])) + f64(p[n]["bias"])
+            for n in ("query", "key", "value")}
+    logits = np.einsum("bqhd,bkhd->bhqk", proj["query"] / np.sqrt(2.0), proj["key"])
+    w = np.exp(logits - logits.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    heads = np.einsum("bhqk,bkhd->bqhd", w, proj["value"])
+    return np.einsum("bqhd,hdo->bqo", heads, f64(p["out"]["kernel"])) + f64(p["out"]["bias"])
+
+
 def model_attention(root):
     # nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4).init(key, x), x (2, 3, 4):
     # DenseGeneral layers query, key, value ((4,) -> (2, 2)) and out ((2, 2) -> 4), built in that
     # order, kernels lecun_normal of their flat shapes; the query is divided by sqrt(head_dim),
-    # softmax over the keys.
+    # softmax over the keys. Grads by central differences.
     x = ramp((2, 3, 4), 127)
     p = {}
     for name in ("query", "key", "value"):
@@ -354,14 +392,8 @@ def model_attention(root):
                    "bias": np.zeros((2, 2), F32)}
     p["out"] = {"kernel": lecun_normal(flax_param_key(root, "out", 1), (4, 4)).reshape(2, 2, 4),
                 "bias": np.zeros(4, F32)}
-    proj = {n: np.einsum("bti,ihd->bthd", f64(x), f64(p[n]["kernel"])) + f64(p[n]["bias"])
-            for n in ("query", "key", "value")}
-    logits = np.einsum("bqhd,bkhd->bhqk", proj["query"] / np.sqrt(2.0), proj["key"])
-    w = np.exp(logits - logits.max(-1, keepdims=True))
-    w /= w.sum(-1, keepdims=True)
-    heads = np.einsum("bhqk,bkhd->bqhd", w, proj["value"])
-    y = np.einsum("bqhd,hdo->bqo", heads, f64(p["out"]["kernel"])) + f64(p["out"]["bias"])
-    return [x], {"params": p}, y, None, None
+    variables = {"params": p}
+    return with_fd_grads([x], variables, lambda v: attention(v["params"], x), 131)
 
 
 def model_vmap_dense(root):
@@ -460,11 +492,12 @@ def cell_run(kind, params, xs, n_h):
 
 def rnn_model(kind, cell_name):
     # class Model: @nn.compact __call__: nn.RNN(Cell(4))(x), x (2, 5, 3). The cell is the parent's
-    # <Cell>_0; the scan returns its params with sorted keys.
+    # <Cell>_0; the scan returns its params with sorted keys. Grads by central differences.
     def make(root):
         x = ramp((2, 5, 3), 29)
-        cell = cell_params(root, (cell_name,), kind, 3, 4)
-        return [x], {"params": {cell_name: sort_keys(cell)}}, cell_run(kind, cell, x, 4), None, None
+        variables = {"params": {cell_name: sort_keys(cell_params(root, (cell_name,), kind, 3, 4))}}
+        return with_fd_grads([x], variables, lambda v: cell_run(kind, v["params"][cell_name], x, 4),
+                             137)
     return make
 
 
@@ -474,10 +507,14 @@ def model_bidirectional(root):
     # both cells are the parent's (LSTMCell_0, GRUCell_0, the forward scan publishing first); the
     # output concatenates the forward outputs and the backward ones (reversed, kept in order).
     x = ramp((2, 5, 3), 83)
-    fwd = cell_params(root, ("LSTMCell_0",), "lstm", 3, 4)
-    bwd = cell_params(root, ("GRUCell_0",), "gru", 3, 5)
-    y = np.concatenate([cell_run("lstm", fwd, x, 4), cell_run("gru", bwd, x[:, ::-1], 5)[:, ::-1]], -1)
-    return [x], {"params": {"LSTMCell_0": sort_keys(fwd), "GRUCell_0": sort_keys(bwd)}}, y, None, None
+    variables = {"params": {"LSTMCell_0": sort_keys(cell_params(root, ("LSTMCell_0",), "lstm", 3, 4)),
+                            "GRUCell_0": sort_keys(cell_params(root, ("GRUCell_0",), "gru", 3, 5))}}
+
+    def forward(v):
+        p = v["params"]
+        return np.concatenate([cell_run("lstm", p["LSTMCell_0"], x, 4),
+                               cell_run("gru", p["GRUCell_0"], x[:, ::-1], 5)[:, ::-1]], -1)
+    return with_fd_grads([x], variables, forward, 139)
 
 
 MODELS = {
