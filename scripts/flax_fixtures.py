@@ -8,9 +8,12 @@ For each model of MODELS and OPTIMIZERS and each threefry mode ('partitionable' 
 jax_threefry_partitionable on, 'original' = off) it writes, in tests/fidelity/fixtures/:
   <model>.<mode>.msgpack       flax.serialization.to_bytes(model.init(jax.random.PRNGKey(0), ...))
   <model>.<mode>.case.msgpack  flax.serialization.msgpack_serialize of {'header', 'model',
-                               'threefry_partitionable', 'inputs': {'0', ...}, 'output',
-                               'cotangent', 'grads'} (grads = jax.grad of sum(output * cotangent)
-                               with respect to the variables); an optimizer's case has 'output'
+                               'threefry_partitionable', 'inputs': {'0', ...}, 'output'
+                               [, 'intermediates'], 'cotangent', 'grads'} (grads = jax.grad of
+                               sum(output * cotangent) with respect to the variables;
+                               intermediates = to_state_dict of the collection captured by
+                               apply(..., capture_intermediates=True), for the models
+                               derive_fixtures.INTERMEDIATES names); an optimizer's case has 'output'
                                (the loss before each step) and 'trajectory' {'1'..'4': variables}.
 These replace the files tests/fidelity/derive_fixtures.py derived from Flax's source: same names,
 same format, same inputs (its ramps), the header saying which versions wrote them. Afterwards it
@@ -90,6 +93,7 @@ MODELS = {
     "dense": (nn.Dense(3), {}),
     "mlp": (MLP(), {}),
     "conv": (nn.Conv(4, (3, 3)), {}),
+    "conv_circular": (nn.Conv(3, (3, 3), padding="CIRCULAR"), {}),
     "embed": (nn.Embed(7, 3), {}),
     "layer_norm": (nn.LayerNorm(), {}),
     "dense_general": (nn.DenseGeneral(features=(2, 5), axis=(-2, -1)), {}),
@@ -139,8 +143,11 @@ def run_model(name, key):
         cotangent = derived.ramp(output.shape, 101)
     grads = jax.grad(lambda v: jnp.sum(apply(v) * cotangent))(variables)
     case = {"inputs": {str(i): np.asarray(a) for i, a in enumerate(inputs)},
-            "output": np.asarray(output), "cotangent": np.asarray(cotangent, np.float32),
-            "grads": numpy_tree(grads)}
+            "output": np.asarray(output)}
+    if name in derived.INTERMEDIATES:
+        _, state = module.apply(variables, *inputs, capture_intermediates=True, **kwargs)
+        case["intermediates"] = numpy_tree(serialization.to_state_dict(state["intermediates"]))
+    case.update(cotangent=np.asarray(cotangent, np.float32), grads=numpy_tree(grads))
     return variables, case, derived_variables
 
 

@@ -196,6 +196,11 @@ def tree_map(fn, t):
 # and the grads (None where not derived here).
 
 
+# model name -> the 'intermediates' collection of apply(..., capture_intermediates=True), for the
+# models whose case records it (filled by the model functions).
+INTERMEDIATES = {}
+
+
 def dense_params(root, path, n_in, n_out):
     # Dense: kernel (counter 1), bias zeros (counter 2, unused).
     return {"kernel": lecun_normal(flax_param_key(root, *path, 1), (n_in, n_out)),
@@ -225,7 +230,31 @@ def model_mlp(root):
     dh = da * (h > 0)
     g = {"Dense_0": {"kernel": f64(x).T @ dh, "bias": dh.sum(0)},
          "Dense_1": {"kernel": a.T @ f64(ct), "bias": f64(ct).sum(0)}}
+    # apply(..., capture_intermediates=True): each module's __call__ output, sown as a 1-tuple
+    # when the call returns (Dense_0, Dense_1, then the model), as to_state_dict writes it.
+    INTERMEDIATES["mlp"] = {"Dense_0": {"__call__": {"0": h}}, "Dense_1": {"__call__": {"0": y}},
+                            "__call__": {"0": y}}
     return [x], {"params": {"Dense_0": p0, "Dense_1": p1}}, y, ct, {"params": g}
+
+
+def correlate(xp, kernel, out_hw):
+    """VALID cross-correlation of padded NHWC xp with an HWIO kernel (float64)."""
+    kh, kw = kernel.shape[:2]
+    y = np.zeros((xp.shape[0],) + out_hw + (kernel.shape[3],))
+    for a in range(kh):
+        for b in range(kw):
+            y += np.einsum("nijc,cd->nijd", xp[:, a:a + out_hw[0], b:b + out_hw[1], :], f64(kernel[a, b]))
+    return y
+
+
+def correlate_kernel_grad(xp, ct, kernel_shape):
+    kh, kw = kernel_shape[:2]
+    oh, ow = ct.shape[1:3]
+    dk = np.zeros(kernel_shape)
+    for a in range(kh):
+        for b in range(kw):
+            dk[a, b] = np.einsum("nijc,nijd->cd", xp[:, a:a + oh, b:b + ow, :], f64(ct))
+    return dk
 
 
 def model_conv(root):
@@ -234,16 +263,24 @@ def model_conv(root):
     kernel = lecun_normal(flax_param_key(root, 1), (3, 3, 2, 4))
     p = {"kernel": kernel, "bias": np.zeros(4, F32)}
     xp = np.pad(f64(x), ((0, 0), (1, 1), (1, 1), (0, 0)))
-    y = np.zeros((2, 5, 5, 4))
-    for a in range(3):
-        for b in range(3):
-            y += np.einsum("nijc,cd->nijd", xp[:, a:a + 5, b:b + 5, :], f64(kernel[a, b]))
+    y = correlate(xp, kernel, (5, 5))
     ct = ramp(y.shape, 13)
-    dk = np.zeros((3, 3, 2, 4))
-    for a in range(3):
-        for b in range(3):
-            dk[a, b] = np.einsum("nijc,nijd->cd", xp[:, a:a + 5, b:b + 5, :], f64(ct))
-    g = {"kernel": dk, "bias": f64(ct).sum((0, 1, 2))}
+    g = {"kernel": correlate_kernel_grad(xp, ct, (3, 3, 2, 4)), "bias": f64(ct).sum((0, 1, 2))}
+    return [x], {"params": p}, y, ct, {"params": g}
+
+
+def model_conv_circular(root):
+    # nn.Conv(3, (3, 3), padding='CIRCULAR').init(key, x), x (2, 2, 4, 4, 2): the two leading
+    # batch dims folded into one, the input padded periodically by (1, 1) (jnp.pad mode 'wrap'),
+    # then a VALID convolution, unfolded again.
+    x = ramp((2, 2, 4, 4, 2), 151)
+    kernel = lecun_normal(flax_param_key(root, 1), (3, 3, 2, 3))
+    p = {"kernel": kernel, "bias": np.zeros(3, F32)}
+    xp = np.pad(f64(x).reshape(4, 4, 4, 2), ((0, 0), (1, 1), (1, 1), (0, 0)), mode="wrap")
+    y = correlate(xp, kernel, (4, 4)).reshape(2, 2, 4, 4, 3)
+    ct = ramp(y.shape, 157)
+    g = {"kernel": correlate_kernel_grad(xp, f64(ct).reshape(4, 4, 4, 3), (3, 3, 2, 3)),
+         "bias": f64(ct).sum((0, 1, 2, 3))}
     return [x], {"params": p}, y, ct, {"params": g}
 
 
@@ -298,16 +335,9 @@ def model_conv_transpose(root):
     xd = np.zeros((1, 5, 5, 2))
     xd[:, ::2, ::2, :] = f64(x)
     xp = np.pad(xd, ((0, 0), (2, 1), (2, 1), (0, 0)))
-    y = np.zeros((1, 6, 6, 3))
-    for a in range(3):
-        for b in range(3):
-            y += np.einsum("nijc,cd->nijd", xp[:, a:a + 6, b:b + 6, :], f64(kernel[a, b]))
+    y = correlate(xp, kernel, (6, 6))
     ct = ramp(y.shape, 43)
-    dk = np.zeros((3, 3, 2, 3))
-    for a in range(3):
-        for b in range(3):
-            dk[a, b] = np.einsum("nijc,nijd->cd", xp[:, a:a + 6, b:b + 6, :], f64(ct))
-    g = {"kernel": dk, "bias": f64(ct).sum((0, 1, 2))}
+    g = {"kernel": correlate_kernel_grad(xp, ct, (3, 3, 2, 3)), "bias": f64(ct).sum((0, 1, 2))}
     return [x], {"params": p}, y, ct, {"params": g}
 
 
@@ -521,6 +551,7 @@ MODELS = {
     "dense": model_dense,
     "mlp": model_mlp,
     "conv": model_conv,
+    "conv_circular": model_conv_circular,
     "embed": model_embed,
     "layer_norm": model_layer_norm,
     "dense_general": model_dense_general,
@@ -608,6 +639,8 @@ def main():
             case = {"header": header(name), "model": name, "threefry_partitionable": partitionable,
                     "inputs": {str(i): a for i, a in enumerate(inputs)},
                     "output": np.asarray(output).astype(F32)}
+            if name in INTERMEDIATES:
+                case["intermediates"] = f32_tree(INTERMEDIATES[name])
             if grads is not None:
                 case["cotangent"] = np.asarray(cotangent, F32)
                 # jax.grad rebuilds dicts from their flattening: keys sorted.

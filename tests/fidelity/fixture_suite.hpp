@@ -38,6 +38,9 @@ struct Model {
   // picks for its CPU (jaxlib's, the generator's and linum's may differ), so they are checked
   // to a few float32 ulps instead of 0.
   std::set<std::string> qr_leaves = {};
+  // apply(variables, *inputs, capture_intermediates=True)'s 'intermediates' collection, for the
+  // models whose fixture records it.
+  std::function<Tree(const Tree& variables, const std::vector<Array>& inputs)> intermediates = {};
 };
 
 struct Fixture {

@@ -74,6 +74,15 @@ std::set<std::string> recurrent_kernels(const std::string& cell,
 const std::initializer_list<std::string> kLSTMh = {"hi", "hf", "hg", "ho"};
 const std::initializer_list<std::string> kGRUh = {"hr", "hz", "hn"};
 
+// The MLP also captures its intermediates.
+Model mlp() {
+  Model m = unary("mlp", MLP());
+  m.intermediates = [](const Tree& v, const Inputs& in) {
+    return MLP().apply(v, in.at(0), {.capture_intermediates = true}).second["intermediates"];
+  };
+  return m;
+}
+
 // BatchNorm in training mode: applied with mutable=['batch_stats'], the output alone.
 Model batch_norm() {
   const nn::BatchNorm bn({.use_running_average = false});
@@ -86,8 +95,10 @@ Model batch_norm() {
 std::vector<Model> zoo() {
   return {
       unary("dense", nn::Dense(3)),
-      unary("mlp", MLP()),
+      mlp(),
       unary("conv", nn::Conv({.features = 4, .kernel_size = {3, 3}})),
+      unary("conv_circular",
+            nn::Conv({.features = 3, .kernel_size = {3, 3}, .padding = "CIRCULAR"})),
       unary("embed", nn::Embed(7, 3)),
       unary("layer_norm", nn::LayerNorm()),
       unary("dense_general", nn::DenseGeneral({.features = {2, 5}, .axis = {-2, -1}})),
@@ -146,6 +157,12 @@ TEST_CASE(
       // The fixture's own variables, so outputs are checked even where an init differed.
       const Tree variables = ser::msgpack_restore(f.variables_bytes);
       fidelity::check_close(Tree(m.apply(variables, in)), f.case_tree["output"]);
+      if (f.case_tree.as_dict().contains("intermediates")) {
+        REQUIRE(m.intermediates);
+        // Flax writes the sown tuples as {'0': ...} state dicts.
+        fidelity::check_close(ser::to_state_dict(m.intermediates(variables, in)),
+                              f.case_tree["intermediates"]);
+      }
       if (!f.case_tree.as_dict().contains("grads")) continue;
       const Array ct = f.case_tree["cotangent"].leaf();
       const Tree grads =
