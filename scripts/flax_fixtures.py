@@ -47,6 +47,14 @@ class MLP(nn.Module):
         return nn.Dense(3)(x)
 
 
+class DropoutMLP(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        x = nn.relu(nn.Dense(5)(x))
+        x = nn.Dropout(0.5, deterministic=False)(x)
+        return nn.Dense(3)(x)
+
+
 class RematDense(nn.Module):
     @nn.compact
     def __call__(self, x):
@@ -96,6 +104,9 @@ MODELS = {
     "conv_circular": (nn.Conv(3, (3, 3), padding="CIRCULAR"), {}),
     "embed": (nn.Embed(7, 3), {}),
     "layer_norm": (nn.LayerNorm(), {}),
+    "sequential": (nn.Sequential([nn.Dense(5), nn.relu, nn.Dense(3)]), {}),
+    "dropout_mlp": (DropoutMLP(), {"rngs": {"dropout": jax.random.PRNGKey(1)}}),
+    "prelu": (nn.PReLU(), {}),
     "dense_general": (nn.DenseGeneral(features=(2, 5), axis=(-2, -1)), {}),
     "conv_transpose": (nn.ConvTranspose(3, (3, 3), strides=(2, 2)), {}),
     "group_norm": (nn.GroupNorm(num_groups=2), {}),

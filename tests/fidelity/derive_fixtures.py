@@ -257,6 +257,55 @@ def correlate_kernel_grad(xp, ct, kernel_shape):
     return dk
 
 
+def mlp_case(x, p0, p1, mask, salt):
+    """Dense -> relu -> [dropout mask, scaled by 1/0.5] -> Dense in float64, with closed-form grads."""
+    h = f64(x) @ f64(p0["kernel"]) + f64(p0["bias"])
+    a = np.maximum(h, 0)
+    keep = np.ones_like(a) if mask is None else mask / 0.5
+    ad = a * keep
+    y = ad @ f64(p1["kernel"]) + f64(p1["bias"])
+    ct = ramp(y.shape, salt)
+    dh = (f64(ct) @ f64(p1["kernel"]).T) * keep * (h > 0)
+    g0 = {"kernel": f64(x).T @ dh, "bias": dh.sum(0)}
+    g1 = {"kernel": ad.T @ f64(ct), "bias": f64(ct).sum(0)}
+    return h, y, ct, g0, g1
+
+
+def model_sequential(root):
+    # nn.Sequential([nn.Dense(5), nn.relu, nn.Dense(3)]).init(key, x), x (2, 4): the layers are
+    # setup attributes named by their list index (layers_0, layers_2; relu is not a module).
+    x = ramp((2, 4), 163)
+    p0 = dense_params(root, ("layers_0",), 4, 5)
+    p1 = dense_params(root, ("layers_2",), 5, 3)
+    _, y, ct, g0, g1 = mlp_case(x, p0, p1, None, 167)
+    return ([x], {"params": {"layers_0": p0, "layers_2": p1}}, y, ct,
+            {"params": {"layers_0": g0, "layers_2": g1}})
+
+
+def model_dropout_mlp(root):
+    # class Model: @nn.compact __call__: Dense(5) -> relu -> nn.Dropout(0.5, deterministic=False)
+    # -> Dense(3), x (2, 4), applied with rngs={'dropout': PRNGKey(1)}: the mask is
+    # bernoulli(fold_in(PRNGKey(1), hash('Dropout_0', 1)), 0.5) = uniform < 0.5, kept values / 0.5.
+    x = ramp((2, 4), 173)
+    p0 = dense_params(root, ("Dense_0",), 4, 5)
+    p1 = dense_params(root, ("Dense_1",), 5, 3)
+    u = rs.uniform(flax_param_key(rs.key(1), "Dropout_0", 1), 10).reshape(2, 5)
+    _, y, ct, g0, g1 = mlp_case(x, p0, p1, (u < F32(0.5)).astype(np.float64), 179)
+    return ([x], {"params": {"Dense_0": p0, "Dense_1": p1}}, y, ct,
+            {"params": {"Dense_0": g0, "Dense_1": g1}})
+
+
+def model_prelu(root):
+    # nn.PReLU().init(key, x), x (3, 4): param negative_slope, a shape () float32 array 0.01;
+    # y = x where x >= 0, else negative_slope * x.
+    x = ramp((3, 4), 181)
+    slope = np.asarray(F32(0.01))
+    y = np.where(f64(x) >= 0, f64(x), f64(slope) * f64(x))
+    ct = ramp(y.shape, 191)
+    g = np.asarray((f64(ct) * f64(x) * (f64(x) < 0)).sum())
+    return [x], {"params": {"negative_slope": slope}}, y, ct, {"params": {"negative_slope": g}}
+
+
 def model_conv(root):
     # nn.Conv(4, (3, 3)).init(key, x), x (2, 5, 5, 2) NHWC, padding 'SAME' (1 on each side).
     x = ramp((2, 5, 5, 2), 5)
@@ -554,6 +603,9 @@ MODELS = {
     "conv_circular": model_conv_circular,
     "embed": model_embed,
     "layer_norm": model_layer_norm,
+    "sequential": model_sequential,
+    "dropout_mlp": model_dropout_mlp,
+    "prelu": model_prelu,
     "dense_general": model_dense_general,
     "conv_transpose": model_conv_transpose,
     "group_norm": model_group_norm,

@@ -83,6 +83,22 @@ Model mlp() {
   return m;
 }
 
+struct DropoutMLP : nn::Module<DropoutMLP> {
+  Array call(const Array& x) {
+    const Array h = nn::Dropout(0.5)(nn::relu(nn::Dense(5)(x)), false);
+    return nn::Dense(3)(h);
+  }
+};
+// Applied with rngs={'dropout': PRNGKey(1)}, as scripts/flax_fixtures.py does.
+Model dropout_mlp() {
+  return {"dropout_mlp",
+          [](const Array& key, const Inputs& in) { return DropoutMLP().init(key, in.at(0)); },
+          [](const Tree& v, const Inputs& in) {
+            return DropoutMLP().apply(v, in.at(0),
+                                      linum::lift::Rngs{{"dropout", linum::random::key(1)}});
+          }};
+}
+
 // BatchNorm in training mode: applied with mutable=['batch_stats'], the output alone.
 Model batch_norm() {
   const nn::BatchNorm bn({.use_running_average = false});
@@ -101,6 +117,9 @@ std::vector<Model> zoo() {
             nn::Conv({.features = 3, .kernel_size = {3, 3}, .padding = "CIRCULAR"})),
       unary("embed", nn::Embed(7, 3)),
       unary("layer_norm", nn::LayerNorm()),
+      unary("sequential", nn::Sequential({nn::Dense(5), nn::relu, nn::Dense(3)})),
+      dropout_mlp(),
+      unary("prelu", nn::PReLU()),
       unary("dense_general", nn::DenseGeneral({.features = {2, 5}, .axis = {-2, -1}})),
       unary("conv_transpose",
             nn::ConvTranspose({.features = 3, .kernel_size = {3, 3}, .strides = {2, 2}})),
