@@ -2,28 +2,29 @@
 """Fidelity fixtures derived from Flax's and JAX's source, for machines without Flax.
 
 Writes tests/fidelity/fixtures/ in the format of scripts/flax_fixtures.py (which writes the same
-files with the real Flax 0.12 / JAX 0.11 and replaces these): for each model of MODELS and each
-threefry mode ('partitionable' = jax_threefry_partitionable on, 'original' = off)
-  <model>.<mode>.msgpack       flax.serialization.to_bytes(model.init(jax.random.key(0), *inputs))
+files with the real Flax 0.12 / JAX 0.11 / optax 0.2.8 and replaces these): for each model of
+MODELS and OPTIMIZERS and each threefry mode ('partitionable' = jax_threefry_partitionable on,
+'original' = off)
+  <model>.<mode>.msgpack       flax.serialization.to_bytes(model.init(jax.random.PRNGKey(0), ...))
   <model>.<mode>.case.msgpack  {'header', 'model', 'threefry_partitionable', 'inputs', 'output'
-                                [, 'cotangent', 'grads']}, Flax's msgpack encoding; grads are
-                                d sum(output * cotangent) / d variables.
+                                [, 'intermediates'][, 'cotangent', 'grads']}, Flax's msgpack
+                                encoding; grads are d sum(output * cotangent) / d variables,
+                                intermediates the state dict of the collection captured by
+                                apply(..., capture_intermediates=True); an optimizer's case has
+                                'output' (the loss before each step) and 'trajectory'
+                                {'1'..'4': variables after that step}.
 
 Nothing here runs Flax or linum. The steps are re-derived from the sources (github.com/google/flax
-flax/core/scope.py, flax/linen/{linear,normalization,recurrent}.py; github.com/jax-ml/jax
-jax/_src/random/, jax/_src/nn/initializers.py):
-- a parameter's key is LazyRng's: fold_in(key, first 4 bytes (big-endian) of the SHA-1 of the
-  scope path's names and the scope's params counter (1 for its first param, 2 for the next, each
-  int as its minimal big-endian bytes), no separators (flax_fix_rng_separator is off);
-- threefry, split, random_bits, uniform, normal and XLA:CPU's float32 erf_inv come from
-  tests/random/reference_samplers.py; truncated_normal, variance_scaling and orthogonal follow
-  JAX step by step in float32 (orthogonal's QR calls LAPACK sgeqrf/sorgqr, as jaxlib does on CPU);
+flax/core/{scope,lift}.py, flax/linen/{linear,normalization,recurrent,attention}.py;
+github.com/jax-ml/jax; github.com/google-deepmind/optax):
+- parameters: flax_init_reference.py (Flax's rng paths, jax.random, the initializers); each
+  model's function below says which scope path and counter each parameter is drawn from, and the
+  key order Flax writes;
 - outputs and grads are float64 numpy computations of the layer's formula from the float32
-  params and inputs, rounded to float32 once (linum is checked to float32 rounding against them).
+  params and inputs (closed forms; central differences where noted), rounded to float32 once
+  (linum is checked to float32 rounding against them); optax's update rules likewise.
 Run with /usr/bin/python3 (numpy and msgpack only).
 """
-import ctypes
-import ctypes.util
 import hashlib
 import os
 import sys
@@ -33,121 +34,29 @@ sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "random"))
+sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "serialization"))
-import reference_samplers as rs  # noqa: E402
+from flax_init_reference import (embed_normal, flax_param_key, lecun_normal,  # noqa: E402
+                                 orthogonal, rs)
 from interop import flax_serialize  # noqa: E402
 
 F32 = np.float32
-U32 = np.uint32
 OUT = os.path.join(HERE, "fixtures")
 MODES = {"partitionable": True, "original": False}
 
 
-def script_version():
-    # The git blob id of this script: names the exact generator version whatever was committed.
-    data = open(os.path.abspath(__file__), "rb").read()
+def blob_id(name):
+    # A file's git blob id: names the exact generator version whatever was committed.
+    data = open(os.path.join(HERE, name), "rb").read()
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def header(model):
-    return (f"DERIVED from the source of Flax 0.12 / JAX 0.11 (not written by Flax) by "
-            f"tests/fidelity/derive_fixtures.py (git blob {script_version()}); model {model}. "
-            f"scripts/flax_fixtures.py writes this file with the real Flax.")
-
-
-# ---- jax.random and Flax's rng paths ----------------------------------------------------------
-
-
-def fold_in(k, data):
-    # jax: threefry_2x32(key, threefry_seed(uint32 data)), the seed being [data >> 32, data].
-    y = rs.threefry_2x32(k, np.array([0, data], U32))
-    return (U32(y[0]), U32(y[1]))
-
-
-def flax_param_key(root, *suffix):
-    """LazyRng.as_jax_rng: the names of the scope path and the counter, hashed into one fold_in."""
-    m = hashlib.sha1()
-    for x in suffix:
-        m.update(x.encode() if isinstance(x, str) else x.to_bytes((x.bit_length() + 7) // 8, "big"))
-    return fold_in(root, int.from_bytes(m.digest()[:4], "big"))
-
-
-def horner0(x, coeffs):
-    return rs.horner0(x, coeffs)
-
-
-def erf32(x):
-    # chlo.erf for float32: x clamped to [-4, 4], x * alpha(x^2) / beta(x^2) with FMAs, clamped.
-    alpha = [-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-             -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-             -1.60960333262415e-02]
-    beta = [-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-            -7.37332916720468e-03, -1.42647390514189e-02]
-    x = F32(min(max(F32(x), F32(-4)), F32(4)))
-    x2 = F32(x * x)
-    e = F32(F32(x * horner0(x2, alpha)) / horner0(x2, beta))
-    return F32(min(max(e, F32(-1)), F32(1)))
-
-
-def truncated_normal(k, n, lower=-2.0, upper=2.0):
-    sqrt2 = F32(np.sqrt(2))
-    lo, hi = F32(lower), F32(upper)
-    a, b = erf32(F32(lo / sqrt2)), erf32(F32(hi / sqrt2))
-    u = rs.uniform(k, n, a, b)
-    out = np.array([F32(sqrt2 * rs.erf_inv(v)) for v in u], F32)
-    return np.clip(out, np.nextafter(lo, F32(np.inf)), np.nextafter(hi, F32(-np.inf))).astype(F32)
-
-
-def fans(shape, in_axis=-2, out_axis=-1):
-    # jax's _compute_fans, in Python floats as there.
-    in_size, out_size = shape[in_axis], shape[out_axis]
-    receptive = float(np.prod(shape)) / in_size / out_size
-    return in_size * receptive, out_size * receptive
-
-
-def lecun_normal(k, shape):
-    # variance_scaling(1.0, 'fan_in', 'truncated_normal'): float32 variance, sqrt, / 0.8796...
-    variance = F32(1.0 / fans(shape)[0])
-    stddev = F32(np.sqrt(variance) / F32(0.87962566103423978))
-    return (truncated_normal(k, int(np.prod(shape))) * stddev).astype(F32).reshape(shape)
-
-
-def embed_normal(k, shape):
-    # Embed's default: variance_scaling(1.0, 'fan_in', 'normal', out_axis=0).
-    variance = F32(1.0 / fans(shape, out_axis=0)[0])
-    return (rs.normal(k, int(np.prod(shape))) * np.sqrt(variance)).astype(F32).reshape(shape)
-
-
-def _lapack():
-    lib = ctypes.CDLL(ctypes.util.find_library("lapack") or "liblapack.so.3")
-    return lib
-
-
-def orthogonal(k, shape):
-    """jax.nn.initializers.orthogonal(): Q * sign(diag R) of the reduced QR of a normal matrix."""
-    n_cols = shape[-1]
-    n_rows = int(np.prod(shape)) // n_cols
-    m, n = (n_cols, n_rows) if n_rows < n_cols else (n_rows, n_cols)
-    a = rs.normal(k, m * n).reshape(m, n)
-    # jnp.linalg.qr on CPU: LAPACK sgeqrf then sorgqr, column-major, float32 throughout.
-    lib = _lapack()
-    fa = np.asfortranarray(a, F32)
-    tau = np.zeros(n, F32)
-    work = np.zeros(max(1, 64 * n), F32)
-    mi, ni, ki, lwork, info = (ctypes.c_int(v) for v in (m, n, n, work.size, 0))
-    ptr = lambda x: x.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
-    lib.sgeqrf_(ctypes.byref(mi), ctypes.byref(ni), ptr(fa), ctypes.byref(mi), ptr(tau), ptr(work),
-                ctypes.byref(lwork), ctypes.byref(info))
-    assert info.value == 0
-    sign = np.sign(np.diagonal(fa)[:n]).astype(F32)
-    lib.sorgqr_(ctypes.byref(mi), ctypes.byref(ni), ctypes.byref(ki), ptr(fa), ctypes.byref(mi),
-                ptr(tau), ptr(work), ctypes.byref(lwork), ctypes.byref(info))
-    assert info.value == 0
-    q = (np.ascontiguousarray(fa) * sign).astype(F32)
-    if n_rows < n_cols:
-        q = q.T
-    return np.ascontiguousarray(q).reshape(shape)
+    return (f"DERIVED from the source of Flax 0.12 / JAX 0.11 / optax 0.2.8 (not written by "
+            f"Flax) by tests/fidelity/derive_fixtures.py (git blob "
+            f"{blob_id('derive_fixtures.py')}, flax_init_reference.py "
+            f"{blob_id('flax_init_reference.py')}); model {model}. scripts/flax_fixtures.py "
+            f"writes this file with the real Flax.")
 
 
 # ---- inputs -----------------------------------------------------------------------------------
