@@ -108,6 +108,7 @@ MODELS = {
     "dropout_mlp": (DropoutMLP(), {"rngs": {"dropout": jax.random.PRNGKey(1)}}),
     "prelu": (nn.PReLU(), {}),
     "dense_general": (nn.DenseGeneral(features=(2, 5), axis=(-2, -1)), {}),
+    "einsum": (nn.Einsum((4, 2, 3), "btc,cde->btde"), {}),
     "conv_transpose": (nn.ConvTranspose(3, (3, 3), strides=(2, 2)), {}),
     "group_norm": (nn.GroupNorm(num_groups=2), {}),
     "rms_norm": (nn.RMSNorm(), {}),

@@ -283,6 +283,19 @@ def model_dense_general(root):
     return [x], {"params": p}, y, ct, {"params": g}
 
 
+def model_einsum(root):
+    # nn.Einsum((4, 2, 3), 'btc,cde->btde').init(key, x), x (2, 3, 4): kernel (4, 2, 3)
+    # lecun_normal with jax's fans of that shape (in 2, out 3, receptive field 4: fan_in 8), then
+    # a bias over the kernel axes kept in the output, (2, 3).
+    x = ramp((2, 3, 4), 193)
+    kernel = lecun_normal(flax_param_key(root, 1), (4, 2, 3))
+    p = {"kernel": kernel, "bias": np.zeros((2, 3), F32)}
+    y = np.einsum("btc,cde->btde", f64(x), f64(kernel)) + f64(p["bias"])
+    ct = ramp(y.shape, 197)
+    g = {"kernel": np.einsum("btc,btde->cde", f64(x), f64(ct)), "bias": f64(ct).sum((0, 1))}
+    return [x], {"params": p}, y, ct, {"params": g}
+
+
 def model_conv_transpose(root):
     # nn.ConvTranspose(3, (3, 3), strides=(2, 2)).init(key, x), x (1, 3, 3, 2), padding 'SAME':
     # lax.conv_transpose without kernel flip: the input dilated by 2, padded (2, 1) per
@@ -516,6 +529,7 @@ MODELS = {
     "dropout_mlp": model_dropout_mlp,
     "prelu": model_prelu,
     "dense_general": model_dense_general,
+    "einsum": model_einsum,
     "conv_transpose": model_conv_transpose,
     "group_norm": model_group_norm,
     "rms_norm": model_rms_norm,

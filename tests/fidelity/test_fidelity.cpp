@@ -121,6 +121,7 @@ std::vector<Model> zoo() {
       dropout_mlp(),
       unary("prelu", nn::PReLU()),
       unary("dense_general", nn::DenseGeneral({.features = {2, 5}, .axis = {-2, -1}})),
+      unary("einsum", nn::Einsum({.shape = {4, 2, 3}, .einsum_str = "btc,cde->btde"})),
       unary("conv_transpose",
             nn::ConvTranspose({.features = 3, .kernel_size = {3, 3}, .strides = {2, 2}})),
       unary("group_norm", nn::GroupNorm({.num_groups = 2})),
