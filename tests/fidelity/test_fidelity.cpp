@@ -1,7 +1,7 @@
 // linum against Flax's fixtures (fixture_suite.hpp): for each model of the zoo and each threefry
-// mode, linum's init from jax.random.key(0) has the fixture's params to 0 ulps and writes the
-// fixture's checkpoint bytes exactly; from_bytes loads the fixture; apply and grad give the
-// fixture's output and grads to float32 rounding.
+// mode, linum's init from PRNGKey(0) has the fixture's params to 0 ulps and writes the fixture's
+// checkpoint bytes exactly; from_bytes loads the fixture; apply, grad and captured intermediates
+// give the fixture's to float32 rounding; optax trajectories follow the fixture's step by step.
 #include <doctest/doctest.h>
 
 #include <linum/nn/serialization.hpp>
@@ -66,13 +66,13 @@ Model unary(std::string name, M m, std::set<std::string> qr_leaves = {}) {
 
 // The recurrent kernels of a cell under params/<cell>: orthogonal, drawn through a QR.
 std::set<std::string> recurrent_kernels(const std::string& cell,
-                                        std::initializer_list<std::string> denses) {
+                                        const std::vector<std::string>& denses) {
   std::set<std::string> s;
   for (const auto& d : denses) s.insert("/params/" + cell + "/" + d + "/kernel");
   return s;
 }
-const std::initializer_list<std::string> kLSTMh = {"hi", "hf", "hg", "ho"};
-const std::initializer_list<std::string> kGRUh = {"hr", "hz", "hn"};
+const std::vector<std::string> kLSTMh = {"hi", "hf", "hg", "ho"};
+const std::vector<std::string> kGRUh = {"hr", "hz", "hn"};
 
 // The MLP also captures its intermediates.
 Model mlp() {
