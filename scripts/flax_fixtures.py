@@ -61,6 +61,12 @@ class RematDense(nn.Module):
         return nn.remat(nn.Dense)(3)(x)
 
 
+class JitDense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.jit(nn.Dense)(3)(x)
+
+
 class VmapDense(nn.Module):
     @nn.compact
     def __call__(self, x):
@@ -115,6 +121,7 @@ MODELS = {
     "batch_norm": (nn.BatchNorm(use_running_average=False), {"mutable": ["batch_stats"]}),
     "remat_dense": (RematDense(), {}),
     "attention": (nn.MultiHeadDotProductAttention(num_heads=2, qkv_features=4), {}),
+    "jit_dense": (JitDense(), {}),
     "vmap_dense": (VmapDense(), {}),
     "scan_residual": (ScanResidual(), {}),
     "rnn_lstm": (RNNModel(nn.LSTMCell), {}),

@@ -397,6 +397,22 @@ def model_attention(root):
     return with_fd_grads([x], variables, lambda v: attention(v["params"], x), 131)
 
 
+def model_jit_dense(root):
+    # class Model: @nn.compact __call__: nn.jit(nn.Dense)(3)(x), x (2, 4). nn.jit of a class
+    # (module_class_lift_transform_cached) first forks the rngs: JitDense_0's make_rng('params')
+    # (its counter 1) becomes the stream's new key, with an empty suffix, which lift.jit keeps
+    # (clear_suffix). The kernel is then drawn with JitDense_0's counter, now 2:
+    # fold_in(fold_in(key, hash('JitDense_0', 1)), hash(2)). What jax.jit returns has its keys
+    # sorted (bias before kernel).
+    x = ramp((2, 4), 199)
+    forked = flax_param_key(root, "JitDense_0", 1)
+    p = {"kernel": lecun_normal(flax_param_key(forked, 2), (4, 3)), "bias": np.zeros(3, F32)}
+    y = f64(x) @ f64(p["kernel"]) + f64(p["bias"])
+    ct = ramp(y.shape, 211)
+    g = {"bias": f64(ct).sum(0), "kernel": f64(x).T @ f64(ct)}
+    return [x], {"params": {"JitDense_0": sort_keys(p)}}, y, ct, {"params": {"JitDense_0": g}}
+
+
 def model_vmap_dense(root):
     # class Model: @nn.compact __call__: nn.vmap(nn.Dense, variable_axes={'params': 0},
     # split_rngs={'params': True}, in_axes=0)(3)(x), x (3, 2, 4). lift.vmap splits the raw key
@@ -536,6 +552,7 @@ MODELS = {
     "batch_norm": model_batch_norm,
     "remat_dense": model_remat_dense,
     "attention": model_attention,
+    "jit_dense": model_jit_dense,
     "vmap_dense": model_vmap_dense,
     "scan_residual": model_scan_residual,
     "rnn_lstm": rnn_model("lstm", "LSTMCell_0"),

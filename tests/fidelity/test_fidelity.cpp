@@ -37,6 +37,9 @@ struct BidirectionalModel : nn::Module<BidirectionalModel> {
 struct RematDense : nn::Module<RematDense> {
   Array call(const Array& x) { return nn::remat(nn::Dense(3))(x); }
 };
+struct JitDense : nn::Module<JitDense> {
+  Array call(const Array& x) { return nn::jit(nn::Dense(3))(x); }
+};
 struct VmapDense : nn::Module<VmapDense> {
   Array call(const Array& x) {
     return nn::vmap(
@@ -129,6 +132,7 @@ std::vector<Model> zoo() {
       batch_norm(),
       unary("remat_dense", RematDense()),
       unary("attention", nn::MultiHeadDotProductAttention({.num_heads = 2, .qkv_features = 4})),
+      unary("jit_dense", JitDense()),
       unary("vmap_dense", VmapDense()),
       unary("scan_residual", ScanResidual()),
       unary("rnn_lstm", RNNModel<nn::LSTMCell>(), recurrent_kernels("LSTMCell_0", kLSTMh)),
