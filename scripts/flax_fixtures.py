@@ -31,6 +31,7 @@ import flax
 import flax.linen as nn
 import optax
 from flax import serialization
+from flax.training import train_state
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "fidelity"))
@@ -191,6 +192,17 @@ def run_optimizer(name, key):
     return variables, case, derived_variables
 
 
+def run_train_state(name, key):
+    # TrainState.create of nn.Dense(3)'s params with optax.adam(0.05): its checkpoint.
+    inputs, derived_state = derived.TRAIN_STATES[name](derived.rs.key(0))
+    dense = nn.Dense(3)
+    params = dense.init(key, inputs[0])["params"]
+    state = train_state.TrainState.create(apply_fn=dense.apply, params=params,
+                                          tx=optax.adam(0.05))
+    case = {"inputs": {str(i): np.asarray(a) for i, a in enumerate(inputs)}}
+    return state, case, derived_state
+
+
 def differences(flax_tree, derived_tree, path=""):
     """The leaves where the derived fixture's values are not Flax's, bit for bit."""
     if not isinstance(flax_tree, dict):
@@ -214,8 +226,9 @@ def main():
         jax.config.update("jax_threefry_partitionable", partitionable)
         derived.rs.Mode.partitionable = partitionable
         key = jax.random.PRNGKey(0)
-        for name in list(MODELS) + list(OPTIMIZERS):
-            run = run_model if name in MODELS else run_optimizer
+        for name in list(MODELS) + list(OPTIMIZERS) + list(derived.TRAIN_STATES):
+            run = (run_model if name in MODELS else run_optimizer if name in OPTIMIZERS
+                   else run_train_state)
             variables, case, derived_variables = run(name, key)
             case = {"header": header(name), "model": name, "threefry_partitionable": partitionable,
                     **case}

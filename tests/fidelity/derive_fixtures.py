@@ -12,7 +12,8 @@ MODELS and OPTIMIZERS and each threefry mode ('partitionable' = jax_threefry_par
                                 intermediates the state dict of the collection captured by
                                 apply(..., capture_intermediates=True); an optimizer's case has
                                 'output' (the loss before each step) and 'trajectory'
-                                {'1'..'4': variables after that step}.
+                                {'1'..'4': variables after that step}; a training state's
+                                case has the inputs alone, its .msgpack is to_bytes(TrainState).
 
 Nothing here runs Flax or linum. The steps are re-derived from the sources (github.com/google/flax
 flax/core/{scope,lift}.py, flax/linen/{linear,normalization,recurrent,attention}.py;
@@ -617,6 +618,24 @@ OPTIMIZERS = {
 }
 
 
+def train_state_adam(root):
+    """flax TrainState.create(apply_fn=dense.apply, params=variables['params'], tx=optax.adam(0.05))
+    of nn.Dense(3) (init as model_dense's, x (4, 4)): its state dict is step (the Python int 0),
+    params (the init's order), opt_state ({'0': ScaleByAdamState(count int32 0, mu, nu: zeros by
+    jax.tree.map, so keys sorted), '1': the EmptyState of the learning-rate scale, {}})."""
+    x = ramp((4, 4), 89)
+    params = dense_params(root, (), 4, 3)
+    zeros = sort_keys({k: np.zeros_like(v) for k, v in params.items()})
+    state = {"step": 0, "params": params,
+             "opt_state": {"0": {"count": np.asarray(np.int32(0)), "mu": zeros,
+                                 "nu": {k: v.copy() for k, v in zeros.items()}}, "1": {}}}
+    return [x], state
+
+
+# Checkpoints of training states: name -> make(root) = (inputs, the state dict to_bytes writes).
+TRAIN_STATES = {"train_state_adam": train_state_adam}
+
+
 def f32_tree(t):
     return {k: f32_tree(v) for k, v in t.items()} if isinstance(t, dict) else np.asarray(t).astype(F32)
 
@@ -644,7 +663,13 @@ def main():
                     "inputs": {str(i): a for i, a in enumerate(inputs)},
                     "output": losses.astype(F32), "trajectory": trajectory}
             write(name, mode, variables, case)
-    print(f"wrote {2 * (len(MODELS) + len(OPTIMIZERS)) * len(MODES)} files to {OUT}")
+        for name, make in TRAIN_STATES.items():
+            inputs, state = make(root)
+            case = {"header": header(name), "model": name, "threefry_partitionable": partitionable,
+                    "inputs": {str(i): a for i, a in enumerate(inputs)}}
+            write(name, mode, state, case)
+    count = len(MODELS) + len(OPTIMIZERS) + len(TRAIN_STATES)
+    print(f"wrote {2 * count * len(MODES)} files to {OUT}")
 
 
 def write(name, mode, variables, case):

@@ -233,3 +233,18 @@ TEST_CASE("fidelity: optax trajectories (sgd with momentum, adam, adamw) match t
   check_trajectory("optax_adam", optim::adam(0.05));
   check_trajectory("optax_adamw", optim::adamw(0.05, 0.9, 0.999, 1e-8, 0.0, std::nullopt, 0.1));
 }
+
+TEST_CASE("fidelity: to_bytes of TrainState.create(params, adam) is the fixture's, and it loads") {
+  namespace optim = linum::optim;
+  for (const auto& mode : fidelity::kModes) {
+    linum::random::ThreefryPartitionableScope scope(mode.partitionable);
+    INFO(std::string(mode.name));
+    const fidelity::Fixture f = fidelity::read_fixture("train_state_adam", mode);
+    const Tree params = nn::Dense(3).init(linum::random::key(0), f.inputs().at(0))["params"];
+    const auto state = optim::create_train_state(nullptr, params, optim::adam(0.05));
+    CHECK(ser::to_bytes(state) == f.variables_bytes);
+    const auto loaded = ser::from_bytes(state, f.variables_bytes);
+    fidelity::check_bit_identical(loaded.params, params);
+    CHECK(ser::to_bytes(loaded) == f.variables_bytes);
+  }
+}
