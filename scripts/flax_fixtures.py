@@ -97,6 +97,15 @@ class RNNModel(nn.Module):
         return nn.RNN(self.cell_type(4))(x)
 
 
+class ScanLSTM(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        lstm = nn.scan(nn.LSTMCell, variable_broadcast="params", split_rngs={"params": False},
+                       in_axes=1, out_axes=1)(4)
+        carry = lstm.initialize_carry(jax.random.PRNGKey(0), x[:, 0].shape)
+        return lstm(carry, x)[1]
+
+
 class BidirectionalModel(nn.Module):
     @nn.compact
     def __call__(self, x):
@@ -130,6 +139,7 @@ MODELS = {
     "rnn_gru": (RNNModel(nn.GRUCell), {}),
     "rnn_simple": (RNNModel(nn.SimpleCell), {}),
     "bidirectional": (BidirectionalModel(), {}),
+    "scan_lstm": (ScanLSTM(), {}),
 }
 
 OPTIMIZERS = {

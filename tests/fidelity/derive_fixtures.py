@@ -519,6 +519,18 @@ def rnn_model(kind, cell_name):
     return make
 
 
+def model_scan_lstm(root):
+    # class Model: @nn.compact __call__: lstm = nn.scan(nn.LSTMCell, variable_broadcast='params',
+    # split_rngs={'params': False}, in_axes=1, out_axes=1)(4); lstm(zero carry, x)[1], x (2, 5, 3).
+    # The class is ScanLSTMCell; broadcast params are made once, before the loop, from the
+    # unsplit key (counter 1), and come out of the scan with sorted keys.
+    x = ramp((2, 5, 3), 223)
+    variables = {"params": {"ScanLSTMCell_0": sort_keys(cell_params(root, ("ScanLSTMCell_0",), "lstm",
+                                                                     3, 4))}}
+    return with_fd_grads([x], variables,
+                         lambda v: cell_run("lstm", v["params"]["ScanLSTMCell_0"], x, 4), 227)
+
+
 def model_bidirectional(root):
     # class Model: @nn.compact __call__:
     #   nn.Bidirectional(nn.RNN(nn.LSTMCell(4)), nn.RNN(nn.GRUCell(5)))(x), x (2, 5, 3):
@@ -561,6 +573,7 @@ MODELS = {
     "rnn_gru": rnn_model("gru", "GRUCell_0"),
     "rnn_simple": rnn_model("simple", "SimpleCell_0"),
     "bidirectional": model_bidirectional,
+    "scan_lstm": model_scan_lstm,
 }
 
 

@@ -13,6 +13,7 @@ namespace nn = linum::nn;
 namespace ser = linum::serialization;
 using fidelity::Model;
 using linum::Array;
+using linum::Shape;
 using linum::Tree;
 using Inputs = std::vector<Array>;
 
@@ -32,6 +33,16 @@ struct RNNModel : nn::Module<RNNModel<Cell>> {
 struct BidirectionalModel : nn::Module<BidirectionalModel> {
   Array call(const Array& x) {
     return nn::Bidirectional(nn::RNN(nn::LSTMCell(4)), nn::RNN(nn::GRUCell(5)))(x);
+  }
+};
+struct ScanLSTM : nn::Module<ScanLSTM> {
+  Array call(const Array& x) {
+    auto lstm = nn::scan(nn::LSTMCell(4), {.variable_broadcast = "params",
+                                           .split_rngs = {{"params", false}},
+                                           .in_axes = {1},
+                                           .out_axes = 1});
+    const Shape step = {x.shape(0), x.shape(2)};
+    return lstm(lstm.initialize_carry(linum::random::key(0), step), x).second;
   }
 };
 struct RematDense : nn::Module<RematDense> {
@@ -140,6 +151,7 @@ std::vector<Model> zoo() {
             recurrent_kernels("OptimizedLSTMCell_0", kLSTMh)),
       unary("rnn_gru", RNNModel<nn::GRUCell>(), recurrent_kernels("GRUCell_0", kGRUh)),
       unary("rnn_simple", RNNModel<nn::SimpleCell>(), recurrent_kernels("SimpleCell_0", {"h"})),
+      unary("scan_lstm", ScanLSTM(), recurrent_kernels("ScanLSTMCell_0", kLSTMh)),
       unary("bidirectional", BidirectionalModel(),
             [] {
               auto s = recurrent_kernels("LSTMCell_0", kLSTMh);
