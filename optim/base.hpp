@@ -191,10 +191,6 @@ B none_where_none(const A& first, const B& other) {
     return other;
   } else if constexpr (std::is_same_v<A, Tree> && std::is_same_v<B, Tree>) {
     return none_where_none(first, other);
-  } else if constexpr (pytree::detail::is_frozen_dict<A>::value &&
-                       pytree::detail::is_frozen_dict<B>::value) {
-    // A FrozenDict cannot be edited in place: go through the plain dicts it holds.
-    return B(none_where_none(Tree(first.dict()), Tree(other.dict())));
   } else if constexpr (pytree::detail::is_std_optional<A>::value &&
                        pytree::detail::is_std_optional<B>::value) {
     if (!first || !other) return B();
