@@ -239,7 +239,25 @@ def cpp_string(text):
   return "R\"__doc__(" + text + ")__doc__\""
 
 
+def check_listed(docs_dir, listed):
+  """Every docs/*.md with a ```cpp block must be one of the listed pages (relative paths)."""
+  import os
+  names = {os.path.basename(p) for p in listed}
+  missing = []
+  for name in sorted(os.listdir(docs_dir)):
+    if name.endswith(".md") and name not in names:
+      with open(os.path.join(docs_dir, name), encoding="utf-8") as f:
+        if re.search(r"^\s*```(cpp|c\+\+)\s*$", f.read(), re.M):
+          missing.append(name)
+  if missing:
+    sys.exit("pages with C++ blocks missing from tests/docs/meson.build: " + ", ".join(missing))
+  print(f"{len(names)} pages listed, none missing")
+
+
 def main():
+  if len(sys.argv) >= 3 and sys.argv[1] == "--check-listed":
+    check_listed(sys.argv[2], sys.argv[3:])
+    return
   if len(sys.argv) != 3:
     sys.exit(__doc__)
   page, out_path = sys.argv[1], sys.argv[2]
