@@ -227,6 +227,7 @@ def generate(page, snippets):
     out.append("    std::string error;")
     out.append(f"    try {{ {call} }} catch (const std::exception& e) {{ error = e.what(); rc = 1; }}")
     out.append("    std::cout.rdbuf(saved);")
+    out.append("    if (rc != 0 && error.empty()) error = \"(main returned \" + std::to_string(rc) + \")\";")
     out.append(f"    const char* expected = {expected};")
     out.append("    if (rc != 0) {")
     out.append(f"      std::cerr << \"{page}:{line}: failed \" << error << \"\\n\";")
