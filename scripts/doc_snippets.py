@@ -64,219 +64,219 @@ STATEMENT_WORDS = ("return", "if", "else", "for", "while", "do", "switch", "auto
 
 
 def starts_declaration(line):
-  """A namespace-scope declaration: a type, template, alias, or a function definition's head
+    """A namespace-scope declaration: a type, template, alias, or a function definition's head
   (a type and a name before the first parenthesis, no `=` there, not ending in `;`)."""
-  if DECL_KEYWORD.match(line):
-    return True
-  head = FUNC_HEAD.match(line)
-  return bool(head) and "=" not in head.group(0) and not line.rstrip().endswith(";") \
-      and not line.startswith(STATEMENT_WORDS)
+    if DECL_KEYWORD.match(line):
+        return True
+    head = FUNC_HEAD.match(line)
+    return bool(head) and "=" not in head.group(0) and not line.rstrip().endswith(";") \
+            and not line.startswith(STATEMENT_WORDS)
 
 
 def code_only(line):
-  """The line without string/char literals and // comments, for counting braces."""
-  line = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
-  line = re.sub(r"'(?:\\.|[^'\\])'", "''", line)
-  return line.split("//", 1)[0]
+    """The line without string/char literals and // comments, for counting braces."""
+    line = re.sub(r'"(?:\\.|[^"\\])*"', '""', line)
+    line = re.sub(r"'(?:\\.|[^'\\])'", "''", line)
+    return line.split("//", 1)[0]
 
 
 def split_decls(lines):
-  """(declarations, statements): the leading namespace-scope declarations, and the rest."""
-  decls, i, depth = [], 0, 0
-  while i < len(lines):
-    stripped = lines[i].strip()
-    if stripped == "" or stripped.startswith("//"):
-      decls.append(lines[i])
-      i += 1
-      continue
-    if not starts_declaration(stripped):
-      break
-    # Take the whole declaration: until its braces balance at the end of a line that closes it.
+    """(declarations, statements): the leading namespace-scope declarations, and the rest."""
+    decls, i, depth = [], 0, 0
     while i < len(lines):
-      code = code_only(lines[i])
-      depth += code.count("{") - code.count("}")
-      decls.append(lines[i])
-      i += 1
-      if depth == 0 and code.rstrip().endswith((";", "}")):
-        break
-  # Trailing blank/comment lines belong to the statements (they usually introduce them).
-  while decls and (decls[-1].strip() == "" or decls[-1].strip().startswith("//")):
-    i -= 1
-    decls.pop()
-  return decls, lines[i:]
+        stripped = lines[i].strip()
+        if stripped == "" or stripped.startswith("//"):
+            decls.append(lines[i])
+            i += 1
+            continue
+        if not starts_declaration(stripped):
+            break
+        # Take the whole declaration: until its braces balance at the end of a line that closes it.
+        while i < len(lines):
+            code = code_only(lines[i])
+            depth += code.count("{") - code.count("}")
+            decls.append(lines[i])
+            i += 1
+            if depth == 0 and code.rstrip().endswith((";", "}")):
+                break
+    # Trailing blank/comment lines belong to the statements (they usually introduce them).
+    while decls and (decls[-1].strip() == "" or decls[-1].strip().startswith("//")):
+        i -= 1
+        decls.pop()
+    return decls, lines[i:]
 
 
 def parse(page_text):
-  """The page's cpp snippets: dicts with line, mode, flags, context, code, output."""
-  lines = page_text.split("\n")
-  snippets, pending, i = [], None, 0
-  while i < len(lines):
-    line = lines[i]
-    m = re.match(r"\s*<!--\s*snippet:\s*(.*?)\s*(-->)?\s*$", line)
-    if m:
-      words = m.group(1).replace(",", " ").split()
-      context = []
-      if not m.group(2):
+    """The page's cpp snippets: dicts with line, mode, flags, context, code, output."""
+    lines = page_text.split("\n")
+    snippets, pending, i = [], None, 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.match(r"\s*<!--\s*snippet:\s*(.*?)\s*(-->)?\s*$", line)
+        if m:
+            words = m.group(1).replace(",", " ").split()
+            context = []
+            if not m.group(2):
+                i += 1
+                while i < len(lines) and not lines[i].strip().endswith("-->"):
+                    context.append(lines[i])
+                    i += 1
+            pending = {"words": words, "context": context, "line": i + 1}
+            i += 1
+            continue
+        fence = re.match(r"(\s*)```(\S*)\s*$", line)
+        if fence:
+            indent, lang = fence.group(1), fence.group(2)
+            body = []
+            i += 1
+            while i < len(lines) and not re.match(r"\s*```\s*$", lines[i]):
+                body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+                i += 1
+            start = i - len(body)
+            words = pending["words"] if pending else []
+            context = pending["context"] if pending else []
+            pending = None
+            if "output" in words:
+                if not snippets:
+                    sys.exit(f"line {start}: an output block before any cpp snippet")
+                snippets[-1]["output"] = "\n".join(body)
+            elif lang in ("cpp", "c++"):
+                if "skip" in words:
+                    sys.exit(f"line {start}: a cpp block cannot be skipped; give it a context instead")
+                mode = "continue" if "continue" in words else "body" if "body" in words else "file"
+                snippets.append({"line": start, "mode": mode, "run": "run" in words,
+                                                  "context": context, "code": body, "output": None})
+            i += 1
+            continue
+        if line.strip():
+            pending = None
         i += 1
-        while i < len(lines) and not lines[i].strip().endswith("-->"):
-          context.append(lines[i])
-          i += 1
-      pending = {"words": words, "context": context, "line": i + 1}
-      i += 1
-      continue
-    fence = re.match(r"(\s*)```(\S*)\s*$", line)
-    if fence:
-      indent, lang = fence.group(1), fence.group(2)
-      body = []
-      i += 1
-      while i < len(lines) and not re.match(r"\s*```\s*$", lines[i]):
-        body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
-        i += 1
-      start = i - len(body)
-      words = pending["words"] if pending else []
-      context = pending["context"] if pending else []
-      pending = None
-      if "output" in words:
-        if not snippets:
-          sys.exit(f"line {start}: an output block before any cpp snippet")
-        snippets[-1]["output"] = "\n".join(body)
-      elif lang in ("cpp", "c++"):
-        if "skip" in words:
-          sys.exit(f"line {start}: a cpp block cannot be skipped; give it a context instead")
-        mode = "continue" if "continue" in words else "body" if "body" in words else "file"
-        snippets.append({"line": start, "mode": mode, "run": "run" in words,
-                         "context": context, "code": body, "output": None})
-      i += 1
-      continue
-    if line.strip():
-      pending = None
-    i += 1
-  return snippets
+    return snippets
 
 
 def generate(page, snippets):
-  includes, units, calls = [], [], []
-  groups = []  # a snippet and the `continue` snippets after it share one function
-  for s in snippets:
-    if s["mode"] == "continue":
-      if not groups:
-        sys.exit(f"{page}:{s['line']}: `continue` with no snippet before it")
-      groups[-1].append(s)
-    else:
-      groups.append([s])
-  for group in groups:
-    first = group[0]
-    name = f"snippet_{first['line']}"
-    decls, stmts = [], []
-    for k, s in enumerate(group):
-      # A context line `...` stands for the block: the context lines after it run after the block.
-      ctx = s["context"]
-      before, after = (ctx[:ctx.index("...")], ctx[ctx.index("...") + 1:]) if "..." in ctx else (ctx, [])
-      parts = []
-      for part in (before, s["code"], after):
-        code = []
-        for l in part:
-          if l.strip().startswith("#include"):
-            if l.strip() not in includes:
-              includes.append(l.strip())
-          else:
-            code.append(l)
-        parts.append(code)
-      if first["mode"] == "file":
-        decls += [re.sub(r"\bint\s+main\s*\(", "int snippet_main(", l) for l in sum(parts, [])]
-        continue
-      if k > 0:  # a continuation is a nested block: it sees the names before it and may reuse them
-        stmts.append("{")
-      for part in parts:  # each part's leading declarations go to namespace scope
-        d, b = split_decls(part)
-        decls += d
-        stmts += b
-    stmts += ["}"] * (len(group) - 1)
-    runs = any(s["run"] for s in group) or any(re.search(r"\bint\s+main\s*\(", l) for l in first["code"])
-    output = next((s["output"] for s in reversed(group) if s["output"] is not None), None)
-    text = [f"// {page}:{first['line']}", f"namespace {name} {{", "using namespace doc_context;"]
-    text += decls
-    if first["mode"] != "file":
-      text += ["void body() {"] + ["  " + l for l in stmts] + ["}"]
-    text += [f"}}  // namespace {name}", ""]
-    units.append("\n".join(text))
-    if first["mode"] == "file" and not any("snippet_main" in l for l in decls):
-      continue
-    if runs or output is not None:
-      entry = f"{name}::snippet_main" if first["mode"] == "file" else f"{name}::body"
-      calls.append((first["line"], entry, first["mode"] == "file", output))
-  out = [HEADER.format(page=page, includes="\n".join(includes))] + units
-  out.append("namespace {")
-  out.append("std::string trim_lines(const std::string& s) {")
-  out.append("  std::istringstream in(s);")
-  out.append("  std::string line, all;")
-  out.append("  while (std::getline(in, line)) all += line.substr(0, line.find_last_not_of(\" \\t\") + 1) + \"\\n\";")
-  out.append("  while (!all.empty() && all.back() == '\\n') all.pop_back();")
-  out.append("  return all;")
-  out.append("}")
-  out.append("}  // namespace")
-  out.append("int main() {")
-  out.append("  int failures = 0;")
-  for line, entry, is_main, output in calls:
-    expected = "nullptr" if output is None else cpp_string(output)
-    call = f"rc = {entry}();" if is_main else f"{entry}();"
-    out.append("  {")
-    out.append("    std::ostringstream captured;")
-    out.append("    std::streambuf* saved = std::cout.rdbuf(captured.rdbuf());")
-    out.append("    int rc = 0;")
-    out.append("    std::string error;")
-    out.append(f"    try {{ {call} }} catch (const std::exception& e) {{ error = e.what(); rc = 1; }}")
-    out.append("    std::cout.rdbuf(saved);")
-    out.append("    if (rc != 0 && error.empty()) error = \"(main returned \" + std::to_string(rc) + \")\";")
-    out.append(f"    const char* expected = {expected};")
-    out.append("    if (rc != 0) {")
-    out.append(f"      std::cerr << \"{page}:{line}: failed \" << error << \"\\n\";")
-    out.append("      ++failures;")
-    out.append("    } else if (expected && trim_lines(captured.str()) != trim_lines(expected)) {")
-    out.append(f"      std::cerr << \"{page}:{line}: printed\\n\" << captured.str() << \"\\nexpected\\n\" << expected << \"\\n\";")
-    out.append("      ++failures;")
-    out.append("    } else {")
-    out.append(f"      std::cerr << \"{page}:{line}: ok\\n\";")
-    out.append("    }")
-    out.append("  }")
-  out.append(f"  std::cerr << \"{page}: {len(calls)} snippets run, \" << failures << \" failed\\n\";")
-  out.append("  return failures == 0 ? 0 : 1;")
-  out.append("}")
-  return "\n".join(out) + "\n"
+    includes, units, calls = [], [], []
+    groups = []  # a snippet and the `continue` snippets after it share one function
+    for s in snippets:
+        if s["mode"] == "continue":
+            if not groups:
+                sys.exit(f"{page}:{s['line']}: `continue` with no snippet before it")
+            groups[-1].append(s)
+        else:
+            groups.append([s])
+    for group in groups:
+        first = group[0]
+        name = f"snippet_{first['line']}"
+        decls, stmts = [], []
+        for k, s in enumerate(group):
+            # A context line `...` stands for the block: the context lines after it run after the block.
+            ctx = s["context"]
+            before, after = (ctx[:ctx.index("...")], ctx[ctx.index("...") + 1:]) if "..." in ctx else (ctx, [])
+            parts = []
+            for part in (before, s["code"], after):
+                code = []
+                for l in part:
+                    if l.strip().startswith("#include"):
+                        if l.strip() not in includes:
+                            includes.append(l.strip())
+                    else:
+                        code.append(l)
+                parts.append(code)
+            if first["mode"] == "file":
+                decls += [re.sub(r"\bint\s+main\s*\(", "int snippet_main(", l) for l in sum(parts, [])]
+                continue
+            if k > 0:  # a continuation is a nested block: it sees the names before it and may reuse them
+                stmts.append("{")
+            for part in parts:  # each part's leading declarations go to namespace scope
+                d, b = split_decls(part)
+                decls += d
+                stmts += b
+        stmts += ["}"] * (len(group) - 1)
+        runs = any(s["run"] for s in group) or any(re.search(r"\bint\s+main\s*\(", l) for l in first["code"])
+        output = next((s["output"] for s in reversed(group) if s["output"] is not None), None)
+        text = [f"// {page}:{first['line']}", f"namespace {name} {{", "using namespace doc_context;"]
+        text += decls
+        if first["mode"] != "file":
+            text += ["void body() {"] + ["  " + l for l in stmts] + ["}"]
+        text += [f"}}  // namespace {name}", ""]
+        units.append("\n".join(text))
+        if first["mode"] == "file" and not any("snippet_main" in l for l in decls):
+            continue
+        if runs or output is not None:
+            entry = f"{name}::snippet_main" if first["mode"] == "file" else f"{name}::body"
+            calls.append((first["line"], entry, first["mode"] == "file", output))
+    out = [HEADER.format(page=page, includes="\n".join(includes))] + units
+    out.append("namespace {")
+    out.append("std::string trim_lines(const std::string& s) {")
+    out.append("  std::istringstream in(s);")
+    out.append("  std::string line, all;")
+    out.append("  while (std::getline(in, line)) all += line.substr(0, line.find_last_not_of(\" \\t\") + 1) + \"\\n\";")
+    out.append("  while (!all.empty() && all.back() == '\\n') all.pop_back();")
+    out.append("  return all;")
+    out.append("}")
+    out.append("}  // namespace")
+    out.append("int main() {")
+    out.append("  int failures = 0;")
+    for line, entry, is_main, output in calls:
+        expected = "nullptr" if output is None else cpp_string(output)
+        call = f"rc = {entry}();" if is_main else f"{entry}();"
+        out.append("  {")
+        out.append("    std::ostringstream captured;")
+        out.append("    std::streambuf* saved = std::cout.rdbuf(captured.rdbuf());")
+        out.append("    int rc = 0;")
+        out.append("    std::string error;")
+        out.append(f"    try {{ {call} }} catch (const std::exception& e) {{ error = e.what(); rc = 1; }}")
+        out.append("    std::cout.rdbuf(saved);")
+        out.append("    if (rc != 0 && error.empty()) error = \"(main returned \" + std::to_string(rc) + \")\";")
+        out.append(f"    const char* expected = {expected};")
+        out.append("    if (rc != 0) {")
+        out.append(f"      std::cerr << \"{page}:{line}: failed \" << error << \"\\n\";")
+        out.append("      ++failures;")
+        out.append("    } else if (expected && trim_lines(captured.str()) != trim_lines(expected)) {")
+        out.append(f"      std::cerr << \"{page}:{line}: printed\\n\" << captured.str() << \"\\nexpected\\n\" << expected << \"\\n\";")
+        out.append("      ++failures;")
+        out.append("    } else {")
+        out.append(f"      std::cerr << \"{page}:{line}: ok\\n\";")
+        out.append("    }")
+        out.append("  }")
+    out.append(f"  std::cerr << \"{page}: {len(calls)} snippets run, \" << failures << \" failed\\n\";")
+    out.append("  return failures == 0 ? 0 : 1;")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 def cpp_string(text):
-  return "R\"__doc__(" + text + ")__doc__\""
+    return "R\"__doc__(" + text + ")__doc__\""
 
 
 def check_listed(docs_dir, listed):
-  """Every docs/*.md with a ```cpp block must be one of the listed pages (relative paths)."""
-  import os
-  names = {os.path.basename(p) for p in listed}
-  missing = []
-  for name in sorted(os.listdir(docs_dir)):
-    if name.endswith(".md") and name not in names:
-      with open(os.path.join(docs_dir, name), encoding="utf-8") as f:
-        if re.search(r"^\s*```(cpp|c\+\+)\s*$", f.read(), re.M):
-          missing.append(name)
-  if missing:
-    sys.exit("pages with C++ blocks missing from tests/docs/meson.build: " + ", ".join(missing))
-  print(f"{len(names)} pages listed, none missing")
+    """Every docs/*.md with a ```cpp block must be one of the listed pages (relative paths)."""
+    import os
+    names = {os.path.basename(p) for p in listed}
+    missing = []
+    for name in sorted(os.listdir(docs_dir)):
+        if name.endswith(".md") and name not in names:
+            with open(os.path.join(docs_dir, name), encoding="utf-8") as f:
+                if re.search(r"^\s*```(cpp|c\+\+)\s*$", f.read(), re.M):
+                    missing.append(name)
+    if missing:
+        sys.exit("pages with C++ blocks missing from tests/docs/meson.build: " + ", ".join(missing))
+    print(f"{len(names)} pages listed, none missing")
 
 
 def main():
-  if len(sys.argv) >= 3 and sys.argv[1] == "--check-listed":
-    check_listed(sys.argv[2], sys.argv[3:])
-    return
-  if len(sys.argv) != 3:
-    sys.exit(__doc__)
-  page, out_path = sys.argv[1], sys.argv[2]
-  with open(page, encoding="utf-8") as f:
-    snippets = parse(f.read())
-  name = page.split("/")[-1]
-  with open(out_path, "w", encoding="utf-8") as f:
-    f.write(generate(name, snippets))
+    if len(sys.argv) >= 3 and sys.argv[1] == "--check-listed":
+        check_listed(sys.argv[2], sys.argv[3:])
+        return
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    page, out_path = sys.argv[1], sys.argv[2]
+    with open(page, encoding="utf-8") as f:
+        snippets = parse(f.read())
+    name = page.split("/")[-1]
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write(generate(name, snippets))
 
 
 if __name__ == "__main__":
-  main()
+    main()
