@@ -189,7 +189,8 @@ struct Scatter final : Primitive {
         break;
       case ScatterOp::set:
         // Overwritten operand positions get no cotangent; each position's goes to its winner.
-        if (needed[0]) cx = again(ct, idx, zeros_like(u), ScatterOp::set);
+        // u is not a residual here (only its shape is): build the zeros from shape and dtype.
+        if (needed[0]) cx = again(ct, idx, zeros(u.shape(), ct.dtype()), ScatterOp::set);
         if (needed[2]) {
           cu = gather_fitting(ct, idx, dims, bounds);
           if (!unique) cu = where(won(x, idx, u), cu, zero_of(cu.dtype()));
