@@ -26,6 +26,7 @@ PRIVATE = {
     "linum/autodiff/parallel.hpp",
     "linum/autodiff/random/fp_contract_off.hpp",
     "linum/autodiff/random/keyed_primitive.hpp",
+    "linum/autodiff/random/sampler_args.hpp",
     "linum/autodiff/random/xla_math.hpp",
     "linum/distributed/runtime.hpp",
     "linum/distributed/watchdog_mpi.hpp",

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include <linum/autodiff/ops/shape.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/autodiff/tree_bridge.hpp>
 
