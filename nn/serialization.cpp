@@ -252,6 +252,20 @@ void pack_ndarray(Packer& pk, const Shape& shape, DType dtype, const char* bytes
   pk.pack_ext_body(inner.data(), static_cast<std::uint32_t>(inner.size()));
 }
 
+// msgpack-c packs a float that holds an integral value as an integer; Python's msgpack (Flax's
+// packb) writes the float itself, and an integer would read back as an int32. So the float's own
+// msgpack bytes: the 0xca / 0xcb marker, then the IEEE bits big-endian.
+template <class F, class U>
+void pack_ieee(Packer& pk, F v, unsigned char marker) {
+  U bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  char buf[1 + sizeof bits];
+  buf[0] = static_cast<char>(marker);
+  for (std::size_t i = 0; i < sizeof bits; ++i)
+    buf[1 + i] = static_cast<char>(bits >> (8 * (sizeof bits - 1 - i)));
+  pk.pack_bin_body(buf, sizeof buf);  // appends the bytes as they are
+}
+
 void pack_leaf(Packer& pk, const Array& a) {
   // A weakly typed scalar is a Python number: Flax's packb writes it natively (msgpack_restore
   // reads native numbers back as exactly these arrays).
@@ -260,8 +274,8 @@ void pack_leaf(Packer& pk, const Array& a) {
     switch (c.dtype()) {
       case int32: pk.pack_int64(c.item<std::int64_t>()); return;
       case uint32: pk.pack_uint64(c.item<std::uint64_t>()); return;
-      case float32: pk.pack_float(c.item<float>()); return;
-      case float64: pk.pack_double(c.item<double>()); return;
+      case float32: pack_ieee<float, std::uint32_t>(pk, c.item<float>(), 0xca); return;
+      case float64: pack_ieee<double, std::uint64_t>(pk, c.item<double>(), 0xcb); return;
       default: break;
     }
   }

@@ -122,6 +122,20 @@ TEST_SUITE("serialization msgpack") {
                         .b);
   }
 
+  TEST_CASE("a Python float with an integral value stays a float (2.0 is 0xcb, not the int 2)") {
+    // Python's msgpack packs 2.0 as float64 0xcb 40 00 00 00 00 00 00 00; msgpack-c's packer
+    // would write the int 2, which reads back as an int32. Also a float32 of 37581357056, past
+    // uint32 (the fuzzer's finding: its int form could not be read back at all).
+    Mp want;
+    want.map(2).str("f").u8(0xcb).be(0x4000000000000000ull, 8);
+    want.str("g").u8(0xca).be(0x510c0060u, 4);
+    Tree t = ser::msgpack_restore(want.b);
+    CHECK(t["f"].leaf().dtype() == linum::float64);
+    CHECK(t["g"].leaf().dtype() == linum::float32);
+    CHECK(ser::msgpack_serialize(t) == want.b);
+    CHECK(ser::msgpack_serialize(Tree{{"f", Array(2.0)}, {"g", Array(37581357056.0f)}}) == want.b);
+  }
+
   TEST_CASE("str leaves: msgpack strings read and written, kept by from_bytes and tree_map") {
     // Flax writes {'name': 'résumé', 'w': array} with the str as a msgpack str.
     Mp want;
