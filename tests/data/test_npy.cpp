@@ -260,6 +260,9 @@ TEST_CASE("save_npy / load_npy on files; errors name the file; load_npy checks a
   check_error<linum::TypeError>([&] { data::load_npy(p, linum::int32); },
                                 {"load_npy: " + p + ": at byte 20: the file holds '<f4'",
                                  "load as float32", "not the expected int32"});
+  // Complex arrays are refused as the readers refuse '<c8', never written with a bad descr.
+  check_error<linum::TypeError>([&] { data::encode_npy(linum::astype(a, linum::complex64)); },
+                                {"encode_npy / save_npy", "complex arrays", "complex64"});
   write_bytes(p, npy_image(header("<i8", "(1,)"), raw<std::int64_t>({3})));
   check_error<linum::TypeError>([&] { data::load_npy(p, linum::float32); },
                                 {"'<i8'", "load as int32", "float32"});
