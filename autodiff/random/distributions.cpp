@@ -18,6 +18,7 @@ namespace linum::random {
 
 namespace {
 
+using detail::concat;
 using detail::check_float;
 using detail::check_key;
 using detail::check_shape;
@@ -31,11 +32,6 @@ using detail::sample;
 using detail::sampler_shape;
 using detail::SamplerBase;
 using detail::shape_of;
-
-Shape concat(Shape a, const Shape& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // A float sampler whose kernel is detail::KERNEL(key, out, partitionable).
 #define LINUM_UNIT_SAMPLER(Struct, KERNEL)                                                   \

@@ -18,6 +18,7 @@ namespace linum::random {
 
 namespace {
 
+using detail::concat;
 using detail::check_float;
 using detail::check_key;
 using detail::check_shape;
@@ -28,11 +29,6 @@ using detail::param_as;
 using detail::sampler_shape;
 using detail::SamplerBase;
 using detail::shape_of;
-
-Shape concat(Shape a, const Shape& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // lax.random_gamma_grad over two arrays of one shape and float dtype. Its own derivative is not
 // defined (JAX's is a while_loop), so differentiating it twice is a NotImplementedError.

@@ -16,6 +16,7 @@ namespace linum::random {
 
 namespace {
 
+using detail::concat;
 using detail::check_float;
 using detail::check_key;
 using detail::check_shape;
@@ -25,11 +26,6 @@ using detail::KeyPrim;
 using detail::Keys;
 using detail::sample;
 using detail::SamplerBase;
-
-Shape concat(Shape a, const Shape& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
 
 // ---- argument checks (JAX's messages) ----------------------------------------------------------
 

@@ -96,4 +96,10 @@ inline Array key_at(const Array& keys, std::int64_t i) {
   return squeeze(slice(keys, {{i, i + 1}}), 0);
 }
 
+// The shape `a` followed by `b`: a batch of draws with per-draw dims after it.
+inline Shape concat(Shape a, const Shape& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 }  // namespace linum::random::detail
