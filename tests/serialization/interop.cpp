@@ -9,6 +9,7 @@
 #include <string>
 
 #include "helpers.hpp"
+#include "interop_files.hpp"
 
 namespace ser = linum::serialization;
 namespace st = linum::safetensors;
@@ -17,25 +18,7 @@ using linum::Shape;
 
 namespace {
 
-std::string dir() {
-  const char* d = std::getenv("LINUM_INTEROP_DIR");
-  REQUIRE_MESSAGE(d != nullptr, "run through interop.py, which sets LINUM_INTEROP_DIR");
-  return d;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot open " << path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
+std::string dir() { return interop_dir("interop.py"); }
 
 // interop.py's formulas: ints(n)[k] = k * 37 % 101 - 50, floats = ints / 8.
 Vec ints(std::size_t n, double scale = 1, double offset = 0) {

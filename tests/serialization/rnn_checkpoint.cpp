@@ -13,6 +13,7 @@
 #include <linum/nn/nn.hpp>
 
 #include "helpers.hpp"
+#include "interop_files.hpp"
 
 namespace ser = linum::serialization;
 namespace nn = linum::nn;
@@ -21,25 +22,7 @@ using linum::Shape;
 
 namespace {
 
-std::string dir() {
-  const char* d = std::getenv("LINUM_INTEROP_DIR");
-  REQUIRE_MESSAGE(d != nullptr, "run through rnn_checkpoint.py, which sets LINUM_INTEROP_DIR");
-  return d;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  REQUIRE_MESSAGE(f.good(), "cannot open " << path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE(f.good());
-}
+std::string dir() { return interop_dir("rnn_checkpoint.py"); }
 
 // rnn_checkpoint.py's values: element k of the leaf at `path` is ((k * 37 + h) % 101 - 50) / 8,
 // h the sum of the path's characters mod 101.
