@@ -296,15 +296,6 @@ void check_table(const std::vector<Expected>& table) {
   }
 }
 
-template <class T>
-std::pair<double, double> mean_var(const std::vector<T>& v) {
-  double m = 0, s = 0;
-  for (T x : v) m += static_cast<double>(x);
-  m /= static_cast<double>(v.size());
-  for (T x : v) s += (static_cast<double>(x) - m) * (static_cast<double>(x) - m);
-  return {m, s / static_cast<double>(v.size() - 1)};
-}
-
 }  // namespace
 
 TEST_SUITE("random.samplers") {
