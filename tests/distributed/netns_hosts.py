@@ -177,12 +177,19 @@ class Hosts:
     def mpirun(self, *extra):
         """mpirun on node0 for a job over every host: the hostfile, the agent, TCP only (on
         eth0, for MPI's messages and OpenMPI's own out-of-band channel), no core binding (every
-        host shares this machine's cores)."""
+        host shares this machine's cores).
+
+        The ranks run quiet (orte_execute_quiet, set for them only): when a peer dies, a rank's
+        TCP layer prints a help message that OpenMPI 4.1 relays to mpirun from PMIx's thread,
+        unsynchronised with mpirun's own teardown; now and then mpirun segfaults there
+        (orte_rml_oob_send_buffer_nb under pmix_server_log_fn) instead of reporting the death.
+        mpirun itself stays verbose, so its report of which rank died is still printed."""
         return self.on(0, ["mpirun", "--allow-run-as-root", "--hostfile", self.hostfile,
                            "--mca", "plm_rsh_agent", self.agent,
                            "--mca", "btl", "tcp,self",
                            "--mca", "btl_tcp_if_include", "eth0",
                            "--mca", "oob_tcp_if_include", "eth0",
+                           "-x", "OMPI_MCA_orte_execute_quiet=1",
                            "--bind-to", "none", *extra])
 
     def link(self, i, up):
