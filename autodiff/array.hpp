@@ -149,6 +149,12 @@ class Array {
   // Truth value of a size-1 array, as numpy/JAX: anything else raises.
   explicit operator bool() const;
 
+  // x[i], as JAX's: the element at i along the leading axis (the axis dropped). A static i
+  // counts from the end when negative and, as JAX's default indexing, clamps when out of range;
+  // an Array i is a scalar integer index (traced under jit/vmap), as lax.dynamic_index_in_dim.
+  Array operator[](std::int64_t i) const;
+  Array operator[](const Array& i) const;
+
   // Methods mirroring jax.Array.
   Array astype(DType d) const;
   Array reshape(const Shape& s) const;

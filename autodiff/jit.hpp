@@ -104,6 +104,13 @@ class Jitted {
 
   template <class... A>
   auto operator()(const A&... args) const {
+    // A replay never calls f, so f may not count on running each call: jit calls it as const.
+    static_assert(
+        std::is_invocable_v<const F&, const A&...> || !std::is_invocable_v<F&, const A&...>,
+        "jit: f is not const-callable (a `mutable` lambda or a non-const operator()); "
+        "jit calls f only when it traces, so f cannot keep state between calls");
+    static_assert(std::is_invocable_v<F&, const A&...>,
+                  "jit: f cannot be called with these arguments");
     using R = std::decay_t<std::invoke_result_t<const F&, const A&...>>;
     constexpr std::size_t n = sizeof...(A);
     const auto targs = std::forward_as_tuple(args...);

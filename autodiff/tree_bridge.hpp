@@ -46,9 +46,26 @@ Arrays tree_arrays(const T& t) {
     return pytree::tree_leaves<Array>(t);
 }
 
+// Whether every leaf of T can hold what a transform computes (an Array): an int or a double leaf
+// cannot carry a traced or differentiated value.
+template <class Leaves>
+struct leaves_hold_arrays;
+template <class... L>
+struct leaves_hold_arrays<pytree::detail::tlist<L...>>
+    : std::conjunction<std::disjunction<std::is_same<L, Array>, std::is_same<L, ShapeDtype>,
+                                        std::is_constructible<L, const Array&>>...> {};
+template <class T>
+constexpr void check_array_leaves() {
+  if constexpr (!std::is_same_v<T, Array>)
+    static_assert(leaves_hold_arrays<decltype(pytree::detail::leaf_types_of<T>())>::value,
+                  "linum: a transform rebuilds this value from Arrays, but it has a leaf that is "
+                  "not an Array (an int, a double, ...): make that leaf a linum::Array");
+}
+
 // A value of T's type and structure whose leaves are `leaves`, in flattening order.
 template <class T>
 T tree_rebuild(const T& like, const Arrays& leaves) {
+  check_array_leaves<T>();
   if constexpr (std::is_same_v<T, Array>)
     return leaves.at(0);
   else
@@ -59,6 +76,7 @@ T tree_rebuild(const T& like, const Arrays& leaves) {
 // their matching leaves (or subtrees, where t is a prefix of them), as in pytree::tree_map.
 template <class T, class F, class... R>
 T tree_apply(const T& t, F&& f, const R&... rest) {
+  check_array_leaves<T>();
   if constexpr (std::is_same_v<T, Array>)
     return f(t, rest...);
   else

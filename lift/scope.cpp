@@ -379,7 +379,8 @@ Rngs init_rngs(const Rngs& rngs) {
 
 Scope bind(const Tree& variables, const Rngs& rngs, const Filter& mutable_, const Flags& flags) {
   for (const auto& [k, v] : rngs) {
-    if (!is_valid_rng(v)) {
+    // Flax's bind takes only a dict of streams, not rngs=key.
+    if (rngs.bare_key || !is_valid_rng(v)) {
       throw InvalidRngError("rngs should be a dictionary mapping strings to `jax.PRNGKey`.");
     }
   }

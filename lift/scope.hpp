@@ -26,9 +26,15 @@ class Initializer;
 
 namespace linum::lift {
 
-// rngs={'params': key, 'dropout': key}: one base key per named stream.
+// rngs={'params': key, 'dropout': key}: one base key per named stream. A bare key converts to
+// {'params': key}, as Flax's init and apply read rngs=key (its bind refuses one).
 struct Rngs : std::map<std::string, Array> {
   using std::map<std::string, Array>::map;
+  Rngs() = default;
+  Rngs(const Array& key)  // NOLINT(google-explicit-constructor): rngs=key, as in Flax
+      : std::map<std::string, Array>{{"params", key}}, bare_key(true) {}
+  // Made from a bare key: Flax's errors for rngs=key differ from those for a dict.
+  bool bare_key = false;
 };
 // Scope flags (Flax's `flags` dict): init sets {"initializing": true}.
 using Flags = std::map<std::string, bool>;
@@ -121,6 +127,15 @@ class Scope {
   // box_metadata() (meta::with_partitioning) stores the value in that box.
   template <class Init, class... A>
   auto param(const std::string& name, Init&& init_fn, A&&... args);
+  // The same with a braced shape first, param("kernel", init, {3, 4}), as Flax's (3, 4).
+  template <class Init, class... A>
+  auto param(const std::string& name, Init&& init_fn, const Shape& shape, A&&... args) {
+    return param<Init, const Shape&, A...>(name, std::forward<Init>(init_fn), shape,
+                                           std::forward<A>(args)...);
+  }
+  template <class Init, class... A>
+  Variable variable(const std::string& col, const std::string& name, Init&& init_fn,
+                    const Shape& shape, A&&... args);
 
   // ---- rngs ----
   bool has_rng(const std::string& name) const;
@@ -205,14 +220,19 @@ void check_rngs(const Rngs& rngs, const char* message);
 Rngs init_rngs(const Array& key);
 Rngs init_rngs(const Rngs& rngs);
 
-// Calls fn(root, args[0..n-1]) when the last argument is Rngs (it becomes the root's rngs).
-template <class... A>
-constexpr bool last_is_rngs() {
+// Whether the last of A... is T (after removing references and const).
+template <class T, class... A>
+constexpr bool last_is() {
   if constexpr (sizeof...(A) == 0)
     return false;
   else
     return std::is_same_v<
-        std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, Rngs>;
+        std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, T>;
+}
+// Calls fn(root, args[0..n-1]) when the last argument is Rngs (it becomes the root's rngs).
+template <class... A>
+constexpr bool last_is_rngs() {
+  return last_is<Rngs, A...>();
 }
 
 // Invalidates the root when the scope function returns or throws.
@@ -333,6 +353,13 @@ Variable Scope::variable(const std::string& col, const std::string& name, Init&&
     put_variable(col, name, detail::to_variable_tree(init_fn(std::forward<A>(args)...)));
   }
   return Variable(*this, col, name);
+}
+
+template <class Init, class... A>
+Variable Scope::variable(const std::string& col, const std::string& name, Init&& init_fn,
+                         const Shape& shape, A&&... args) {
+  return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
+                                            std::forward<A>(args)...);
 }
 
 template <class Init, class... A>

@@ -17,6 +17,11 @@
 
 namespace linum::nn {
 
+// Flax's errors name `@compact`; linum's spelling of it follows.
+constexpr const char* kCompactInCpp =
+    " (in linum: a module's `call`, unless its class says `compact = false`, or a method body "
+    "run through compact_method(...))";
+
 namespace detail {
 
 // What repr() prints of a bound child: a snapshot of its class name and attributes plus its own
@@ -159,6 +164,18 @@ Tree lazy_init(const std::function<Tree(const Arrays&)>& init_fn,
 
 std::string quoted_key(const std::string& k) { return pytree::str_repr(k); }
 
+Rngs checked_module_rngs(const Rngs& rngs, const std::string& type_name, const char* dict_message) {
+  if (rngs.bare_key) {
+    const Array& key = rngs.at("params");
+    if (!lift::is_valid_rng(key)) {
+      throw lift::InvalidRngError("RNGs should be of shape (2,) or PRNGKey in Module " + type_name +
+                                  ", but rngs are: " + (key.valid() ? repr(key) : "Array()"));
+    }
+  }
+  lift::detail::check_rngs(rngs, dict_message);
+  return rngs;
+}
+
 void throw_invalid_apply_method(const std::string& type_name) {
   throw lift::ApplyModuleInvalidMethodError(
       "Cannot call apply(): a function that does not take the module (" + type_name +
@@ -171,7 +188,8 @@ void check_may_create_child(const ModuleState& parent, const ModuleState& child)
   if (!parent.in_setup && !parent.in_compact()) {
     throw lift::AssignSubModuleError("Submodule " + child.type_name() +
                                      " must be defined in `setup()` or in a method wrapped in "
-                                     "`@compact`");
+                                     "`@compact`" +
+                                     kCompactInCpp);
   }
 }
 void register_child(ModuleState& parent, const std::string& name, const ModuleBase& child,
@@ -397,7 +415,9 @@ void ModuleBase::ensure_bound() {
   auto& s = *state_;
   if (s.scope) return;
   if (!s.parent || !s.parent->scope) {
-    throw lift::CallCompactUnboundModuleError("Can't call compact methods on unbound modules");
+    throw lift::CallCompactUnboundModuleError(
+        "Can't call compact methods on unbound modules (in linum: a module's compact `call` runs "
+        "inside init/apply, or on the module bind() returns)");
   }
   const std::string n = s.name ? *s.name : s.type_name() + "_" + std::to_string(*s.auto_index);
   if (s.parent->scope->name_reserved(n)) {
@@ -512,7 +532,8 @@ void ModuleBase::enter_method(bool compact) {
 void ModuleBase::check_initialization_allowed(const char* what) const {
   if (!state_->in_setup && !state_->in_compact()) {
     throw ValueError(std::string(what) +
-                     " must be initialized in `setup()` or in a method wrapped in `@compact`");
+                     " must be initialized in `setup()` or in a method wrapped in `@compact`" +
+                     kCompactInCpp);
   }
 }
 

@@ -327,6 +327,19 @@ class ModuleBase {
     claim_name(name, col, "variable");
     return scope().variable(col, name, std::forward<Init>(init_fn), std::forward<A>(args)...);
   }
+  // A braced shape as the first argument, param("kernel", init, {3, 4}) as Flax's (3, 4): a
+  // template parameter cannot be deduced from braces.
+  template <class Init, class... A>
+  auto param(const std::string& name, Init&& init_fn, const Shape& shape, A&&... args) {
+    return param<Init, const Shape&, A...>(name, std::forward<Init>(init_fn), shape,
+                                           std::forward<A>(args)...);
+  }
+  template <class Init, class... A>
+  Variable variable(const std::string& col, const std::string& name, Init&& init_fn,
+                    const Shape& shape, A&&... args) {
+    return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
+                                              std::forward<A>(args)...);
+  }
   Variable variable(const std::string& col, const std::string& name);
   bool has_variable(const std::string& col, const std::string& name) const;
   Tree get_variable(const std::string& col, const std::string& name, Tree default_value = {}) const;
@@ -540,6 +553,40 @@ decltype(auto) invoke_method(D& m, M& method, A&&... args) {
     return m(std::forward<A>(args)...);
 }
 struct CallOp {};
+
+// A static_assert condition that only fails when the template is instantiated.
+template <class...>
+inline constexpr bool dependent_false = false;
+
+// Whether D has a `call` (Python's __call__) that takes `args`.
+template <class D, class... A>
+constexpr bool has_call_v = requires(D& m, A&&... args) {
+  m.call(std::forward<A>(args)...);
+};
+
+// Module.init/apply's rngs: a bare key must be one PRNG key (Flax's InvalidRngError naming the
+// module); every key of a dict is checked with `dict_message` (a ValueError, as flax.core's).
+Rngs checked_module_rngs(const Rngs& rngs, const std::string& type_name, const char* dict_message);
+inline constexpr const char* kApplyRngsMessage =
+    "The ``rngs`` argument passed to an apply function should be a ``jax.PRNGKey`` or a "
+    "dictionary mapping strings to ``jax.PRNGKey``.";
+inline constexpr const char* kInitRngsMessage =
+    "First argument passed to an init function should be a ``jax.PRNGKey`` or a dictionary "
+    "mapping strings to ``jax.PRNGKey``.";
+
+// f(args[0..n-2]...): the arguments without the last one (a trailing options struct).
+template <class F, class... A>
+decltype(auto) call_dropping_last(F&& f, A&&... args) {
+  auto t = std::forward_as_tuple(std::forward<A>(args)...);
+  return [&]<std::size_t... I>(std::index_sequence<I...>)->decltype(auto) {
+    return f(std::forward<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(t))...);
+  }
+  (std::make_index_sequence<sizeof...(A) - 1>{});
+}
+template <class... A>
+decltype(auto) last_arg(A&&... args) {
+  return std::get<sizeof...(A) - 1>(std::forward_as_tuple(std::forward<A>(args)...));
+}
 }  // namespace detail
 
 // The CRTP base every module derives from: struct Dense : nn::Module<Dense> { ... call(...) }.
@@ -581,6 +628,9 @@ class Module : public ModuleBase {
 
   template <class... A>
   decltype(auto) operator()(A&&... args) {
+    static_assert(detail::has_call_v<D, A...>,
+                  "nn::Module: this module has no `call` (Python's __call__) taking these "
+                  "arguments; define one, or pass a method to init/apply");
     return run_method(
         "__call__", [&]() -> decltype(auto) { return self().call(std::forward<A>(args)...); },
         detail::is_compact<D>(), [&] { return detail::inputs_tree(args...); });
@@ -628,10 +678,15 @@ class Module : public ModuleBase {
   }
 
   // ---- init / apply / bind ----
-  // init(key or Rngs, args...[, method]) -> variables.
+  // init(key or Rngs, args...[, method][, InitOptions]) -> variables.
   template <class R, class... A>
   Tree init(const R& rngs, A&&... args) const {
     return init_with_output(rngs, std::forward<A>(args)...).second;
+  }
+  // init({{"params", k1}, {"dropout", k2}}, args...): the streams as a braced dict.
+  template <class... A>
+  Tree init(const Rngs& rngs, A&&... args) const {
+    return this->template init<Rngs, A...>(rngs, std::forward<A>(args)...);
   }
   template <class R, class A1>
   Tree init(const R& rngs, A1&& a1, InitOptions opts) const {
@@ -644,7 +699,21 @@ class Module : public ModuleBase {
   }
   template <class R, class... A>
   auto init_with_output(const R& rngs, A&&... args) const {
-    return run_init(rngs, InitOptions{}, std::forward_as_tuple(std::forward<A>(args)...));
+    if constexpr (lift::detail::last_is<InitOptions, A...>()) {
+      InitOptions opts = detail::last_arg(args...);
+      return detail::call_dropping_last(
+          [&](auto&&... a) {
+            return run_init(rngs, std::move(opts),
+                            std::forward_as_tuple(std::forward<decltype(a)>(a)...));
+          },
+          std::forward<A>(args)...);
+    } else {
+      return run_init(rngs, InitOptions{}, std::forward_as_tuple(std::forward<A>(args)...));
+    }
+  }
+  template <class... A>
+  auto init_with_output(const Rngs& rngs, A&&... args) const {
+    return this->template init_with_output<Rngs, A...>(rngs, std::forward<A>(args)...);
   }
   template <class R, class A1>
   auto init_with_output(const R& rngs, A1&& a1, InitOptions opts) const {
@@ -656,12 +725,30 @@ class Module : public ModuleBase {
                     std::forward_as_tuple(std::forward<A1>(a1), std::forward<A2>(a2)));
   }
 
-  // apply(variables, args...[, method][, Rngs]) -> out.
+  // apply(variables, args...[, method][, Rngs]) -> out; with a trailing ApplyOptions, (out,
+  // state) as below.
   template <class... A>
   decltype(auto) apply(const Tree& variables, A&&... args) const {
-    auto [out, state] = run_apply(variables, ApplyOptions{}, false,
-                                  std::forward_as_tuple(std::forward<A>(args)...));
-    return out;
+    if constexpr (lift::detail::last_is<ApplyOptions, A...>()) {
+      ApplyOptions opts = detail::last_arg(args...);
+      return detail::call_dropping_last(
+          [&](auto&&... a) {
+            return run_apply(variables, std::move(opts), true,
+                             std::forward_as_tuple(std::forward<decltype(a)>(a)...));
+          },
+          std::forward<A>(args)...);
+    } else {
+      auto [out, state] = run_apply(variables, ApplyOptions{}, false,
+                                    std::forward_as_tuple(std::forward<A>(args)...));
+      return out;
+    }
+  }
+  // An Array where the variables go: init's key and apply's variables swapped, or x first.
+  template <class... A>
+  void apply(const Array&, A&&...) const {
+    static_assert(detail::dependent_false<A...>,
+                  "nn::Module::apply: the first argument must be the variables (a Tree from "
+                  "init), got an Array: apply(variables, args...)");
   }
   // apply(variables, args...[, method], {.mutable_, .rngs, .capture_intermediates}) -> (out,
   // state).
@@ -735,14 +822,18 @@ class Module : public ModuleBase {
 
   template <class R, class Tuple>
   auto run_init(const R& rngs, InitOptions opts, Tuple&& args) const {
+    static_assert(std::is_convertible_v<const R&, const Array&> || std::is_same_v<R, Rngs>,
+                  "nn::Module::init: the first argument must be a PRNG key or nn::Rngs: "
+                  "init(key, args...)");
+    const Rngs init_rngs =
+        detail::checked_module_rngs(Rngs(rngs), self().type_name(), detail::kInitRngsMessage);
     if (opts.capture_intermediates)
       opts.mutable_ = lift::union_filters(opts.mutable_, "intermediates");
     detail::CaptureScope capture(opts.capture_intermediates);
     auto fn = scope_fn(self(), args);
     return std::apply(
         [&](auto&&... a) {
-          return lift::init(fn, opts.mutable_)(lift::detail::init_rngs(rngs),
-                                               std::forward<decltype(a)>(a)...);
+          return lift::init(fn, opts.mutable_)(init_rngs, std::forward<decltype(a)>(a)...);
         },
         std::forward<Tuple>(args));
   }
@@ -753,9 +844,6 @@ class Module : public ModuleBase {
       opts.mutable_ = lift::union_filters(opts.mutable_, "intermediates");
     detail::CaptureScope capture(opts.capture_intermediates);
     auto fn = scope_fn(self(), args);
-    lift::detail::check_rngs(opts.rngs,
-                             "The ``rngs`` argument passed to an apply function should be a "
-                             "``jax.PRNGKey`` or a dictionary mapping strings to ``jax.PRNGKey``.");
     return std::apply(
         [&](auto&&... a) {
           return peel_rngs(fn, variables, opts, std::forward<decltype(a)>(a)...);
@@ -764,10 +852,14 @@ class Module : public ModuleBase {
   }
   // A trailing Rngs argument (apply(v, x, Rngs{...})) joins opts.rngs.
   template <class Fn, class... A>
-  static auto peel_rngs(Fn& fn, const Tree& variables, ApplyOptions& opts, A&&... args) {
+  auto peel_rngs(Fn& fn, const Tree& variables, ApplyOptions& opts, A&&... args) const {
     if constexpr (sizeof...(A) > 0 && lift::detail::last_is_rngs<A...>()) {
       auto t = std::forward_as_tuple(std::forward<A>(args)...);
-      for (const auto& [k, v] : std::get<sizeof...(A) - 1>(t)) opts.rngs[k] = v;
+      const Rngs& extra = std::get<sizeof...(A) - 1>(t);
+      for (const auto& [k, v] : extra) opts.rngs[k] = v;
+      opts.rngs.bare_key = opts.rngs.bare_key || extra.bare_key;
+      opts.rngs =
+          detail::checked_module_rngs(opts.rngs, self().type_name(), detail::kApplyRngsMessage);
       return [&]<std::size_t... I>(std::index_sequence<I...>) {
         return lift::detail::run_root<true>(
             fn, variables, opts.rngs, opts.mutable_, lift::Flags{},
@@ -775,6 +867,8 @@ class Module : public ModuleBase {
       }
       (std::make_index_sequence<sizeof...(A) - 1>{});
     } else {
+      opts.rngs =
+          detail::checked_module_rngs(opts.rngs, self().type_name(), detail::kApplyRngsMessage);
       return lift::detail::run_root<true>(fn, variables, opts.rngs, opts.mutable_, lift::Flags{},
                                           std::forward<A>(args)...);
     }
@@ -805,28 +899,6 @@ decltype(auto) Module<D>::compact_name_scope(const std::string& name, F&& body) 
   });
 }
 
-// nn.init_with_output / nn.init / nn.apply of a function fn(module, args...) (M46):
-//   auto [y, v] = nn::init_with_output(f, foo)(key, x);  Array y2 = nn::apply(f, foo)(v, x);
-template <class F, class D>
-auto init_with_output(F fn, const Module<D>& module) {
-  return [fn, proto = static_cast<const D&>(module).clone()](const auto& rngs, auto&&... args) {
-    return proto.init_with_output(rngs, std::forward<decltype(args)>(args)..., method(fn));
-  };
-}
-template <class F, class D>
-auto init(F fn, const Module<D>& module) {
-  return [fn, proto = static_cast<const D&>(module).clone()](const auto& rngs, auto&&... args) {
-    return proto.init(rngs, std::forward<decltype(args)>(args)..., method(fn));
-  };
-}
-template <class F, class D>
-auto apply(F fn, const Module<D>& module) {
-  return
-      [fn, proto = static_cast<const D&>(module).clone()](const Tree& variables, auto&&... args) {
-        return proto.apply(variables, std::forward<decltype(args)>(args)..., method(fn));
-      };
-}
-
 // isinstance(module, T), for capture_intermediates filters.
 template <class T>
 bool isinstance(const ModuleBase& m) {
@@ -834,3 +906,5 @@ bool isinstance(const ModuleBase& m) {
 }
 
 }  // namespace linum::nn
+
+#include <linum/nn/function_forms.hpp>

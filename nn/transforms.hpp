@@ -174,11 +174,11 @@ struct Scan : Module<Scan<M>> {
   }
   // A scanned cell's carry, as Flax's transformed class inherits LSTMCell.initialize_carry
   // (it needs no scope: the rng and the input shape).
-  template <class... A>
-  auto initialize_carry(const A&... args) const requires requires(const M& t) {
-    t.initialize_carry(args...);
+  auto initialize_carry(const Array& rng, const Shape& input_shape) const requires
+      requires(const M& t, const Array& r, const Shape& s) {
+    t.initialize_carry(r, s);
   }
-  { return target.initialize_carry(args...); }
+  { return target.initialize_carry(rng, input_shape); }
 };
 template <class M>
 requires std::derived_from<M, ModuleBase> Scan<M> scan(M target, lift::ScanOptions opts) {

@@ -541,4 +541,37 @@ Array take_along_axis(const Array& x, const Array& indices, int axis, GatherMode
   return where(in_bounds(idx, n), g, gather_fill_value(g.dtype(), fill_value));
 }
 
+// ---- x[i] -------------------------------------------------------------------------------------
+
+namespace {
+// JAX's NDIndexer checks for one index on the leading axis.
+void check_leading_index(const Array& x) {
+  check_valid(x, "Array::operator[]");
+  if (x.ndim() == 0)
+    throw IndexError(
+        "Array::operator[]: too many indices: array is 0-dimensional, but 1 were "
+        "indexed");
+  if (x.shape()[0] == 0)
+    throw IndexError("Array::operator[]: index is out of bounds for axis 0 with size 0 (shape " +
+                     shape_str(x.shape()) + ")");
+}
+}  // namespace
+
+// JAX's static-int path: the index is normalized, clamped into range and sliced statically.
+Array Array::operator[](std::int64_t i) const {
+  check_leading_index(*this);
+  const std::int64_t n = shape()[0];
+  if (i < 0) i += n;
+  i = std::clamp<std::int64_t>(i, 0, n - 1);
+  return linum::reshape(slice(*this, {Slice{i, i + 1}}), Shape(shape().begin() + 1, shape().end()));
+}
+
+// JAX's array-index path: negative indices count from the end, then the gather clamps.
+Array Array::operator[](const Array& i) const {
+  check_leading_index(*this);
+  check_valid(i, "Array::operator[]");
+  check_index_dtype(i, "Array::operator[]", "Array indices");
+  return take(*this, wrap_negative(i, shape()[0]), 0, GatherMode::clip);
+}
+
 }  // namespace linum

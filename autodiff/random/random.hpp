@@ -4,9 +4,12 @@
 // batch of keys under vmap gives a batch of samples from one vectorized kernel call.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/random/threefry.hpp>
@@ -27,9 +30,19 @@ Array key(std::int64_t seed, SeedBits bits = SeedBits::x32);
 Array key_data(const Array& keys);
 Array wrap_key_data(const Array& data);
 
-// split(key, num): keys of shape (num, 2), or (*shape, 2) for a shape.
+// split(key, num): keys of shape (num, 2), or (*shape, 2) for a shape; keys[i] is the i-th key.
 Array split(const Array& key, std::int64_t num = 2);
 Array split(const Array& key, const Shape& shape);
+// split<N>(key): the N keys of split(key, N) one by one, for auto [k1, k2] = split<2>(key).
+template <std::size_t N>
+std::array<Array, N> split(const Array& key) {
+  static_assert(N > 0, "random::split<N>: N must be positive");
+  const Array keys = random::split(key, static_cast<std::int64_t>(N));
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return std::array<Array, N>{keys[static_cast<std::int64_t>(I)]...};
+  }
+  (std::make_index_sequence<N>{});
+}
 // fold_in(key, data): data is a scalar integer. An Array of another integer dtype is converted
 // to uint32 (wrapping, as astype); a C++ integer (JAX: a Python int) outside [0, 2^32) is an
 // OverflowError, as jnp.asarray(data, dtype='uint32') is with NumPy >= 2.

@@ -148,7 +148,9 @@ TEST_CASE("a second compact method continues the caller's auto-names (M17)") {
 
 TEST_CASE("unbound modules: calling or reading variables and rngs is an error (M28)") {
   CHECK_THROWS_WITH_AS(KDense(3)(ones({1})),
-                       doctest::Contains("Can't call compact methods on unbound modules"),
+                       doctest::Contains("Can't call compact methods on unbound modules (in "
+                                         "linum: a module's compact `call` runs inside "
+                                         "init/apply, or on the module bind() returns)"),
                        lift::CallCompactUnboundModuleError);
   KDense d(3);
   CHECK_THROWS_WITH_AS(d.has_variable("params", "kernel"),

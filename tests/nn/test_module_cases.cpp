@@ -113,6 +113,12 @@ TEST_CASE("param outside setup and compact methods is a ValueError (M12)") {
       doctest::Contains("Parameters must be initialized in `setup()` or in a method wrapped in "
                         "`@compact`"),
       ValueError);
+  // Flax's message names `@compact`; the C++ spelling of it follows.
+  CHECK_THROWS_WITH_AS(NoCompactParam().init(random::key(0), ones({1})),
+                       doctest::Contains("(in linum: a module's `call`, unless its class says "
+                                         "`compact = false`, or a method body run through "
+                                         "compact_method(...))"),
+                       ValueError);
   // The compact __call__ may; the plain method foo, run by apply or on a bound copy, may not.
   Tree v = PlainFoo().init(random::key(0), ones({1}));
   CHECK(same(v["params"]["bias"].leaf(), ones({1})));
@@ -126,7 +132,8 @@ TEST_CASE("param outside setup and compact methods is a ValueError (M12)") {
 TEST_CASE("a submodule made in a non-compact method is an AssignSubModuleError (M18)") {
   CHECK_THROWS_WITH_AS(UsesForgotten().init(random::key(0), ones({1, 3})),
                        doctest::Contains("Submodule Dense must be defined in `setup()` or in a "
-                                         "method wrapped in `@compact`"),
+                                         "method wrapped in `@compact` (in linum: a module's "
+                                         "`call`"),
                        lift::AssignSubModuleError);
 }
 

@@ -2,6 +2,7 @@
 // with JAX's messages, keys as pytree leaves, and keys under vmap and grad.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -75,6 +76,22 @@ TEST_SUITE("random.api.keys") {
                                      4221794875u, 839183663u, 3740430601u});
     CHECK(values<std::uint32_t>(lr::fold_in(lr::key(0), 4)) ==
           std::vector<std::uint32_t>{2285895361u, 433833334u});
+  }
+
+  TEST_CASE("keys[i] and auto [k1, k2] = split<2>(key) are the rows of split(key, n)") {
+    // The rows of JAX's split(key(0), 2), as the test above has them.
+    const Array keys = lr::split(lr::key(0), 2);
+    CHECK(values<std::uint32_t>(keys[0]) == std::vector<std::uint32_t>{1797259609u, 2579123966u});
+    CHECK(values<std::uint32_t>(keys[-1]) == std::vector<std::uint32_t>{928981903u, 3453687069u});
+    auto [k1, k2] = lr::split<2>(lr::key(0));
+    CHECK(same(k1, keys[0]));
+    CHECK(same(k2, keys[1]));
+    const Array four = lr::split(lr::key(5), 4);
+    const std::array<Array, 4> each = lr::split<4>(lr::key(5));
+    for (int i = 0; i < 4; ++i) CHECK(same(each[i], four[i]));
+    // A key from keys[i] is an ordinary key: it samples as the same key made by hand.
+    CHECK(same(lr::normal(keys[1], {3}),
+               lr::normal(linum::array(std::vector<std::uint32_t>{928981903u, 3453687069u}), {3})));
   }
 
   TEST_CASE("fold_in of a C++ integer outside uint32 is an OverflowError, as in JAX") {
