@@ -2,6 +2,7 @@
 #pragma once
 
 #include <linum/autodiff/ops/elementwise.hpp>
+#include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/linalg.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
 #include <linum/autodiff/ops/shape.hpp>

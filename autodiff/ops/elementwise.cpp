@@ -612,7 +612,7 @@ const FusedOp* fused_op(const Primitive& p) {
       binary_entry<Div>(),     binary_entry<Max>(),      binary_entry<Min>(),
   };
   auto it = table.find(&p);
-  return it == table.end() ? nullptr : &it->second;
+  return it == table.end() ? fused_math_op(p) : &it->second;
 }
 
 Array weak_scalar(double value, DType scalar_kind, const Array& like) {
