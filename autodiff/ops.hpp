@@ -6,3 +6,4 @@
 #include <linum/autodiff/ops/linalg.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
 #include <linum/autodiff/ops/shape.hpp>
+#include <linum/autodiff/ops/special.hpp>
