@@ -5,5 +5,6 @@
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/linalg.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
+#include <linum/autodiff/ops/reduction_stats.hpp>
 #include <linum/autodiff/ops/shape.hpp>
 #include <linum/autodiff/ops/special.hpp>

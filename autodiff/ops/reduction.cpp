@@ -590,14 +590,15 @@ Array any(const Array& x, const Axes& axis, bool keepdims) {
   return public_reduce<ReduceOr>("any", x, axis, keepdims, Operand::truth);
 }
 
-// jnp.var: mean squared deviation with N - ddof in the denominator (N <= ddof gives inf/NaN).
+// jnp.var: mean squared deviation with N - ddof in the denominator; NaN where N - ddof <= 0.
 Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   check_valid(x, "var");
   auto axes = normalize_axes(axis, x.ndim(), "var");
   Array xf = to_float(x);
   Array centered = xf - mean(xf, axis, true);
   const double n = static_cast<double>(reduced_count(x.shape(), axes) - ddof);
-  return sum(square(centered), axis, keepdims) / n;
+  Array r = sum(square(centered), axis, keepdims) / n;
+  return n > 0 ? r : where(Array(false), r, std::numeric_limits<double>::quiet_NaN());
 }
 
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {
