@@ -1,6 +1,7 @@
 // Every op of linum: jax.numpy / jax.lax / jax.nn names over linum::Array.
 #pragma once
 
+#include <linum/autodiff/ops/contraction.hpp>
 #include <linum/autodiff/ops/elementwise.hpp>
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/linalg.hpp>
