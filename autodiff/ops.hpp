@@ -2,9 +2,11 @@
 #pragma once
 
 #include <linum/autodiff/ops/contraction.hpp>
+#include <linum/autodiff/ops/creation_math.hpp>
 #include <linum/autodiff/ops/elementwise.hpp>
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/linalg.hpp>
+#include <linum/autodiff/ops/polynomial.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
 #include <linum/autodiff/ops/reduction_stats.hpp>
 #include <linum/autodiff/ops/shape.hpp>
