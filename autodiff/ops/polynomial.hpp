@@ -15,7 +15,7 @@ Array polyval(const Array& p, const Array& x);
 Array polyadd(const Array& a1, const Array& a2);
 Array polysub(const Array& a1, const Array& a2);
 Array polymul(const Array& a1, const Array& a2);  // the full convolution
-Array polyder(const Array& p, int m = 1);          // the m-th derivative
+Array polyder(const Array& p, int m = 1);         // the m-th derivative
 // The m-th antiderivative, integration constants k (a scalar or m values; empty: zeros).
 Array polyint(const Array& p, int m = 1, const Array& k = Array());
 // Powers of x in columns: x^(N-1), ..., x^0 (increasing: x^0 first); N defaults to len(x).
