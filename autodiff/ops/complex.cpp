@@ -292,6 +292,9 @@ Array angle(const Array& x, bool deg) {
   return deg ? multiply(a, 180.0 / std::numbers::pi) : a;
 }
 
+Array isreal(const Array& x) { return equal(imag(x), 0); }
+Array iscomplex(const Array& x) { return not_equal(imag(x), 0); }
+
 Array complex(const Array& re, const Array& im) {
   check_valid(re, "complex");
   check_valid(im, "complex");

@@ -13,6 +13,8 @@ Array conj(const Array& x);       // jnp.conj: the complex conjugate (real array
 Array conjugate(const Array& x);  // jnp.conjugate = conj
 // jnp.angle: the argument atan2(imag, real), in radians (degrees when deg); float result.
 Array angle(const Array& x, bool deg = false);
+Array isreal(const Array& x);     // jnp.isreal: imag(x) == 0, elementwise
+Array iscomplex(const Array& x);  // jnp.iscomplex: imag(x) != 0, elementwise
 // lax.complex: re + i im, the two floating operands broadcast together (complex64 from float32,
 // complex128 from float64).
 Array complex(const Array& re, const Array& im);

@@ -29,5 +29,9 @@ struct FusedOp {
 
 // The block kernels of a parameterless elementwise float primitive, else nullptr.
 const FusedOp* fused_op(const Primitive& p);
+// The same lookup for the primitives of ops/elementwise_math.cpp and ops/special.cpp, which
+// fused_op falls back to.
+const FusedOp* fused_math_op(const Primitive& p);
+const FusedOp* fused_special_op(const Primitive& p);
 
 }  // namespace linum::detail

@@ -592,7 +592,7 @@ Array any(const Array& x, const Axes& axis, bool keepdims) {
   return public_reduce<ReduceOr>("any", x, axis, keepdims, Operand::truth);
 }
 
-// jnp.var: mean squared deviation with N - ddof in the denominator (N <= ddof gives inf/NaN).
+// jnp.var: mean squared deviation with N - ddof in the denominator; NaN where N - ddof <= 0.
 Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   check_valid(x, "var");
   auto axes = normalize_axes(axis, x.ndim(), "var");
@@ -601,7 +601,8 @@ Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   const double n = static_cast<double>(reduced_count(x.shape(), axes) - ddof);
   // Complex values: numpy's |x - mean|^2, a real variance.
   const Array sq = is_complex(centered.dtype()) ? real(centered * conj(centered)) : square(centered);
-  return sum(sq, axis, keepdims) / n;
+  Array r = sum(sq, axis, keepdims) / n;
+  return n > 0 ? r : where(Array(false), r, std::numeric_limits<double>::quiet_NaN());
 }
 
 Array argmax(const Array& x, std::optional<int> axis, bool keepdims) {

@@ -49,8 +49,8 @@ inline void check_grads(const std::function<Array(const Arrays&)>& f, const Arra
     auto [y2, pull] = vjp(f, args);
     Arrays ct = std::get<0>(pull(u));
     double lhs = 0;
-    for (std::size_t i = 0; i < args.size(); ++i) lhs += inner(ct[i], v[i]);
-    const double rhs = inner(u, ty);
+    for (std::size_t i = 0; i < args.size(); ++i) lhs += testing::inner(ct[i], v[i]);
+    const double rhs = testing::inner(u, ty);
     INFO("<vjp(u), v> = " << lhs << " vs <u, jvp(v)> = " << rhs);
     CHECK(std::abs(lhs - rhs) <= tol * (1.0 + std::abs(rhs)) * 10);
   }
