@@ -53,6 +53,7 @@ namespace nn = linum::nn;
 namespace lift = linum::lift;
 namespace optim = linum::optim;
 namespace random = linum::random;
+namespace jr = linum::random;  // as the README examples write it
 namespace pytree = linum::pytree;
 namespace init = linum::nn::initializers;
 }}  // namespace doc_context
