@@ -144,6 +144,13 @@ struct ScaledWN : nn::Module<ScaledWN> {
   }
 };
 
+// A named layer built in a compact method keeps its name in the wrapper's paths.
+struct SNNamed : nn::Module<SNNamed> {
+  Array call(const Array& x) {
+    return nn::SpectralNorm(nn::Dense({.features = 4, .name = "proj"}))(x, false);
+  }
+};
+
 // nn.WeightNorm's example (Baz, Bar, Foo).
 struct Baz : nn::Module<Baz> {
   Array call(const Array& x) { return nn::Dense(2)(x); }
@@ -353,12 +360,19 @@ TEST_CASE("SpectralNorm at the root adopts the layer as its field layer_instance
       values(raw), 3, 4, values(v["batch_stats"]["layer_instance/kernel/u"].leaf()), 1);
   check_close(values(v["params"]["layer_instance"]["kernel"].leaf()),
               values(raw / static_cast<float>(pi.sigma)), 1e-5);
-  // An explicit name is the name in the paths; the prototype stays unbound for the next init.
+  // The prototype stays unbound for the next init. A name given to a layer built outside any
+  // module gives way to the field's, as Flax's adoption does by default
+  // (flax_preserve_adopted_names = False).
   CHECK_FALSE(sn.layer_instance().is_bound());
   Tree vn =
       nn::SpectralNorm(nn::Dense({.features = 4, .name = "proj"})).init(random::key(0), x, false);
-  CHECK(sorted_keys(vn["batch_stats"]) == Keys{"proj/kernel/sigma", "proj/kernel/u"});
-  CHECK(sorted_keys(vn["params"]) == Keys{"proj"});
+  CHECK(sorted_keys(vn["batch_stats"]) ==
+        Keys{"layer_instance/kernel/sigma", "layer_instance/kernel/u"});
+  CHECK(sorted_keys(vn["params"]) == Keys{"layer_instance"});
+  Tree vp = SNNamed().init(random::key(0), x);
+  CHECK(sorted_keys(vp["params"]) == Keys{"proj"});
+  CHECK(sorted_keys(vp["batch_stats"]["SpectralNorm_0"]) ==
+        Keys{"proj/kernel/sigma", "proj/kernel/u"});
   // collection_name moves the state; n_steps < 1 keeps none and leaves the kernel as it is.
   Tree vc = nn::SpectralNorm(nn::Dense(4), {.collection_name = "spectral"})
                 .init(random::key(0), x, false);
@@ -468,15 +482,15 @@ TEST_CASE("SpectralNorm: gradients hold u and v constant (stop_gradient), as Fla
   check_close(values(g), expected, 1e-9);
   // Converged (u, v the top singular pair) the held-constant gradient is the true one: finite
   // differences agree.
-  nn::SpectralNorm conv(nn::Dense({.features = 4, .param_dtype = float64}),
-                        {.n_steps = 300, .param_dtype = float64});
+  nn::SpectralNorm converged(nn::Dense({.features = 4, .param_dtype = float64}),
+                             {.n_steps = 300, .param_dtype = float64});
   Array x = astype(random::normal(random::key(16), {2, 3}), float64);
   testing::check_grads(
       [&](const Arrays& a) {
         Tree v{{"params", Tree{{"layer_instance", Tree{{"kernel", a[0]}, {"bias", a[1]}}}}},
                {"batch_stats", Tree{{"layer_instance/kernel/u", u_init},
                                     {"layer_instance/kernel/sigma", ones(Shape{}, float64)}}}};
-        return conv.apply(v, a[2], false);
+        return converged.apply(v, a[2], false);
       },
       {W, astype(array({0.1f, 0.2f, -0.3f, 0.4f}), float64), x}, 1e-6, 1e-5);
 }
@@ -599,8 +613,7 @@ TEST_CASE("WeightNorm: output is the layer with kernel / column norm * scale; fe
   check_close(values(nn::WeightNorm(nn::Dense(4), {.feature_axes = {}}).apply(v0, x)),
               dense_ref(values(x), 2, 3, Wf, 4, values(b)), 1e-5);
   // feature_axes {0}: one norm per row of the kernel, scale (3,).
-  Tree vr = nn::WeightNorm(nn::Dense(4), {.feature_axes = {0}, .use_scale = true})
-                .init(random::key(0), x);
+  Tree vr = nn::WeightNorm(nn::Dense(4), {.feature_axes = {0}}).init(random::key(0), x);
   CHECK(shape_of(vr["params"]["layer_instance/kernel/scale"]) == Shape{3});
   Tree vr2 = params_of(Tree{{"layer_instance", Tree{{"kernel", W}, {"bias", b}}},
                             {"layer_instance/kernel/scale", ones({3})}});
