@@ -128,7 +128,11 @@ struct SNFoo : nn::Module<SNFoo> {
 };
 // The same layers without the wrapper: the raw params Flax's init draws at the same paths.
 struct PlainFoo : nn::Module<PlainFoo> {
-  Array call(const Array& x) { return nn::Dense(5)(nn::Dense(4)(nn::Dense(3)(x))); }
+  Array call(const Array& x) {
+    Array h = nn::Dense(3)(x);  // one statement each: C++ builds a callee before its argument
+    h = nn::Dense(4)(h);
+    return nn::Dense(5)(h);
+  }
 };
 
 // A Dense named layer_instance: the params SpectralNorm's adopted layer draws.
