@@ -10,6 +10,7 @@
 #include <linum/nn/linear.hpp>
 #include <linum/nn/module.hpp>
 #include <linum/nn/normalization.hpp>
+#include <linum/nn/normalization_wrappers.hpp>
 #include <linum/nn/recurrent.hpp>
 #include <linum/nn/stochastic.hpp>
 #include <linum/nn/tabulate.hpp>

@@ -1,10 +1,13 @@
-// BatchNorm, LayerNorm, RMSNorm and GroupNorm, as flax/linen/normalization.py: _compute_stats
-// (fast variance E[x^2] - E[x]^2 clipped at 0, pmean over axis_name) then _normalize.
+// BatchNorm, LayerNorm, RMSNorm, GroupNorm and InstanceNorm, as flax/linen/normalization.py:
+// _compute_stats (fast variance E[x^2] - E[x]^2 clipped at 0, pmean over axis_name) then
+// _normalize.
 #include <linum/nn/normalization.hpp>
 
 #include <linum/autodiff/collectives.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+
+#include <algorithm>
 
 namespace linum::nn {
 
@@ -198,5 +201,47 @@ Array GroupNorm::call(const Array& x, const std::optional<Array>& mask) {
   return normalize(*this, x, s, {nd - 1},
                    {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
 }
+
+Array InstanceNorm::call(const Array& x, const std::optional<Array>& mask) {
+  check_input(x, "InstanceNorm");
+  const std::vector<int> features = canonical_axes(feature_axes, x.ndim(), "InstanceNorm");
+  if (std::find(features.begin(), features.end(), 0) != features.end()) {
+    throw ValueError(
+        "InstanceNorm: the feature axes cannot include the leading dimension (axis 0), as it is "
+        "assumed to be the batch axis; got an input of rank " +
+        std::to_string(x.ndim()) + " whose feature axes include axis 0");
+  }
+  std::vector<int> reduction;
+  for (int i = 1; i < x.ndim(); ++i)
+    if (std::find(features.begin(), features.end(), i) == features.end()) reduction.push_back(i);
+  // Flax's _compute_stats: the statistics in dtype (default x's) promoted to float32 at least.
+  const DType stats_dtype = promote_types(dtype.value_or(x.dtype()), float32);
+  const Array xs = x.dtype() == stats_dtype ? x : astype(x, stats_dtype);
+  Stats s = compute_stats(xs, reduction, axis_name, true, use_fast_variance, mask);
+  Array y = normalize(*this, x, s, features,
+                      {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
+  std::vector<DType> operands{x.dtype()};
+  if (use_scale || use_bias) operands.push_back(param_dtype);
+  const DType out = detail::canonicalize_dtype("InstanceNorm", dtype, operands);
+  return y.dtype() == out ? y : astype(y, out);
+}
+
+namespace detail {
+DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype,
+                         const std::vector<DType>& operands) {
+  DType d;
+  if (dtype) {
+    d = *dtype;
+  } else {
+    d = operands.at(0);
+    for (DType o : operands) d = promote_types(d, o);
+    if (!is_inexact(d)) d = promote_types(float32, d);
+  }
+  if (!is_inexact(d))
+    throw ValueError(std::string(op) + ": dtype must be inexact (a float or complex dtype), got " +
+                     std::string(dtype_name(d)));
+  return d;
+}
+}  // namespace detail
 
 }  // namespace linum::nn

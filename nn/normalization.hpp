@@ -1,6 +1,6 @@
-// flax.linen normalization layers: BatchNorm (statistics in "batch_stats"), LayerNorm, RMSNorm
-// and GroupNorm, with Flax's fields, defaults and parameter names ('scale', 'bias'). axis_name
-// averages the statistics over a named vmap axis (pmean), as Flax's _compute_stats does.
+// flax.linen normalization layers: BatchNorm (statistics in "batch_stats"), LayerNorm, RMSNorm,
+// GroupNorm and InstanceNorm, with Flax's fields, defaults and parameter names ('scale', 'bias').
+// axis_name averages the statistics over a named vmap axis (pmean), as Flax's _compute_stats does.
 #pragma once
 
 #include <optional>
@@ -105,5 +105,37 @@ struct GroupNorm : Module<GroupNorm>, GroupNormConfig {
   }
   Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
 };
+
+// InstanceNorm: statistics per example (axis 0 is the batch) and per feature, over every other
+// axis; learned scale/bias of the feature_axes' shape. Statistics are computed in dtype (default:
+// x's) promoted to float32 at least; the result is dtype, or x's dtype promoted with the params'.
+struct InstanceNormConfig {
+  double epsilon = 1e-6;
+  std::optional<DType> dtype = {};
+  DType param_dtype = float32;
+  bool use_bias = true;
+  bool use_scale = true;
+  initializers::Initializer bias_init = initializers::zeros_init();
+  initializers::Initializer scale_init = initializers::ones_init();
+  std::vector<int> feature_axes = {-1};
+  std::string axis_name = {};
+  bool use_fast_variance = true;
+  std::optional<std::string> name = {};
+};
+
+struct InstanceNorm : Module<InstanceNorm>, InstanceNormConfig {
+  InstanceNorm() = default;
+  explicit InstanceNorm(InstanceNormConfig c) : InstanceNormConfig(std::move(c)) {
+    if (name) named(*name);
+  }
+  Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
+};
+
+namespace detail {
+// flax.linen.dtypes.canonicalize_dtype(*operands, dtype=dtype): `dtype` when given, else the
+// operands' promoted dtype, at least float32; it must be inexact (a ValueError naming `op`).
+DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype,
+                         const std::vector<DType>& operands);
+}  // namespace detail
 
 }  // namespace linum::nn
