@@ -70,7 +70,7 @@ Array multivariate_normal(const Array& key, const Array& mean0, const Array& cov
   linum::detail::check_valid(mean0, fn);
   linum::detail::check_valid(cov0, fn);
   // jnp's promote_dtypes_inexact: the common dtype, integers to float32.
-  const ResultType r = result_type(mean0, cov0);
+  const ResultType r = linum::detail::result_type(mean0, cov0);
   const DType common = is_floating(r.dtype) ? r.dtype : float32;
   const Array mean = astype(mean0, common), cov = astype(cov0, common);
   if (method != "svd" && method != "eigh" && method != "cholesky")
