@@ -40,9 +40,10 @@ Array apply_over_axes(const std::function<Array(const Array&, int)>& func, const
     else if (b.ndim() == r.ndim() - 1)
       r = expand_dims(b, axis);
     else
-      throw ValueError("apply_over_axes: function is not returning an array of the correct shape: "
-                       "got rank " + std::to_string(b.ndim()) + " from an array of rank " +
-                       std::to_string(r.ndim()));
+      throw ValueError(
+          "apply_over_axes: function is not returning an array of the correct shape: "
+          "got rank " +
+          std::to_string(b.ndim()) + " from an array of rank " + std::to_string(r.ndim()));
   }
   return r;
 }

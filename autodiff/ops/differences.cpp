@@ -131,9 +131,8 @@ Array unwrap(const Array& p, std::optional<double> discont, int axis, double per
   const Array dd = diff(x, 1, ax);
   Array ddmod = remainder(dd + interval, per) - interval;
   ddmod = where(logical_and(equal(ddmod, -interval), dd > 0.0), interval, ddmod);
-  const Array correction =
-      where(abs(dd) < full({}, discont.value_or(period / 2), x.dtype()), zeros({}, x.dtype()),
-            ddmod - dd);
+  const Array correction = where(abs(dd) < full({}, discont.value_or(period / 2), x.dtype()),
+                                 zeros({}, x.dtype()), ddmod - dd);
   return concatenate({along(x, ax, 0, 1), along(x, ax, 1, std::nullopt) + cumsum(correction, ax)},
                      ax);
 }
@@ -144,8 +143,8 @@ Array cross(const Array& a, const Array& b, int axisa, int axisb, int axisc,
   check_valid(b, "cross");
   if (axis) axisa = axisb = axisc = *axis;
   if (a.ndim() == 0 || b.ndim() == 0)
-    throw ValueError("cross: inputs must be arrays of vectors, got shapes " +
-                     shape_str(a.shape()) + " and " + shape_str(b.shape()));
+    throw ValueError("cross: inputs must be arrays of vectors, got shapes " + shape_str(a.shape()) +
+                     " and " + shape_str(b.shape()));
   const Array u = moveaxis(a, normalize_axis(axisa, a.ndim(), "cross"), -1);
   const Array v = moveaxis(b, normalize_axis(axisb, b.ndim(), "cross"), -1);
   const std::int64_t nu = u.shape().back(), nv = v.shape().back();

@@ -12,7 +12,8 @@ namespace linum {
 
 // jnp.diff: the n-th forward difference along `axis` (out[i] = a[i + 1] - a[i], n times; bools
 // use !=). prepend / append (scalars broadcast to one slice) are joined to `a` first.
-Array diff(const Array& a, int n = 1, int axis = -1, const std::optional<Array>& prepend = std::nullopt,
+Array diff(const Array& a, int n = 1, int axis = -1,
+           const std::optional<Array>& prepend = std::nullopt,
            const std::optional<Array>& append = std::nullopt);
 // jnp.ediff1d: the differences of the flattened array, with to_begin / to_end (flattened, cast
 // to its dtype) joined around them.

@@ -76,8 +76,7 @@ IInfo iinfo(DType dtype) {
       return {dtype, 32, std::numeric_limits<std::int32_t>::min(),
               std::numeric_limits<std::int32_t>::max()};
     case DType::uint32: return {dtype, 32, 0, std::numeric_limits<std::uint32_t>::max()};
-    default:
-      throw ValueError("iinfo: invalid integer data type " + std::string(dtype_name(dtype)));
+    default: throw ValueError("iinfo: invalid integer data type " + std::string(dtype_name(dtype)));
   }
 }
 

@@ -15,17 +15,17 @@ namespace linum {
 // jnp.finfo: the machine limits of a floating dtype (a complex dtype gives those of its real
 // part), with numpy's field names.
 struct FInfo {
-  DType dtype;              // float32 or float64
-  int bits;                 // storage bits
-  double eps;               // 2^machep: the gap between 1 and the next float
-  double epsneg;            // 2^negep: the gap between 1 and the float before it
-  double max, min;          // the largest finite value and its negative
-  double tiny;              // = smallest_normal
-  double smallest_normal;   // the smallest positive normal float
+  DType dtype;             // float32 or float64
+  int bits;                // storage bits
+  double eps;              // 2^machep: the gap between 1 and the next float
+  double epsneg;           // 2^negep: the gap between 1 and the float before it
+  double max, min;         // the largest finite value and its negative
+  double tiny;             // = smallest_normal
+  double smallest_normal;  // the smallest positive normal float
   double smallest_subnormal;
-  double resolution;        // 10^-precision
-  int precision;            // decimal digits: floor(nmant * log10(2))
-  int nmant, nexp;          // mantissa and exponent bits
+  double resolution;  // 10^-precision
+  int precision;      // decimal digits: floor(nmant * log10(2))
+  int nmant, nexp;    // mantissa and exponent bits
   int machep, negep, minexp, maxexp, iexp;
 };
 FInfo finfo(DType dtype);
@@ -49,10 +49,10 @@ bool can_cast(DType from_, DType to, Casting casting = Casting::safe);
 // "unsigned integer", "integral", "real floating", "complex floating", "numeric".
 class DTypeKind {
  public:
-  DTypeKind(DType d) : dtype_(d), is_dtype_(true) {}          // NOLINT(google-explicit-constructor)
-  DTypeKind(const char* name) : name_(name) {}                // NOLINT(google-explicit-constructor)
-  DTypeKind(std::string name) : name_(std::move(name)) {}     // NOLINT(google-explicit-constructor)
-  bool contains(DType d) const;  // ValueError for an unknown name
+  DTypeKind(DType d) : dtype_(d), is_dtype_(true) {}       // NOLINT(google-explicit-constructor)
+  DTypeKind(const char* name) : name_(name) {}             // NOLINT(google-explicit-constructor)
+  DTypeKind(std::string name) : name_(std::move(name)) {}  // NOLINT(google-explicit-constructor)
+  bool contains(DType d) const;                            // ValueError for an unknown name
 
  private:
   DType dtype_ = DType::float32;

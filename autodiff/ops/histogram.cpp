@@ -26,7 +26,8 @@ Array first_entry(const Array& v) { return squeeze(slice(v, {Slice{0, 1}}), 0); 
 // lo * (1 - t) + hi * t for t = i / n, and hi itself last.
 Array spaced_edges(const Array& lo, const Array& hi, std::int64_t n) {
   const DType d = lo.dtype();
-  const Array t = arange(std::int64_t{0}, n, std::int64_t{1}, d) / full({}, static_cast<double>(n), d);
+  const Array t =
+      arange(std::int64_t{0}, n, std::int64_t{1}, d) / full({}, static_cast<double>(n), d);
   return concatenate({lo * (1.0 - t) + hi * t, reshape(hi, {1})}, 0);
 }
 
@@ -95,8 +96,10 @@ Array histogram_bin_edges(const Array& a, const HistogramBins& bins, HistogramRa
   if (const Array* edges = std::get_if<Array>(&bins.value())) {
     check_valid(*edges, "histogram_bin_edges");
     if (edges->ndim() != 1)
-      throw ValueError("histogram_bin_edges: bins must be a count or a 1-D array of edges, got "
-                       "shape " + shape_str(edges->shape()));
+      throw ValueError(
+          "histogram_bin_edges: bins must be a count or a 1-D array of edges, got "
+          "shape " +
+          shape_str(edges->shape()));
     return astype(*edges, d);
   }
   const std::int64_t n = std::get<std::int64_t>(bins.value());
@@ -136,8 +139,10 @@ std::pair<Array, Array> histogram(const Array& a, const HistogramBins& bins, His
   }
   const Array edges = histogram_bin_edges(x, bins, range);
   const Array idx = ravel(searchsorted(edges, x, SearchSide::right));
-  const Array bin = where(equal(ravel(x), last(edges)), full({}, static_cast<double>(edges.size() - 1), int32), idx);
-  Array counts = slice(at(zeros({edges.size()}, w.dtype()), bin).add(ravel(w)), {Slice{1, std::nullopt}});
+  const Array bin = where(equal(ravel(x), last(edges)),
+                          full({}, static_cast<double>(edges.size() - 1), int32), idx);
+  Array counts =
+      slice(at(zeros({edges.size()}, w.dtype()), bin).add(ravel(w)), {Slice{1, std::nullopt}});
   if (density) counts = counts / diff(edges) / sum(counts);
   return {counts, edges};
 }
@@ -154,9 +159,10 @@ std::pair<Array, Arrays> histogramdd(const Array& sample, const std::vector<Hist
   if (weights) {
     check_valid(*weights, "histogramdd");
     if (weights->shape() != Shape{sample.shape(0)})
-      throw ValueError("histogramdd: should have one weight for each sample, got weights of "
-                       "shape " + shape_str(weights->shape()) + " for " +
-                       std::to_string(sample.shape(0)) + " samples");
+      throw ValueError(
+          "histogramdd: should have one weight for each sample, got weights of "
+          "shape " +
+          shape_str(weights->shape()) + " for " + std::to_string(sample.shape(0)) + " samples");
     const DType d = inexact_dtype(result_type(sample, *weights).dtype);
     s = astype(sample, d);
     w = astype(*weights, d);
@@ -232,22 +238,23 @@ Array interp(const Array& x, const Array& xp, const Array& fp, const InterpBound
     xa = remainder(xa, per);
     xpa = remainder(xpa, per);
     std::tie(xpa, fpa) = sort_key_val(xpa, fpa);
-    xpa = concatenate({slice(xpa, {Slice{-1, std::nullopt}}) - per, xpa,
-                       slice(xpa, {Slice{0, 1}}) + per},
-                      0);
+    xpa = concatenate(
+        {slice(xpa, {Slice{-1, std::nullopt}}) - per, xpa, slice(xpa, {Slice{0, 1}}) + per}, 0);
     fpa = concatenate({slice(fpa, {Slice{-1, std::nullopt}}), fpa, slice(fpa, {Slice{0, 1}})}, 0);
   }
   const std::int64_t n = xpa.shape(0);
-  const Array i = clip(searchsorted(xpa, xa, SearchSide::right), 1, std::max<std::int64_t>(n - 1, 1));
+  const Array i =
+      clip(searchsorted(xpa, xa, SearchSide::right), 1, std::max<std::int64_t>(n - 1, 1));
   auto at_ = [](const Array& v, const Array& k) { return take(v, k, 0, GatherMode::clip); };
   const Array f0 = at_(fpa, i - 1), df = at_(fpa, i) - f0;
   const Array dx = at_(xpa, i) - at_(xpa, i - 1), delta = xa - at_(xpa, i - 1);
   // A zero-width segment takes fp[i - 1] (no NaN gradients): |dx| below the spacing of eps.
   const double eps = d == float64 ? std::numeric_limits<double>::epsilon()
                                   : static_cast<double>(std::numeric_limits<float>::epsilon());
-  const double tiny = d == float64 ? std::nextafter(eps, 1.0) - eps
-                                   : static_cast<double>(std::nextafterf(static_cast<float>(eps), 1.0f) -
-                                                         static_cast<float>(eps));
+  const double tiny = d == float64
+                          ? std::nextafter(eps, 1.0) - eps
+                          : static_cast<double>(std::nextafterf(static_cast<float>(eps), 1.0f) -
+                                                static_cast<float>(eps));
   const Array dx0 = abs(dx) <= tiny;
   Array f = where(dx0, f0, f0 + (delta / where(dx0, ones_like(dx), dx)) * df);
   if (!period) {

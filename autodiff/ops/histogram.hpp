@@ -30,9 +30,9 @@ Array digitize(const Array& x, const Array& bins, bool right = false,
 // bin edges themselves (a 1-D increasing array).
 class HistogramBins {
  public:
-  HistogramBins(int count) : v_(std::int64_t{count}) {}        // NOLINT(google-explicit-constructor)
-  HistogramBins(std::int64_t count) : v_(count) {}             // NOLINT(google-explicit-constructor)
-  HistogramBins(Array edges) : v_(std::move(edges)) {}         // NOLINT(google-explicit-constructor)
+  HistogramBins(int count) : v_(std::int64_t{count}) {}  // NOLINT(google-explicit-constructor)
+  HistogramBins(std::int64_t count) : v_(count) {}       // NOLINT(google-explicit-constructor)
+  HistogramBins(Array edges) : v_(std::move(edges)) {}   // NOLINT(google-explicit-constructor)
   const std::variant<std::int64_t, Array>& value() const { return v_; }
 
  private:
@@ -73,9 +73,9 @@ std::tuple<Array, Array, Array> histogram2d(const Array& x, const Array& y,
 class InterpBound {
  public:
   InterpBound() = default;
-  InterpBound(double value) : value_(Array(value)) {}        // NOLINT(google-explicit-constructor)
-  InterpBound(Array value) : value_(std::move(value)) {}     // NOLINT(google-explicit-constructor)
-  InterpBound(const char* mode);                             // NOLINT(google-explicit-constructor)
+  InterpBound(double value) : value_(Array(value)) {}     // NOLINT(google-explicit-constructor)
+  InterpBound(Array value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  InterpBound(const char* mode);                          // NOLINT(google-explicit-constructor)
   const std::optional<Array>& value() const { return value_; }
   bool extrapolate() const { return extrapolate_; }
 

@@ -260,8 +260,7 @@ Array put(const Array& a, const Array& ind, const Array& v, std::optional<IndexM
   } else if (mode == IndexMode::ignore) {
     throw ValueError("put: mode must be nullopt, clip or wrap, got ignore");
   }
-  return reshape(at(ravel(a), flat_ind).set(tile_to_size(vals, flat_ind.size()), opts),
-                 a.shape());
+  return reshape(at(ravel(a), flat_ind).set(tile_to_size(vals, flat_ind.size()), opts), a.shape());
 }
 
 Array put_along_axis(const Array& arr, const Array& indices, const Array& values,
@@ -280,9 +279,8 @@ Array put_along_axis(const Array& arr, const Array& indices, const Array& values
   try {
     vals = broadcast_to(values, indices.shape());
   } catch (const ValueError&) {
-    throw ValueError(std::string(op) + ": argument 'values' of shape " +
-                     shape_str(values.shape()) + " must be broadcastable to 'indices' of shape " +
-                     shape_str(indices.shape()));
+    throw ValueError(std::string(op) + ": argument 'values' of shape " + shape_str(values.shape()) +
+                     " must be broadcastable to 'indices' of shape " + shape_str(indices.shape()));
   }
   // indices(arr.shape, sparse=True) with `indices` along the axis.
   Arrays idx;
@@ -310,8 +308,8 @@ Array place(const Array& arr, const Array& mask, const Array& vals) {
   if (arr.size() == 0) return arr;
   const std::int64_t n = mask.size();
   const Array pos = nonzero(ravel(mask), {.size = n, .fill_value = {n}})[0];
-  return reshape(at(ravel(arr), pos).set(tile_to_size(ravel(vals), n),
-                                         {.mode = GatherScatterMode::fill_or_drop}),
+  return reshape(at(ravel(arr), pos)
+                     .set(tile_to_size(ravel(vals), n), {.mode = GatherScatterMode::fill_or_drop}),
                  arr.shape());
 }
 

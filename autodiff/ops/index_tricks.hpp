@@ -63,8 +63,7 @@ Array put(const Array& a, const Array& ind, const Array& v,
 // reads (axis nullopt: of the flattened arr); values broadcast to indices' shape. mode: the
 // scatter's out-of-bounds behaviour (x.at[...].set's default drops them).
 Array put_along_axis(const Array& arr, const Array& indices, const Array& values,
-                     std::optional<int> axis,
-                     std::optional<GatherScatterMode> mode = std::nullopt);
+                     std::optional<int> axis, std::optional<GatherScatterMode> mode = std::nullopt);
 // jnp.place(arr, mask, vals, inplace=False): the entries where mask is true (in flat order) set
 // to vals, repeated as needed. Runs under jit and vmap (no concrete mask needed).
 Array place(const Array& arr, const Array& mask, const Array& vals);

@@ -77,8 +77,8 @@ Array polyfit(const Array& x, const Array& y, int deg, std::optional<double> rco
   check_valid(x, "polyfit");
   check_valid(y, "polyfit");
   if (deg < 0) throw ValueError("polyfit: expected deg >= 0, got " + std::to_string(deg));
-  if (x.ndim() != 1) throw TypeError("polyfit: expected 1D vector for x, got shape " +
-                                     shape_str(x.shape()));
+  if (x.ndim() != 1)
+    throw TypeError("polyfit: expected 1D vector for x, got shape " + shape_str(x.shape()));
   if (x.size() == 0) throw TypeError("polyfit: expected non-empty vector for x");
   if (y.ndim() < 1 || y.ndim() > 2)
     throw TypeError("polyfit: expected 1D or 2D array for y, got shape " + shape_str(y.shape()));

@@ -23,8 +23,7 @@ Array atleast_nd(const Array& x, int n) {
 // One level of jnp.block: parts (each built from lists of depth `depth` - 1) joined along
 // axis -depth after raising them to a common rank of at least `depth`.
 Array block_level(const Arrays& parts, int depth) {
-  if (parts.empty())
-    throw ValueError("block: empty lists are not allowed (as jax.numpy.block)");
+  if (parts.empty()) throw ValueError("block: empty lists are not allowed (as jax.numpy.block)");
   int rank = depth;
   for (const Array& p : parts) {
     check_valid(p, "block");
@@ -45,8 +44,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   for (const Shape& s : shapes) {
     for (auto d : s)
       if (d < 0)
-        throw ValueError("broadcast_shapes: dimensions must be non-negative, got " +
-                         shape_str(s));
+        throw ValueError("broadcast_shapes: dimensions must be non-negative, got " + shape_str(s));
     r = detail::broadcast_shapes(r, s, "broadcast_shapes");
   }
   return r;

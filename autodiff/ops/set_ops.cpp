@@ -3,8 +3,8 @@
 // static size every step keeps a static shape, so they run under jit and vmap.
 #include <linum/autodiff/ops/set_ops.hpp>
 
-#include <linum/autodiff/ops/differences.hpp>
 #include <linum/autodiff/ops/complex.hpp>
+#include <linum/autodiff/ops/differences.hpp>
 #include <linum/autodiff/ops/index_util.hpp>
 #include <linum/autodiff/ops/manipulation.hpp>
 #include <linum/autodiff/ops/scatter.hpp>
@@ -24,8 +24,7 @@ Array head(const Array& x) { return slice(x, {Slice{0, -1}}); }
 
 void check_size(const char* op, std::optional<std::int64_t> size) {
   if (size && *size < 0)
-    throw ValueError(std::string(op) + ": size must be non-negative, got " +
-                     std::to_string(*size));
+    throw ValueError(std::string(op) + ": size must be non-negative, got " + std::to_string(*size));
 }
 
 // Without a static size the result's length depends on the values: they must be concrete.
@@ -263,14 +262,18 @@ std::tuple<Array, Array, Array> intersect1d_indices(const Array& ar1, const Arra
   const Array count = astype(sum(hit), int32);
   const Array pos = nonzero(hit, {.size = *size, .fill_value = {aux.size()}})[0];
   const Array valid = first(*size, count);
-  const Array vals =
-      pad_results(take(aux, pos, 0, GatherMode::fill, 0.0), valid, fill_value);
+  const Array vals = pad_results(take(aux, pos, 0, GatherMode::fill, 0.0), valid, fill_value);
   Array i1 = where(valid, take(aux_ind, pos, 0, GatherMode::fill, na), full({}, na, int32));
-  Array i2 = where(valid, take(aux_ind, pos + 1, 0, GatherMode::fill, nb) - n1,
-                   full({}, nb, int32));
+  Array i2 =
+      where(valid, take(aux_ind, pos + 1, 0, GatherMode::fill, nb) - n1, full({}, nb, int32));
   if (!assume_unique) {
-    i1 = take(ind1, i1, 0, GatherMode::fill, ind1.size());
-    i2 = take(ind2, i2, 0, GatherMode::fill, ind2.size());
+    // ind.at[i].get(mode='fill', fill_value=ind.size): an empty ind reads only the fill.
+    auto lookup = [](const Array& ind, const Array& i) {
+      return ind.size() == 0 ? full(i.shape(), 0, int32)
+                             : take(ind, i, 0, GatherMode::fill, ind.size());
+    };
+    i1 = lookup(ind1, i1);
+    i2 = lookup(ind2, i2);
   }
   return {vals, i1, i2};
 }
@@ -328,16 +331,16 @@ Array setxor1d(const Array& ar1, const Array& ar2, bool assume_unique,
   Array aux, flag;
   if (assume_unique) {
     aux = sort(concatenate({a, b}, 0));
-    flag = concatenate({full({1}, aux.size() ? 1 : 0, bool_), not_equal(tail(aux), head(aux)),
-                        ones({1}, bool_)},
-                       0);
+    flag = concatenate(
+        {full({1}, aux.size() ? 1 : 0, bool_), not_equal(tail(aux), head(aux)), ones({1}, bool_)},
+        0);
   } else {
     auto [arr, num_unique] = concat_unique(a, b, op);
     const Array mask = first(arr.size() + 1, num_unique + 1);
     aux = lax_sort({logical_not(tail(mask)), arr}, 0, true, 2)[1];
-    flag = concatenate({full({1}, aux.size() ? 1 : 0, bool_), not_equal(tail(aux), head(aux)),
-                        zeros({1}, bool_)},
-                       0);
+    flag = concatenate(
+        {full({1}, aux.size() ? 1 : 0, bool_), not_equal(tail(aux), head(aux)), zeros({1}, bool_)},
+        0);
     flag = logical_and(mask, at(flag, num_unique).set(ones({}, bool_)));
   }
   const Array hit = logical_and(tail(flag), head(flag));
@@ -359,8 +362,10 @@ Array sort_complex(const Array& a) {
   if (a.ndim() == 0)
     throw ValueError("sort_complex: expected an array of at least one dimension, got a scalar");
   if (!is_complex(a.dtype())) return astype(sort(a, -1), complex_dtype(a.dtype()));
-  // lax.sort's order on complex numbers: by real part, ties by imaginary part.
-  return take_along_axis(a, lexsort({imag(a), real(a)}, -1), -1);
+  // lax.sort's order on complex numbers: by real part, ties by imaginary part. The parts are
+  // gathered separately (linum's gather is real-only).
+  const Array order = lexsort({imag(a), real(a)}, -1);
+  return complex(take_along_axis(real(a), order, -1), take_along_axis(imag(a), order, -1));
 }
 
 }  // namespace linum

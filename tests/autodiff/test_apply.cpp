@@ -21,7 +21,8 @@ TEST_CASE("apply_along_axis: func1d of every 1-D slice, its output axes in place
   check_array(r[1], {3, 4}, float64, {0, 0, 0, 0, 16, 17, 18, 19, 24, 26, 28, 30});
   auto sum_max = [](const Array& v) { return stack({sum(v), max(v)}, 0); };
   CHECK(apply_along_axis(sum_max, 2, a).shape() == Shape{2, 3, 2});
-  check_array(apply_along_axis([](const Array& v) { return sum(v); }, -1, a), {2, 3}, float64, {6, 22, 38, 54, 70, 86});
+  check_array(apply_along_axis([](const Array& v) { return sum(v); }, -1, a), {2, 3}, float64,
+              {6, 22, 38, 54, 70, 86});
   auto outer_self = [](const Array& v) { return outer(v, v); };
   const Array o = apply_along_axis(outer_self, 0, iota({2, 3}));
   CHECK(o.shape() == Shape{2, 2, 3});
@@ -66,15 +67,15 @@ TEST_CASE("piecewise: the last true condition wins, the extra function is the de
   };
   auto sq = [](const Array& v) { return v * v; };
   check_array(piecewise(x, {x < 0.0, x >= 0.0}, {neg, sq}), {5}, float64, {2, 0.5, 0, 0.25, 9});
-  check_array(piecewise(x, {x < 0.0, x > 1.0}, {neg, 7, 100}), {5}, float64,
-              {2, 0.5, 100, 100, 7});
+  check_array(piecewise(x, {x<0.0, x> 1.0}, {neg, 7, 100}), {5}, float64, {2, 0.5, 100, 100, 7});
   check_array(piecewise(x, {x < 1.0, x < 0.0}, {1, 2}), {5}, float64, {2, 2, 1, 1, 0});
-  check_array(piecewise(ints({-1, 2}), {ints({-1, 2}) > 0}, {[](const Array& v) { return v * 2.5; }}),
-              {2}, int32, {0, 5});  // results are cast to x's dtype
+  check_array(
+      piecewise(ints({-1, 2}), {ints({-1, 2}) > 0}, {[](const Array& v) { return v * 2.5; }}), {2},
+      int32, {0, 5});  // results are cast to x's dtype
   LINUM_CHECK_ERROR(piecewise(x, {x < 0.0}, {1, 2, 3}), ValueError,
                     "with 1 condition(s), either 1 or 2 functions are expected; got 3");
   check_grads([&](const Array& v) { return piecewise(v, {v < 0.0}, {sq, neg}); }, data({6}, 4));
-  auto pw = [&](const Array& v) { return piecewise(v, {v < 0.0, v > 1.0}, {sq, 1.5, neg}); };
+  auto pw = [&](const Array& v) { return piecewise(v, {v<0.0, v> 1.0}, {sq, 1.5, neg}); };
   check_vmap(pw, axes({0}), data({3, 4}, 5));
   check_jit(pw, data({5}, 6));
 }

@@ -27,7 +27,8 @@ TEST_CASE("diff and ediff1d (numpy here)") {
   LINUM_CHECK_ERROR(diff(Array(1.0)), ValueError, "diff: requires input");
   LINUM_CHECK_ERROR(diff(a, 1, 2), IndexError, "diff");
   check_grads([](const Array& x) { return diff(x, 2, 0); }, data({4, 3}, 1));
-  check_grads([](const Arrays& x) { return ediff1d(x[0], x[1]); }, Arrays{data({5}, 2), data({2}, 3)});
+  check_grads([](const Arrays& x) { return ediff1d(x[0], x[1]); },
+              Arrays{data({5}, 2), data({2}, 3)});
   auto f = [](const Array& x) { return diff(x, 1, 0, Array(0.5)); };
   check_vmap(f, axes({1}), data({4, 3}, 4));
   check_jit(f, data({5}, 5));
@@ -111,8 +112,8 @@ TEST_CASE("poly, polydiv, polyfit (numpy here; JAX's untrimmed remainder)") {
   check_array(polydiv(ints({1, 2}), ints({1, 2, 3})).first, {1}, float32, {0});
   // numpy: np.polyfit([0..4], [1, 2.9, 9.2, 19.1, 32.8], 2) and with weights, and 2-D y.
   const Array x = f64({0, 1, 2, 3, 4}), y = f64({1, 2.9, 9.2, 19.1, 32.8});
-  check_array(polyfit(x, y, 2), {3}, float64, {1.9428571428571428, 0.20857142857142857,
-                                               0.92571428571428571}, 1e-10);
+  check_array(polyfit(x, y, 2), {3}, float64,
+              {1.9428571428571428, 0.20857142857142857, 0.92571428571428571}, 1e-10);
   check_array(polyfit(x, y, 1, std::nullopt, f64({1, 2, 1, 2, 1})), {2}, float64,
               {8.025, -4.1409090909090907}, 1e-10);
   check_array(polyfit(x, stack({y, y * 2.0 + 1.0}, 1), 1), {2, 2}, float64,

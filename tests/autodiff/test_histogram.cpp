@@ -64,8 +64,11 @@ TEST_CASE("histogram and histogram_bin_edges (numpy here)") {
   LINUM_CHECK_ERROR(histogram(a, 3, std::nullopt, f64({1})), ValueError,
                     "histogram: weights should have the same shape");
   // Differentiable in the weights; vmap over data with a static range; jit.
-  check_grads([](const Array& w) { return histogram(f64({1, 2, 1, 4}), 2, std::nullopt, w).first; },
-              data({4}, 4));
+  check_grads(
+      [](const Array& w) {
+        return histogram(f64({1, 2, 1, 4}), 2, std::nullopt, w).first;
+      },
+      data({4}, 4));
   auto h = [](const Array& v) { return histogram(v, 4, std::pair{-2.0, 2.0}).first; };
   check_vmap(h, axes({1}), data({6, 3}, 5));
   check_jit([](const Array& v) { return histogram(v, 4).first + histogram_bin_edges(v, 3)[1]; },
@@ -78,8 +81,8 @@ TEST_CASE("histogram2d and histogramdd (numpy here; JAX counts int32 without wei
   check_array(h, {2, 2}, int32, {2, 1, 0, 2});
   check_array(xe, {3}, float64, {0, 1.75, 3.5});
   check_array(ye, {3}, float64, {0, 1, 2});
-  auto [hd, xd, yd] = histogram2d(x, y, {2, 3}, {std::pair{0.0, 4.0}, std::pair{0.0, 3.0}},
-                                  std::nullopt, true);
+  auto [hd, xd, yd] =
+      histogram2d(x, y, {2, 3}, {std::pair{0.0, 4.0}, std::pair{0.0, 3.0}}, std::nullopt, true);
   check_array(hd, {2, 3}, float64, {0.2, 0.1, 0, 0, 0, 0.2}, 1e-12);
   check_array(yd, {4}, float64, {0, 1, 2, 3});
   const Array s = f64({0, 0, 1, 1, 2, 0, 0.5, 1, 1, 3, 3, 3}, {4, 3});
@@ -111,17 +114,22 @@ TEST_CASE("interp: inside, outside, left/right, extrapolate, period, repeated xp
   check_array(interp(f64({-1, 3.5}), xp, fp, -5.0, 99.0), {2}, float64, {-5, 99});
   // JAX's "extrapolate" continues the end segments: slope 10 on the left, -20 on the right.
   check_array(interp(f64({-1, 3}), xp, fp, "extrapolate", "extrapolate"), {2}, float64, {0, -20});
-  check_array(interp(f64({-190, 190, 350, -350, 0}), f64({-180, -170, 10, 170}),
-                     f64({1, 2, 3, 4}), {}, {}, 360.0),
+  check_array(interp(f64({-190, 190, 350, -350, 0}), f64({-180, -170, 10, 170}), f64({1, 2, 3, 4}),
+                     {}, {}, 360.0),
               {5}, float64, {4, 2, 2.8888888888888888, 3, 2.9444444444444444}, 1e-12);
   check_array(interp(f64({1.5}), f64({0, 1, 1, 2}), f64({0, 1, 3, 4})), {1}, float64, {3.5});
   check_array(interp(ints({1}), ints({0, 2}), ints({0, 4})), {1}, float32, {2});
   LINUM_CHECK_ERROR(interp(f64({1}), f64({0, 1}), f64({1})), ValueError,
                     "xp and fp must be one-dimensional arrays of equal size");
   LINUM_CHECK_ERROR(interp(f64({1}), xp, fp, "nearest"), ValueError, "'extrapolate'");
-  check_grads([](const Arrays& a) { return interp(a[0], f64({-3, -1, 0.5, 3}), a[1]); },
-              Arrays{data({5}, 10), data({4}, 11)});
-  auto f = [](const Array& v, const Array& q) { return interp(v, f64({0, 1, 2}), q, 0.0, "extrapolate"); };
+  check_grads(
+      [](const Arrays& a) {
+        return interp(a[0], f64({-3, -1, 0.5, 3}), a[1]);
+      },
+      Arrays{data({5}, 10), data({4}, 11)});
+  auto f = [](const Array& v, const Array& q) {
+    return interp(v, f64({0, 1, 2}), q, 0.0, "extrapolate");
+  };
   check_vmap(f, axes({0, 1}), data({2, 4}, 12), data({3, 2}, 13));
   check_jit(f, data({4}, 14), data({3}, 15));
 }

@@ -33,9 +33,11 @@ TEST_CASE("triu/tril indices (and _from), diag_indices, mask_indices (numpy here
   REQUIRE(d.size() == 3);
   for (const Array& a : d) check_array(a, {3}, int32, {0, 1, 2});
   CHECK(diag_indices_from(zeros({2, 2, 2, 2})).size() == 4);
-  check_pair(mask_indices(3, [](const Array& a, std::int64_t k) { return triu(a, k); }, 1),
+  check_pair(mask_indices(
+                 3, [](const Array& a, std::int64_t k) { return triu(a, k); }, 1),
              {0, 0, 1}, {1, 2, 2});
-  check_pair(mask_indices(3, [](const Array& a, std::int64_t k) { return tril(a, k); }, -1, 4),
+  check_pair(mask_indices(
+                 3, [](const Array& a, std::int64_t k) { return tril(a, k); }, -1, 4),
              {1, 2, 2, 0}, {0, 0, 1, 0});  // padded with 0 as nonzero's default
   LINUM_CHECK_ERROR(triu_indices_from(zeros({3})), ValueError,
                     "triu_indices_from: only 2-D inputs are accepted");
@@ -71,7 +73,8 @@ TEST_CASE("unravel_index / ravel_multi_index (numpy here; JAX clamps what numpy 
   auto wrap = [](const Array& i, const Array& j) {
     return ravel_multi_index({i, j}, {3, 4}, IndexMode::wrap) + unravel_index(i, {2, 2})[1];
   };
-  check_vmap(wrap, axes({0, 1}), ints({1, 5, -2, 0, 2, 7}, {2, 3}), ints({3, 1, -6, 2, 9, 4}, {3, 2}));
+  check_vmap(wrap, axes({0, 1}), ints({1, 5, -2, 0, 2, 7}, {2, 3}),
+             ints({3, 1, -6, 2, 9, 4}, {3, 2}));
   check_jit(wrap, ints({1, 5, -2}), ints({3, 1, 9}));
 }
 
@@ -92,7 +95,9 @@ TEST_CASE("ix_ and choose (numpy here)") {
   LINUM_CHECK_ERROR(choose(f64({0}), two), ValueError, "choose: `a` array must be integer typed");
   // Differentiable in the choices; vmap and jit in wrap mode.
   check_grads(
-      [](const Arrays& c) { return choose(ints({1, 0, 1}), {c[0], c[1]}); },
+      [](const Arrays& c) {
+        return choose(ints({1, 0, 1}), {c[0], c[1]});
+      },
       Arrays{data({3}, 1), data({3}, 2)});
   auto f = [](const Array& a, const Array& x) {
     return choose(a, {x, x * 2.0, -x}, IndexMode::wrap);
@@ -129,12 +134,21 @@ TEST_CASE("put, put_along_axis, place, fill_diagonal: the updated copy (numpy he
   LINUM_CHECK_ERROR(fill_diagonal(zeros({2, 3, 2}), Array(1.0)), ValueError, "equal length");
   LINUM_CHECK_ERROR(fill_diagonal(zeros({2}), Array(1.0)), ValueError, "at least 2-d");
   // Gradients: the written entries get the values' cotangent, the others the array's.
-  check_grads([](const Arrays& x) { return put(x[0], ints({1, 3}), x[1]); },
-              Arrays{data({2, 2}, 5), data({2}, 6)});
-  check_grads([](const Arrays& x) { return put_along_axis(x[0], ints({1, 0}, {2, 1}), x[1], 1); },
-              Arrays{data({2, 3}, 7), data({2, 1}, 8)});
-  check_grads([](const Arrays& x) { return place(x[0], ints({0, 1, 1, 0}, {2, 2}), x[1]); },
-              Arrays{data({2, 2}, 9), data({3}, 10)});
+  check_grads(
+      [](const Arrays& x) {
+        return put(x[0], ints({1, 3}), x[1]);
+      },
+      Arrays{data({2, 2}, 5), data({2}, 6)});
+  check_grads(
+      [](const Arrays& x) {
+        return put_along_axis(x[0], ints({1, 0}, {2, 1}), x[1], 1);
+      },
+      Arrays{data({2, 3}, 7), data({2, 1}, 8)});
+  check_grads(
+      [](const Arrays& x) {
+        return place(x[0], ints({0, 1, 1, 0}, {2, 2}), x[1]);
+      },
+      Arrays{data({2, 2}, 9), data({3}, 10)});
   check_grads([](const Arrays& x) { return fill_diagonal(x[0], x[1]); },
               Arrays{data({3, 3}, 11), data({3}, 12)});
   // place needs no concrete mask: vmap and jit.
@@ -187,7 +201,8 @@ TEST_CASE("trim_zeros and block (numpy here)") {
   auto traced = jit([](const Array& x) { return trim_zeros(x); });
   LINUM_CHECK_ERROR(traced(f), ConcretizationTypeError, "trim_zeros");
   // numpy: np.block([[eye(2), zeros((2, 1))], [ones((1, 2)), [[5.]]]]).
-  const Array blk = block(std::vector<Arrays>{{eye(2), zeros({2, 1})}, {ones({1, 2}), full({1, 1}, 5)}});
+  const Array blk =
+      block(std::vector<Arrays>{{eye(2), zeros({2, 1})}, {ones({1, 2}), full({1, 1}, 5)}});
   check_array(blk, {3, 3}, float32, {1, 0, 0, 0, 1, 0, 1, 1, 5});
   check_array(block(Arrays{ints({1, 2}), Array(3), ints({4})}), {4}, int32, {1, 2, 3, 4});
   // Depth 2 with 1-D pieces: each row a 1-D concatenation, stacked as rows (numpy here).
@@ -197,7 +212,10 @@ TEST_CASE("trim_zeros and block (numpy here)") {
                                                             {{zeros({1, 1, 2})}}});
   CHECK(cube.shape() == Shape{2, 1, 2});
   LINUM_CHECK_ERROR(block(Arrays{}), ValueError, "block: empty lists are not allowed");
-  check_grads([](const Arrays& x) { return block(std::vector<Arrays>{{x[0], x[1]}, {x[1], x[0]}}); },
-              Arrays{data({2, 2}, 19), data({2, 2}, 20)});
+  check_grads(
+      [](const Arrays& x) {
+        return block(std::vector<Arrays>{{x[0], x[1]}, {x[1], x[0]}});
+      },
+      Arrays{data({2, 2}, 19), data({2, 2}, 20)});
   check_jit([](const Array& x) { return block(Arrays{x, x * 2.0}); }, data({2, 3}, 21));
 }

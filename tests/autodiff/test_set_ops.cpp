@@ -115,18 +115,17 @@ TEST_CASE("set operations with a size: vmap against a loop, jit") {
   const Array a = ints({5, 1, 3, 1, 7, 2, 2, 8, 0, 4, 4, 4}, {2, 6});
   const Array b = ints({3, 9, 1, 1, 2, 8, 0, 4}, {2, 4});
   auto ops = [](const Array& p, const Array& q) {
-    return concatenate({union1d(p, q, 8), intersect1d(p, q, false, 3, -1),
-                        setdiff1d(p, q, false, 4), setxor1d(p, q, false, 6),
-                        std::get<1>(intersect1d_indices(p, q, false, 3)),
-                        std::get<2>(intersect1d_indices(p, q, false, 3))},
-                       0);
+    return concatenate(
+        {union1d(p, q, 8), intersect1d(p, q, false, 3, -1), setdiff1d(p, q, false, 4),
+         setxor1d(p, q, false, 6), std::get<1>(intersect1d_indices(p, q, false, 3)),
+         std::get<2>(intersect1d_indices(p, q, false, 3))},
+        0);
   };
   check_vmap(ops, axes({0, 0}), a, b);
   check_jit(ops, ints({5, 1, 3, 1, 7, 2}), ints({3, 9, 1, 1}));
   auto unique_sets = [](const Array& p, const Array& q) {
-    return concatenate({intersect1d(p, q, true, 3), setdiff1d(p, q, true, 3),
-                        setxor1d(p, q, true, 5)},
-                       0);
+    return concatenate(
+        {intersect1d(p, q, true, 3), setdiff1d(p, q, true, 3), setxor1d(p, q, true, 5)}, 0);
   };
   check_vmap(unique_sets, axes({0, kNone}), ints({4, 1, 6, 2, 3, 9}, {2, 3}), ints({6, 2, 4}));
 }
@@ -140,8 +139,8 @@ TEST_CASE("isin: every method agrees (numpy here), shape of element, invert, vma
     check_array(isin(e, t, false, true, m), {2, 2}, bool_, {0, 1, 1, 0});
   }
   // Repeats in element and a promoted float test set.
-  check_array(isin(ints({2, 2, 5, 0}), f64({2.0, 0.5}), false, false, IsinMethod::sort), {4},
-              bool_, {1, 1, 0, 0});
+  check_array(isin(ints({2, 2, 5, 0}), f64({2.0, 0.5}), false, false, IsinMethod::sort), {4}, bool_,
+              {1, 1, 0, 0});
   check_array(isin(ints({3, 1}), ints({1, 3}), true, false, IsinMethod::sort), {2}, bool_, {1, 1});
   check_array(isin(ints({3, 1}), zeros({0}, int32), false, true), {2}, bool_, {1, 1});
   for (IsinMethod m : {IsinMethod::compare_all, IsinMethod::binary_search, IsinMethod::sort}) {

@@ -336,13 +336,14 @@ const Probes index_tricks("jax.numpy", [](Registrar& r) {
   r.add("diag_indices_from", [] { return diag_indices_from(m()); });
   r.add("fill_diagonal", [] { return fill_diagonal(m(), Array(0.0f)); });
   r.add("ix_", [] { return ix_({array({0, 1}), array({1})}); });
-  r.add("mask_indices", [] {
-    return mask_indices(3, [](const Array& a, std::int64_t k) { return triu(a, k); });
-  });
+  r.add("mask_indices",
+        [] { return mask_indices(3, [](const Array& a, std::int64_t k) { return triu(a, k); }); });
   r.add("place", [] { return place(x(), x() > 0.0f, Array(1.0f)); });
   r.add("put", [] { return put(x(), array({0, 2}), pos()); });
   r.add("put_along_axis", [] { return put_along_axis(m(), array({{1}, {0}}), Array(9.0f), 1); });
-  r.add("ravel_multi_index", [] { return ravel_multi_index({array({1, 0}), array({0, 1})}, {2, 2}); });
+  r.add("ravel_multi_index", [] {
+    return ravel_multi_index({array({1, 0}), array({0, 1})}, {2, 2});
+  });
   r.add("tril_indices", [] { return tril_indices(3); });
   r.add("tril_indices_from", [] { return tril_indices_from(m()); });
   r.add("triu_indices", [] { return triu_indices(3, 1); });
@@ -366,9 +367,8 @@ const Probes binning_and_differences("jax.numpy", [](Registrar& r) {
 });
 
 const Probes functions_and_polynomial_solvers("jax.numpy", [](Registrar& r) {
-  r.add("apply_along_axis", [] {
-    return apply_along_axis([](const Array& v) { return sum(v); }, 0, m());
-  });
+  r.add("apply_along_axis",
+        [] { return apply_along_axis([](const Array& v) { return sum(v); }, 0, m()); });
   r.add("apply_over_axes", [] {
     return apply_over_axes([](const Array& a, int axis) { return sum(a, axis); }, m(), {0});
   });
