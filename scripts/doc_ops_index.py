@@ -31,6 +31,19 @@ HEADERS = [
         ("Linear algebra (jnp.linalg, lax.linalg, scipy.linalg)", "autodiff/ops/linalg_decomp.hpp"),
         ("FFT (jnp.fft)", "autodiff/ops/fft.hpp"),
         ("Complex numbers", "autodiff/ops/complex.hpp"),
+        ("Set operations (unique_*, union1d, intersect1d, isin, ...)", "autodiff/ops/set_ops.hpp"),
+        ("Index tricks and functional in-place writers (put, place, ...)",
+         "autodiff/ops/index_tricks.hpp"),
+        ("More shape helpers (broadcast_arrays, unstack, resize, block, ...)",
+         "autodiff/ops/reshaping.hpp"),
+        ("Differences (diff, gradient, unwrap) and cross", "autodiff/ops/differences.hpp"),
+        ("Counting, histograms, interp", "autodiff/ops/histogram.hpp"),
+        ("Functions over axes, indices and pieces (apply_along_axis, piecewise, ...)",
+         "autodiff/ops/apply.hpp"),
+        ("Polynomials from roots, division, fitting", "autodiff/ops/polynomial_solve.hpp"),
+        ("Bit counting", "autodiff/ops/bits.hpp"),
+        ("Dtype queries (finfo, iinfo, can_cast, isdtype, issubdtype)",
+         "autodiff/ops/dtype_info.hpp"),
 ]
 
 DECL = re.compile(r"^(template\b|requires\b|inline\b|[A-Za-z_][\w:<>, ]*[\s&*]+[a-z_][\w]*\()")

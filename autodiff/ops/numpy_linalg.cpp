@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include <linum/autodiff/ops/differences.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/linalg_decomp.hpp>
 #include <linum/autodiff/ops/linalg_util.hpp>
@@ -410,15 +411,7 @@ Array cross(const Array& x1, const Array& x2, int axis) {
         "cross: both input arrays must be (arrays of) 3-dimensional vectors, got shapes " +
         shape_str(x1.shape()) + " and " + shape_str(x2.shape()) + " along axis " +
         std::to_string(axis));
-  const Array a = moveaxis(x1, axis, -1), b = moveaxis(x2, axis, -1);
-  auto c = [](const Array& v, std::int64_t i) {
-    return squeeze(block(expand_dims(v, -2), 0, -1, i, i + 1), {-2, -1});
-  };
-  const Array r = stack({subtract(multiply(c(a, 1), c(b, 2)), multiply(c(a, 2), c(b, 1))),
-                         subtract(multiply(c(a, 2), c(b, 0)), multiply(c(a, 0), c(b, 2))),
-                         subtract(multiply(c(a, 0), c(b, 1)), multiply(c(a, 1), c(b, 0)))},
-                        -1);
-  return moveaxis(r, -1, axis);
+  return linum::cross(x1, x2, axis, axis, axis);  // jnp.cross, restricted to 3-vectors
 }
 
 Array outer(const Array& x1, const Array& x2) {

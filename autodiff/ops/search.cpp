@@ -198,30 +198,4 @@ Array extract(const Array& condition, const Array& arr, std::optional<std::int64
   return compress(ravel(condition), ravel(arr), std::nullopt, size, fill_value);
 }
 
-// JAX's algorithm: sort, mark each entry that differs from the one before, take the marked.
-Array unique(const Array& ar, std::optional<std::int64_t> size, std::optional<double> fill_value) {
-  check_valid(ar, "unique");
-  const Array aux = sort(ravel(ar));
-  const std::int64_t n = aux.size();
-  if (n == 0) {
-    if (size && *size > 0 && !fill_value)
-      throw ValueError(
-          "unique: for zero-sized input with nonzero size argument, fill_value must "
-          "be specified");
-    return full({size.value_or(0)}, fill_value.value_or(0), ar.dtype());
-  }
-  const Array next = slice(aux, {Slice{1, std::nullopt}}), prev = slice(aux, {Slice{0, -1}});
-  Array differs = not_equal(next, prev);
-  if (is_floating(aux.dtype()))
-    differs = logical_and(differs, logical_not(logical_and(isnan(next), isnan(prev))));
-  const Array mask = concatenate({ones({1}, bool_), differs}, 0);
-  Array result = take(aux, nonzero(mask, {.size = size})[0], 0, GatherMode::clip);
-  if (size && fill_value) {
-    const Array valid =
-        less(arange(std::int64_t{0}, *size, std::int64_t{1}, int32), astype(sum(mask), int32));
-    result = where(valid, result, full({}, *fill_value, result.dtype()));
-  }
-  return result;
-}
-
 }  // namespace linum

@@ -1,4 +1,14 @@
 // Probes of the jax.numpy names the coverage table marks present (docs/coverage/jax.numpy.tsv).
+#include <linum/autodiff/ops/apply.hpp>
+#include <linum/autodiff/ops/bits.hpp>
+#include <linum/autodiff/ops/differences.hpp>
+#include <linum/autodiff/ops/dtype_info.hpp>
+#include <linum/autodiff/ops/histogram.hpp>
+#include <linum/autodiff/ops/index_tricks.hpp>
+#include <linum/autodiff/ops/polynomial_solve.hpp>
+#include <linum/autodiff/ops/reshaping.hpp>
+#include <linum/autodiff/ops/set_ops.hpp>
+
 #include "probes.hpp"
 
 namespace {
@@ -295,6 +305,89 @@ const Probes manipulation("jax.numpy", [](Registrar& r) {
   r.add("triu", [] { return triu(m()); });
   r.add("vsplit", [] { return vsplit(m(), 2); });
   r.add("vstack", [] { return vstack({x(), pos()}); });
+});
+
+const Probes reshaping("jax.numpy", [](Registrar& r) {
+  r.add("block", [] { return block(std::vector<Arrays>{{m(), m()}, {m(), m()}}); });
+  r.add("broadcast_arrays", [] { return broadcast_arrays({x(), m()[0][0]}); });
+  r.add("broadcast_shapes", [] { return broadcast_shapes({{2, 1}, {3}}); });
+  r.add("resize", [] { return resize(x(), {2, 2}); });
+  r.add("rollaxis", [] { return rollaxis(m(), 1); });
+  r.add("trim_zeros", [] { return trim_zeros(array({0, 1, 0})); });
+  r.add("unstack", [] { return unstack(m()); });
+});
+
+const Probes set_operations("jax.numpy", [](Registrar& r) {
+  r.add("intersect1d", [] { return intersect1d(ints(), array({9, 3})); });
+  r.add("isin", [] { return isin(ints(), array({9, 3})); });
+  r.add("setdiff1d", [] { return setdiff1d(ints(), array({9, 3})); });
+  r.add("setxor1d", [] { return setxor1d(ints(), array({9, 3})); });
+  r.add("sort_complex", [] { return sort_complex(x()); });
+  r.add("union1d", [] { return union1d(ints(), array({9, 3})); });
+  r.add("unique_all", [] { return unique_all(array({3, 1, 3})).counts; });
+  r.add("unique_counts", [] { return unique_counts(array({3, 1, 3})).counts; });
+  r.add("unique_inverse", [] { return unique_inverse(array({3, 1, 3})).inverse_indices; });
+  r.add("unique_values", [] { return unique_values(array({3, 1, 3})); });
+});
+
+const Probes index_tricks("jax.numpy", [](Registrar& r) {
+  r.add("choose", [] { return choose(array({1, 0, 1}), {x(), pos()}); });
+  r.add("diag_indices", [] { return diag_indices(3); });
+  r.add("diag_indices_from", [] { return diag_indices_from(m()); });
+  r.add("fill_diagonal", [] { return fill_diagonal(m(), Array(0.0f)); });
+  r.add("ix_", [] { return ix_({array({0, 1}), array({1})}); });
+  r.add("mask_indices",
+        [] { return mask_indices(3, [](const Array& a, std::int64_t k) { return triu(a, k); }); });
+  r.add("place", [] { return place(x(), x() > 0.0f, Array(1.0f)); });
+  r.add("put", [] { return put(x(), array({0, 2}), pos()); });
+  r.add("put_along_axis", [] { return put_along_axis(m(), array({{1}, {0}}), Array(9.0f), 1); });
+  r.add("ravel_multi_index", [] {
+    return ravel_multi_index({array({1, 0}), array({0, 1})}, {2, 2});
+  });
+  r.add("tril_indices", [] { return tril_indices(3); });
+  r.add("tril_indices_from", [] { return tril_indices_from(m()); });
+  r.add("triu_indices", [] { return triu_indices(3, 1); });
+  r.add("triu_indices_from", [] { return triu_indices_from(m()); });
+  r.add("unravel_index", [] { return unravel_index(array({3, 1}), {2, 2}); });
+});
+
+const Probes binning_and_differences("jax.numpy", [](Registrar& r) {
+  r.add("bincount", [] { return bincount(array({0, 2, 2})); });
+  r.add("cross", [] { return cross(x(), pos()); });
+  r.add("diff", [] { return diff(x()); });
+  r.add("digitize", [] { return digitize(x(), array({-1.0f, 0.0f, 1.0f})); });
+  r.add("ediff1d", [] { return ediff1d(m()); });
+  r.add("gradient", [] { return gradient(m()); });
+  r.add("histogram", [] { return histogram(x(), 2).first; });
+  r.add("histogram2d", [] { return std::get<0>(histogram2d(x(), pos(), {2})); });
+  r.add("histogram_bin_edges", [] { return histogram_bin_edges(x(), 2); });
+  r.add("histogramdd", [] { return histogramdd(m(), {2}).first; });
+  r.add("interp", [] { return interp(x(), pos(), unit()); });
+  r.add("unwrap", [] { return unwrap(x() * 10.0f); });
+});
+
+const Probes functions_and_polynomial_solvers("jax.numpy", [](Registrar& r) {
+  r.add("apply_along_axis",
+        [] { return apply_along_axis([](const Array& v) { return sum(v); }, 0, m()); });
+  r.add("apply_over_axes", [] {
+    return apply_over_axes([](const Array& a, int axis) { return sum(a, axis); }, m(), {0});
+  });
+  r.add("fromfunction", [] {
+    return fromfunction([](const Arrays& i) { return i[0] + i[1]; }, {2, 2});
+  });
+  r.add("piecewise", [] { return piecewise(x(), {x() > 0.0f}, {1.0, -1.0}); });
+  r.add("poly", [] { return poly(x()); });
+  r.add("polydiv", [] { return polydiv(x(), pos()); });
+  r.add("polyfit", [] { return polyfit(x(), pos(), 1); });
+});
+
+const Probes dtype_queries("jax.numpy", [](Registrar& r) {
+  r.add("bitwise_count", [] { return bitwise_count(ints()); });
+  r.add("can_cast", [] { return can_cast(int32, float64); });
+  r.add("finfo", [] { return finfo(float32).eps; });
+  r.add("iinfo", [] { return iinfo(int32).max; });
+  r.add("isdtype", [] { return isdtype(float32, "real floating"); });
+  r.add("issubdtype", [] { return issubdtype(int32, DTypeCategory::integer); });
 });
 
 }  // namespace
