@@ -1,5 +1,6 @@
-// Shared pieces of the benchmark workloads (BENCH.md): every benchmark takes its BLAS thread
-// count as the argument `threads` and measures wall time (BLAS works off the calling thread).
+// Shared pieces of the benchmark workloads (W1-W6 of README's Performance section): every
+// benchmark takes its BLAS thread count as the argument `threads` and measures wall time (BLAS
+// works off the calling thread).
 #pragma once
 
 #include <benchmark/benchmark.h>

@@ -1,6 +1,7 @@
-// Data-parallel scaling of the W2 train step (seed CNN, value_and_grad + adam) and the cost of the
-// gradient allreduce, run under `mpirun -n P bench_distributed [--threads T] [--steps N]
-// [--allreduce-only]` (the last skips the W2 steps):
+// Data-parallel scaling of the W2 train step (examples/seed_models.hpp's CNN, value_and_grad +
+// adam) and the cost of the gradient allreduce, run under
+// `mpirun -n P bench_distributed [--threads T] [--steps N] [--allreduce-only]` (the last skips the
+// W2 steps):
 // - strong scaling: a global batch of 32 split over the P processes (each takes 32 / P rows),
 //   grads psum'd over "devices"; median step time and examples/s;
 // - weak scaling: 32 rows per process (global 32 P);

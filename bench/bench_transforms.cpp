@@ -1,7 +1,8 @@
-// Workloads W3, W5, W6 of BENCH.md: per-example gradients with vmap(grad), an LSTM scanned over
-// 100 steps, and a 64-layer tanh stack differentiated without remat, with checkpoint per layer
-// and with remat_scan's √N segments. W6 also reports the extra peak memory of Array buffers
-// (linum::memory_stats: requested bytes of live buffers, whether cached blocks or new ones).
+// Workloads W3, W5, W6 (README's Performance section): per-example gradients with vmap(grad), an
+// LSTM scanned over 100 steps, and a 64-layer tanh stack differentiated without remat, with
+// checkpoint per layer and with remat_scan's √N segments. W6 also reports the extra peak memory of
+// Array buffers (linum::memory_stats: requested bytes of live buffers, whether cached blocks or new
+// ones).
 #include <cmath>
 #include <cstdio>
 #include <map>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compile time of a user translation unit (issue 10 goal: <= 3 s).
+"""Compile time of a user translation unit (goal: <= 3 s, see README's Performance section).
 
 Compiles examples/mlp_demo.cpp (includes <linum/linum.hpp>, trains a small MLP with
 value_and_grad) as a user would, with only linum's include/ folder on the path, and, to split the

@@ -1,8 +1,8 @@
-// W2: one train step of the seed CNN (Conv(32,3x3,SAME) relu avg_pool2 Conv(64,3x3,SAME) relu
-// avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC 28x28x1, batch 32, float32:
-// value_and_grad of the mean cross-entropy plus an optim::adam update. `W2` writes the network
-// with linum ops on a map of params; `W2_modules` is the same step through the seed's nn::Module
-// CNN (init/apply on a Tree), so the two medians give the module layer's cost.
+// W2: one train step of Flax's guide CNN (examples/seed_models.hpp: Conv(32,3x3,SAME) relu
+// avg_pool2 Conv(64,3x3,SAME) relu avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC
+// 28x28x1, batch 32, float32: value_and_grad of the mean cross-entropy plus an optim::adam update.
+// `W2` writes the network with linum ops on a map of params; `W2_modules` is the same step through
+// that nn::Module CNN (init/apply on a Tree), so the two medians give the module layer's cost.
 // Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
 // handed out (memory_stats); W2_uncached runs the step with the buffer cache off.
 #include <sys/resource.h>
@@ -137,8 +137,8 @@ void BM_W2_uncached(benchmark::State& state) {
 }
 BENCHMARK(BM_W2_uncached)->Name("W2_uncached")->Apply(linum::bench::configure);
 
-// The same step with the seed's CNN module: params from CNN().init, the forward pass through
-// CNN().apply inside value_and_grad, as examples/fashion_mnist.cpp trains it.
+// The same step with examples/seed_models.hpp's CNN module: params from CNN().init, the forward
+// pass through CNN().apply inside value_and_grad, as examples/fashion_mnist.cpp trains it.
 void BM_W2_modules(benchmark::State& state) {
   linum::bench::set_threads(state);
   const W2Batch b;

@@ -1,6 +1,7 @@
 // W4: tape overhead. A scalar function of 10,000 source ops, each line `x = sin(x)*1.0001 + 0.5*x`
 // (one source op = one line = 4 primitives: sin, mul, mul, add), grad w.r.t. the input: forward
-// recording plus the backward sweep. Reported per source op, as BENCH.md counts them.
+// recording plus the backward sweep. Reported per source op, as README's Performance table
+// counts them.
 #include <chrono>
 
 #include "bench.hpp"

@@ -1,4 +1,4 @@
-// Seed 002, "Model surgery": the params of the seed's CNN (CNN().init) are flattened with
+// Seed 002, Flax's "Model surgery" guide: the params of its CNN (CNN().init) are flattened with
 // sep "/", Dense_1/kernel is replaced by a normalised copy, and the result is unflattened and
 // refrozen; then the same surgery on an Adam state's mu/nu. Every printout matches the
 // notebook's cells In[3], In[7], In[8], In[9], In[10] and In[11] character for character.

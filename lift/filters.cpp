@@ -1,4 +1,4 @@
-// Filter algebra, rule for rule as flax/core/scope.py (spec §2.2).
+// Filter algebra, rule for rule as flax/core/scope.py.
 #include <linum/lift/filters.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // flax.core.scope's collection filters: which variable collections (or rng streams) a scope may
-// mutate, and which ones a lifted transform sees, splits or broadcasts (spec §2.2).
+// mutate, and which ones a lifted transform sees, splits or broadcasts (flax/core/scope.py).
 #pragma once
 
 #include <initializer_list>
@@ -14,7 +14,7 @@
 namespace linum::lift {
 
 // Filter = bool | str | Collection[str] | DenyList. Flax checks a filter's type when it is used
-// (in_filter(1, 'a') raises InvalidFilterError, spec S39); here the type is checked at compile
+// (in_filter(1, 'a') raises InvalidFilterError); here the type is checked at compile
 // time: Filter has no constructor from int or other numbers (so in_filter(1, "a") does not
 // compile), and every value of its constructors' types is a valid filter except a null
 // const char*, Python's None, which throws InvalidFilterError('Invalid Filter: "None"').

@@ -1,5 +1,5 @@
-// flax.core.lift.jit (spec §3.2): pack around linum::jit. The scope's variables and rng base
-// keys are the traced arguments; the fingerprint (the scope's mutable filter and flags) is a
+// flax.core.lift.jit (flax/core/lift.py): pack around linum::jit. The scope's variables and rng
+// base keys are the traced arguments; the fingerprint (the scope's mutable filter and flags) is a
 // static one, so init, apply and apply(mutable=...) each trace once and later calls replay.
 #pragma once
 

@@ -26,7 +26,7 @@ using MetadataParams = std::map<std::string, MetadataValue>;
 // The metadata_params key naming the axis a transform adds (nn.PARTITION_NAME).
 inline constexpr const char* PARTITION_NAME = "partition_name";
 
-// flax.core.meta.AxisMetadata: subclass it for a custom box (L59). The hooks take the box's
+// flax.core.meta.AxisMetadata: subclass it for a custom box. The hooks take the box's
 // value and return the new box (metadata is immutable, as Flax's dataclass replace()).
 class AxisMetadata : public pytree::BoxMetadata {
  public:

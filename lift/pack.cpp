@@ -1,4 +1,4 @@
-// pack, rule for rule as flax/core/lift.py:125-334 (spec §3.1).
+// pack, rule for rule as flax/core/lift.py:125-334.
 #include <linum/lift/pack.hpp>
 
 #include <algorithm>

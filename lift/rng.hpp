@@ -1,6 +1,6 @@
-// Flax's rng derivation (spec §2.7): a LazyRng is a base key plus a static suffix of path names
-// and counters; turning it into a key hashes the whole suffix with SHA-1 once and folds the first
-// 4 digest bytes into the base key, bit for bit as flax/core/scope.py does.
+// Flax's rng derivation (flax/core/scope.py): a LazyRng is a base key plus a static suffix of path
+// names and counters; turning it into a key hashes the whole suffix with SHA-1 once and folds the
+// first 4 digest bytes into the base key, bit for bit as flax/core/scope.py does.
 #pragma once
 
 #include <array>

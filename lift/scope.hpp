@@ -1,6 +1,6 @@
 // flax.core.scope in C++: a Scope is a cursor into a tree of variable collections plus rng state
-// (spec §2). Scope functions `f(Scope&, args...)` declare params and variables through it;
-// init/apply/bind make the root scope, run f, and hand back the outputs and the variables.
+// (flax/core/scope.py). Scope functions `f(Scope&, args...)` declare params and variables through
+// it; init/apply/bind make the root scope, run f, and hand back the outputs and the variables.
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,7 @@ struct Rngs : std::map<std::string, Array> {
 using Flags = std::map<std::string, bool>;
 
 // Per-(scope path, stream) counters of make_rng; a child's counters live in its parent's under
-// the child's name, so pushing the same name again continues them (spec §2.7 rule 2).
+// the child's name, so pushing the same name again continues them (as Flax's rng_counters do).
 struct RngCounters {
   std::map<std::string, std::uint64_t> count;
   std::map<std::string, std::shared_ptr<RngCounters>> children;
@@ -63,7 +63,8 @@ class Scope {
   // Scope(variables, rngs, mutable, flags): a root scope, as flax.core.Scope(...).
   explicit Scope(Tree variables = Tree::dict(), Rngs rngs = {}, Filter mutable_ = false,
                  Flags flags = {});
-  // A root that shares counters with a scope outside a lifted transform (spec §3.1 R3).
+  // A root that shares counters with a scope outside a lifted transform (as Flax's pack
+  // shares them, so every trace of the body advances the outer counters).
   static Scope lifted_root(Tree variables, std::map<std::string, LazyRng> rngs, Filter mutable_,
                            Flags flags, std::string name, std::vector<std::string> path,
                            std::vector<std::string> debug_path,

@@ -1,5 +1,5 @@
 // The non-template halves of the lifted transforms: filters, axis sizes and rng keys decided
-// outside the autodiff/ transform (flax/core/lift.py, spec §3.2).
+// outside the autodiff/ transform (flax/core/lift.py).
 #include <linum/lift/transforms.hpp>
 
 #include <set>
@@ -96,7 +96,8 @@ VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
     p.axis_size = *opts.axis_size;
   }
 
-  // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (R7).
+  // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (the suffix
+  // is kept either way).
   Tree keys = Tree::tuple();
   for (std::size_t g = 0; g < opts.split_rngs.size(); ++g) {
     const bool split = opts.split_rngs[g].second;

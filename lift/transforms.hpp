@@ -1,5 +1,6 @@
-// flax.core.lift's transforms (spec §3.2): each is pack (lift/pack.hpp) around the autodiff/
-// transform of the same name, with variables and rng keys passed as explicit Tree arguments.
+// flax.core.lift's transforms (flax/core/lift.py): each is pack (lift/pack.hpp) around the
+// autodiff/ transform of the same name, with variables and rng keys passed as explicit Tree
+// arguments.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,7 @@ struct VmapOptions {
 
 namespace detail {
 
-// Everything vmap decides outside the mapped function. The scopes are lifted together (R1):
+// Everything vmap decides outside the mapped function. The scopes are lifted together:
 // each variable group and rng group is a tuple with one entry per lifted root.
 struct VmapPlan {
   PackSpec spec;
@@ -65,15 +66,15 @@ VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
                    const Arrays& arg_leaves, const pytree::TreeDef& arg_def);
 // Inside: one inner root per lifted root over its slices of `vars` and `keys`.
 std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, const Tree& keys);
-// After the body: the inner roots' output groups, per out-group a tuple over roots (R4), and
-// publishing them to the outer roots (R5).
+// After the body: the inner roots' output groups, per out-group a tuple over roots, and
+// publishing them to the outer roots.
 Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec);
 void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups);
 // The mapped output groups with add_axis applied to their boxes (lift.py:856-864).
 Tree add_metadata_axes(Tree out_groups, const VmapPlan& plan, const meta::MetadataParams& params);
 
 // A scope function's first argument: one Scope, or a std::vector<Scope> lifted together (flax's
-// tuple of scopes, L1).
+// tuple of scopes).
 template <class S>
 std::vector<Scope> scope_list(S& s) {
   if constexpr (std::is_same_v<std::remove_cvref_t<S>, std::vector<Scope>>)
@@ -94,7 +95,7 @@ struct InnerGuards {
 // lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name):
 // returns (Scope&, args...) -> fn mapped; fn(Scope&, args...) is run once. Given a
 // std::vector<Scope> instead, fn gets the vector of inner scopes: a scope below another one in
-// the vector is re-pushed inside from it, so its parent is that lifted scope (R1, L1).
+// the vector is re-pushed inside from it, so its parent is that lifted scope.
 template <class F>
 auto vmap(F fn, VmapOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto&... args) {
@@ -175,7 +176,7 @@ Tree move_axis(const Tree& t, int from, int to);
 
 // lift.scan(fn, variable_axes, variable_broadcast, variable_carry, split_rngs, in_axes, out_axes,
 // length, reverse): fn(Scope&, carry, xs...) -> (carry, ys); returns (Scope&, init, xs...) ->
-// (carry, ys). Flax traces the body twice (spec §3.2): the first run finds the broadcast
+// (carry, ys). Flax traces the body twice (lift.py's scan): the first run finds the broadcast
 // variables and advances the rng counters once; every iteration then starts from the counters
 // the second trace sees. Eagerly the first trace is one extra, discarded run of the body.
 template <class F>

@@ -1,5 +1,5 @@
-// flax.core.lift's differentiation transforms (spec §3.2): vjp, value_and_grad, jvp. Each packs
-// the scope's variables as explicit Tree arguments of linum::vjp / linum::jvp.
+// flax.core.lift's differentiation transforms (flax/core/lift.py): vjp, value_and_grad, jvp. Each
+// packs the scope's variables as explicit Tree arguments of linum::vjp / linum::jvp.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
-// flax.core.lift's branches and loops (spec §3.2): cond, switch, while_loop, fori_loop, each pack
-// around linum::cond / switch_ / while_loop with the variables as explicit Tree values.
+// flax.core.lift's branches and loops (flax/core/lift.py): cond, switch, while_loop, fori_loop,
+// each pack around linum::cond / switch_ / while_loop with the variables as explicit Tree values.
 #pragma once
 
 #include <functional>
@@ -15,11 +15,11 @@ namespace linum::lift {
 
 namespace detail {
 
-// lax.cond/switch trace every branch in order, so (R3) branch k starts from the rng counters the
-// branches before it left, and the counters end where the last one left them. Eagerly: one
-// discarded run of every branch records those counters; then the autodiff transform runs the
-// branch(es) it needs from them. `call(k, inner)` runs branch k; `core(run)` calls the autodiff
-// transform with run(k) -> (y, output variables).
+// lax.cond/switch trace every branch in order, and each trace advances the shared rng counters,
+// so branch k starts from the counters the branches before it left, and the counters end where
+// the last one left them. Eagerly: one discarded run of every branch records those counters; then
+// the autodiff transform runs the branch(es) it needs from them. `call(k, inner)` runs branch k;
+// `core(run)` calls the autodiff transform with run(k) -> (y, output variables).
 template <class Call, class Core>
 auto lifted_branches(Scope& scope, const char* name, std::size_t n, const Call& call,
                      const Core& core) {
@@ -97,9 +97,9 @@ std::vector<RngGroup> loop_rngs(const Packed& packed, const WhileOptions& opts, 
 
 // lift.while_loop(cond_fn, body_fn, scope, init, carry_variables, broadcast_variables,
 // split_rngs): cond_fn(Scope&, carry) -> bool Array, body_fn(Scope&, carry) -> carry. lax traces
-// cond once, then body once (R3): every cond call starts from the outer counters, every body
-// iteration from those plus cond's draws, and the loop ends with both added. Eagerly that is one
-// discarded run of each (when the scope has rng streams).
+// cond once, then body once (each trace advances the shared counters): every cond call starts from
+// the outer counters, every body iteration from those plus cond's draws, and the loop ends with
+// both added. Eagerly that is one discarded run of each (when the scope has rng streams).
 template <class CF, class BF, class C>
 C while_loop(const CF& cond_fn, const BF& body_fn, Scope& scope, const C& init,
              const WhileOptions& opts = {}) {

@@ -1,4 +1,4 @@
-// swap_collection's map: the two named collections trade places (spec §3.2).
+// swap_collection's map: the two named collections trade places (flax/core/lift.py).
 #include <linum/lift/transforms_vars.hpp>
 
 namespace linum::lift {

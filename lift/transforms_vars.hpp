@@ -1,5 +1,5 @@
-// flax.core.lift's custom_vjp, map_variables / swap_collection and remat_scan (spec §3.2): a
-// custom derivative rule that also covers the scope's variables, a function of the variables
+// flax.core.lift's custom_vjp, map_variables / swap_collection and remat_scan (flax/core/lift.py):
+// a custom derivative rule that also covers the scope's variables, a function of the variables
 // applied on the way in and out, and a scan of checkpointed nested scans.
 #pragma once
 

@@ -2,7 +2,7 @@
 // Compact style: a submodule constructed inside a running method adopts that module as parent
 // and takes Flax's auto-name (Dense_0, counted per type). Setup style: setup() registers named
 // children with submodule(name, member). init/apply/bind are lift::init/apply of a scope function
-// that binds a copy of the module to the root scope (spec §4).
+// that binds a copy of the module to the root scope (as flax/linen/module.py).
 #pragma once
 
 #include <algorithm>
@@ -643,7 +643,7 @@ class Module : public ModuleBase {
   }
   // @nn.compact on a named method of a setup-style module (`compact = false`): submodules made
   // in `body` are auto-named, and the names restart after each outermost compact call, as
-  // Flax's, so calling it twice from other methods reuses the same children (L34).
+  // Flax's, so calling it twice from other methods reuses the same children.
   //   Array _call(Array x) { return compact_method("_call", [&] { return Dense(3)(x); }); }
   template <class F>
   decltype(auto) compact_method(const char* name, F&& body) {

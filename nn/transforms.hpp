@@ -1,4 +1,4 @@
-// flax.linen's lifted transforms over modules (spec §3.3): a transformed module type
+// flax.linen's lifted transforms over modules (flax/linen/transforms.py): a transformed module type
 // (nn::vmap(nn::Dense(2), {...}) is a VmapDense whose params live under its own name) and the
 // direct transforms over functions taking a module first (nn::value_and_grad(fn, module, x)).
 // Each is the lift/ transform around a copy of the module bound to the lifted scope; they add
@@ -138,7 +138,7 @@ template <class M>
 struct Scan : Module<Scan<M>> {
   M target;
   lift::ScanOptions opts;
-  // methods={name: options} (L42): call_method(name, &M::method, carry, xs...) scans that
+  // methods={name: options}: call_method(name, &M::method, carry, xs...) scans that
   // method with its own options, over the same scope.
   std::map<std::string, lift::ScanOptions> methods;
   Scan(M t, lift::ScanOptions o) : target(std::move(t)), opts(std::move(o)) {
@@ -422,9 +422,9 @@ using lift::meta::unbox;
 using lift::meta::with_partitioning;
 
 namespace detail {
-// Flax's fork_rngs (spec §3.3): every rng stream of `scope` is replaced by the fresh key
-// make_rng(stream) draws there (advancing its counter) while body(inner, args...) runs, so
-// nn.jit and nn.fold_rngs draw the same keys (L44, M52), unlike the untransformed module.
+// Flax's fork_rngs (flax/linen/transforms.py): every rng stream of `scope` is replaced by the fresh
+// key make_rng(stream) draws there (advancing its counter) while body(inner, args...) runs, so
+// nn.jit and nn.fold_rngs draw the same keys, unlike the untransformed module.
 template <class Body, class... A>
 auto forked(Scope& scope, const char* name, const Body& body, const A&... args) {
   // nn.jit's outputs cross jax.jit; fold_rngs calls the body directly (lift.fold_rngs).

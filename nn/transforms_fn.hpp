@@ -47,7 +47,7 @@ auto vmap(F fn, lift::VmapOptions opts) {
 }
 
 // nn.scan(body_fn, ...)(module, carry, xs...) with body_fn(module, carry, xs...) -> (carry, ys);
-// modules body_fn creates are named in the calling module (L51).
+// modules body_fn creates are named in the calling module.
 template <detail::NotModule F>
 auto scan(F fn, lift::ScanOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)]<class M, class C, class... X>(

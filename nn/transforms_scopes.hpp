@@ -1,4 +1,4 @@
-// Which scopes a linen transform lifts (Flax's get_module_scopes / set_module_scopes, spec §3.3):
+// Which scopes a linen transform lifts (Flax's get_module_scopes / set_module_scopes):
 // the transformed module's own scope plus the scopes of the bound modules it holds as fields,
 // so a module shared from outside (nn.vmap of a C that calls a B bound in its parent) gets its
 // variables mapped like the module's own. C++ cannot list a struct's fields, so a module names
@@ -54,7 +54,7 @@ bool scope_within(const Scope& s, const Scope& outer);
 int find_scope(const std::vector<Scope>& scopes, const Scope& s);
 
 // scopes[0] is the transform's own scope; appends the scopes of the bound modules reachable
-// through module_fields() that lie outside it, each once (a shared module is lifted once, L25).
+// through module_fields() that lie outside it, each once (a shared module is lifted once).
 template <class M>
 void collect_scopes(M& m, std::vector<Scope>& scopes) {
   for_each_field(m, [&](auto& f) {

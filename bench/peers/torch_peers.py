@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The peer side of BENCH.md's W1, W2, W4 and W5, in PyTorch (Debian's python3-torch, 1.13).
+"""The peer side of README's Performance workloads W1, W2, W4, W5, in PyTorch (python3-torch 1.13).
 
 Usage: /usr/bin/python3 bench/peers/torch_peers.py --threads N [--workloads W1,W2,W4,W5]
            [--repetitions R] [--min-time S]
@@ -88,7 +88,7 @@ def w1():
     return measure(step)
 
 
-# ---- W2: one train step of the seed CNN, batch 32, value_and_grad + Adam ----------------------
+# ---- W2: a train step of examples/seed_models.hpp's CNN, batch 32, value_and_grad + Adam ----
 class CNN(torch.nn.Module):
     def __init__(self):
         super().__init__()

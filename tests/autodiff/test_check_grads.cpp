@@ -1,5 +1,5 @@
 #include "check_grads.hpp"
-TEST_CASE("check_grads on the seed ops, with broadcasting") {
+TEST_CASE("check_grads on elementwise ops and a reduction, with broadcasting") {
   using namespace linum;
   Array a = array({{0.3, -1.2, 2.0}, {0.5, 0.7, -0.4}});
   Array b = array({1.5, -0.5, 0.25});

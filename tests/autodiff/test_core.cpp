@@ -1,4 +1,4 @@
-// Core engine: grad/vjp/jvp/vmap on the seed ops, checked against closed forms.
+// Core engine: grad/vjp/jvp/vmap on the basic ops, checked against closed forms.
 #include <doctest/doctest.h>
 
 #include <cmath>

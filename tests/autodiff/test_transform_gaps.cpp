@@ -1,4 +1,4 @@
-// The transform gaps the Flax scope layer needs (issue 10 §3): every transform takes and returns
+// The transform gaps the Flax scope layer (lift/) needs: every transform takes and returns
 // the dynamic Tree (dicts holding None and empty dicts included) and std::tuples mixing Trees and
 // Arrays. Numbers are checked against closed forms computed with plain ops and explicit loops.
 #include <doctest/doctest.h>

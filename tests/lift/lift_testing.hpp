@@ -44,7 +44,7 @@ inline Array at(const Array& x, std::int64_t i) { return take(x, Array(static_ca
 
 inline Array f32(std::vector<float> v, Shape s) { return array(v, s); }
 
-// The key make_rng draws for base key `base` and suffix `s` (spec §2.7).
+// The key make_rng draws for base key `base` and suffix `s` (Flax's _fold_in_static).
 inline Array key_for(const Array& base, RngSuffix s) { return fold_in_static(base, s); }
 
 }  // namespace linum::lift::testing

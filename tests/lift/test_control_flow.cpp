@@ -1,5 +1,6 @@
-// Lifted control flow (spec §3.2): cond, switch, while_loop and fori_loop, their L cases (counters
-// in 'state', rng derivation per branch and iteration), and each against the hand loop.
+// Lifted control flow (flax/core/lift.py): cond, switch, while_loop and fori_loop, the cases of
+// Flax's tests/core/core_lift_test.py and rng counters per branch and iteration as lift.py derives
+// them (counters in 'state'), each against the hand loop.
 #include <doctest/doctest.h>
 
 #include <linum/lift/lift.hpp>
@@ -17,7 +18,7 @@ using lift::Scope;
 TEST_SUITE("lift.cond") {
   Array dense2(Scope & s, const Array& x) { return dense(s, x, 2); }
 
-  TEST_CASE("L7: cond counts the taken branch in 'state'; the branches share the child's params") {
+  TEST_CASE("cond counts the taken branch in 'state'; the branches share the child's params") {
     auto f = [](Scope& scope, const Array& x, bool pred) {
       scope.variable("state", "true_count", [] { return zeros({}, int32); });
       scope.variable("state", "false_count", [] { return zeros({}, int32); });
@@ -67,7 +68,7 @@ TEST_SUITE("lift.cond") {
     }
   }
 
-  TEST_CASE("L68: the false branch's make_rng continues after the true branch's counters") {
+  TEST_CASE("the false branch's make_rng continues after the true branch's counters") {
     auto f = [](Scope& scope, const Array& x, bool pred) {
       auto br = [](Scope& s, const Array& x) { return s.child(dense2, std::nullopt, "dense_")(x); };
       return lift::cond(Array(pred), br, br, scope, x);
@@ -112,7 +113,7 @@ TEST_SUITE("lift.while_loop") {
     return where(equal(rows, i), broadcast_to(reshape(v, {1, 2}), {2, 2}), m);
   }
 
-  TEST_CASE("L6/L69: carried 'state', unsplit params rng, split loop rng = fold_in(base, i)") {
+  TEST_CASE("while_loop: carried 'state', unsplit params rng, split loop rng = fold_in(base, i)") {
     auto f = [](Scope& scope, int x) {
       scope.param("inc", [](const Array&) { return Array(1); });
       scope.put_variable("state", "acc", Tree(Array(0)));

@@ -1,4 +1,4 @@
-// Collection filters: the S cases of spec §2.2/§2.8 (flax tests/core/core_scope_test.py).
+// Collection filters: cases from Flax's tests/core/core_scope_test.py.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -11,7 +11,7 @@ using lift::DenyList;
 using lift::Filter;
 using Names = std::set<std::string>;
 
-TEST_CASE("in_filter matches True, an exact name, a collection and a DenyList (S2)") {
+TEST_CASE("in_filter matches True, an exact name, a collection and a DenyList") {
   CHECK(lift::in_filter(true, "any_string1"));
   CHECK(lift::in_filter("exact_match", "exact_match"));
   CHECK_FALSE(lift::in_filter("exact_match", "exact"));
@@ -21,7 +21,7 @@ TEST_CASE("in_filter matches True, an exact name, a collection and a DenyList (S
   CHECK(lift::in_filter(DenyList("intermediates"), "params"));
 }
 
-TEST_CASE("union_filters of sets and DenyLists (S4, S6, S7)") {
+TEST_CASE("union_filters of sets and DenyLists") {
   CHECK(lift::union_filters(Filter{"a", "b"}, Filter{"b", "c"}) == Filter(Names{"a", "b", "c"}));
   CHECK(lift::union_filters(Filter{"b", "c"}, Filter{"a", "b"}) == Filter(Names{"a", "b", "c"}));
   CHECK(lift::union_filters(DenyList(Filter{"a", "b"}), DenyList(Filter{"b", "c"})) ==
@@ -31,7 +31,7 @@ TEST_CASE("union_filters of sets and DenyLists (S4, S6, S7)") {
   CHECK(lift::union_filters(true, "x") == Filter(true));
 }
 
-TEST_CASE("intersect_filters (S8, S9, S36)") {
+TEST_CASE("intersect_filters") {
   CHECK(lift::intersect_filters(Filter{"a", "b"}, Filter{"b", "c"}) == Filter(Names{"b"}));
   CHECK(lift::intersect_filters(true, false) == Filter(false));
   CHECK(lift::intersect_filters(false, false) == Filter(Names{}));
@@ -42,7 +42,7 @@ TEST_CASE("intersect_filters (S8, S9, S36)") {
         Filter(Names{"state"}));
 }
 
-TEST_CASE("subtract_filters (S11, S12, S36)") {
+TEST_CASE("subtract_filters") {
   CHECK(lift::subtract_filters(Filter{"a", "b"}, Filter{"b", "c"}) == Filter(Names{"a"}));
   CHECK(lift::subtract_filters(true, false) == DenyList(false));
   CHECK(lift::subtract_filters(false, false) == Filter(Names{}));
@@ -56,7 +56,7 @@ TEST_CASE("subtract_filters (S11, S12, S36)") {
   CHECK(lift::subtract_filters(Filter{"a", "b"}, DenyList("a")) == Filter(Names{"a"}));
 }
 
-TEST_CASE("is_filter_empty (S37)") {
+TEST_CASE("is_filter_empty") {
   CHECK(lift::is_filter_empty(DenyList(true)));
   CHECK_FALSE(lift::is_filter_empty(DenyList(false)));
   CHECK(lift::is_filter_empty(Filter(std::vector<std::string>{})));
@@ -64,7 +64,7 @@ TEST_CASE("is_filter_empty (S37)") {
   CHECK(lift::is_filter_empty(false));
 }
 
-TEST_CASE("group_collections puts each collection in the first matching group (S14, S38)") {
+TEST_CASE("group_collections puts each collection in the first matching group") {
   Tree xs = Tree{{"params", Tree{{"w", Array(1.0f)}}},
                  {"state", Tree{{"s", Array(2.0f)}}},
                  {"intermediates", Tree::dict()}};
@@ -88,7 +88,7 @@ TEST_CASE("filters print like Python") {
   CHECK(os.str() == "True 'a' {'a', 'b'} DenyList(deny='x')");
 }
 
-// S39: Flax raises InvalidFilterError('Invalid Filter: "1"') for in_filter(1, 'a'). Filters are
+// Flax raises InvalidFilterError('Invalid Filter: "1"') for in_filter(1, 'a'). Filters are
 // typed here, so a number is no Filter and that call does not compile.
 static_assert(!std::is_constructible_v<Filter, int>);
 static_assert(!std::is_constructible_v<Filter, long>);
@@ -97,7 +97,7 @@ static_assert(!std::is_constructible_v<Filter, char>);
 static_assert(!std::is_invocable_v<decltype(lift::in_filter), int, const char*>);
 static_assert(std::is_invocable_v<decltype(lift::in_filter), const char*, const char*>);
 
-TEST_CASE("S39: a number is no Filter at compile time; a null name (None) is InvalidFilterError") {
+TEST_CASE("a number is no Filter at compile time; a null name (None) is InvalidFilterError") {
   const char* none = nullptr;
   std::string msg;
   try {

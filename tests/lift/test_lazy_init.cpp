@@ -1,4 +1,4 @@
-// lift::lazy_init (spec §2.5, S31): init on ShapeDtype inputs computes the variables, which do
+// lift::lazy_init (flax/core/scope.py): init on ShapeDtype inputs computes the variables, which do
 // not depend on the inputs, and nothing that does; a variable that depends on one is LazyInitError.
 #include <doctest/doctest.h>
 
@@ -23,7 +23,8 @@ using linum::testing::buffer_count;
 using linum::testing::largest_buffer;
 
 TEST_SUITE("lift.lazy_init") {
-  // S31's f: a square kernel from the input's last dimension, then the product with the input.
+  // The function of core_scope_test's lazy_init case: a square kernel from the input's last
+  // dimension, then the product with the input.
   Array square(Scope & scope, const Array& x) {
     Array k = scope.param("kernel", init::lecun_normal(), Shape{x.shape(-1), x.shape(-1)});
     return matmul(x, k);
@@ -35,8 +36,7 @@ TEST_SUITE("lift.lazy_init") {
     CHECK(largest_buffer.load() >= 64 * 64 * sizeof(float));
   }
 
-  TEST_CASE(
-      "S31: a (2^30, 128) ShapeDtype input makes a (128, 128) kernel and allocates no input") {
+  TEST_CASE("a (2^30, 128) ShapeDtype input makes a (128, 128) kernel and allocates no input") {
     const ShapeDtype x{{1024LL * 1024 * 1024, 128}, float32};
     largest_buffer = 0;
     Tree vars = lift::lazy_init(square)(random::key(0), x);
@@ -73,7 +73,7 @@ TEST_SUITE("lift.lazy_init") {
     CHECK(only_params["params"]["dense"]["kernel"].leaf().shape() == Shape{4, 3});
   }
 
-  TEST_CASE("lazy_init: a variable that depends on an abstract input is LazyInitError (M3)") {
+  TEST_CASE("lazy_init: a variable that depends on an abstract input is LazyInitError") {
     auto f = [](Scope& scope, const Array& x) {
       Array k = scope.param("kernel", [&](const Array&) { return x; });
       return x * k;

@@ -1,6 +1,6 @@
 // flax.core.meta: metadata boxes as pytree nodes (static metadata, mapped value), the tree
 // functions unbox / add_axis / remove_axis / replace_boxed, Partitioned, and how Scope::param,
-// Variable and the lifted vmap / scan carry boxes (spec §2 param, §3.2 vmap/scan metadata).
+// Variable and the lifted vmap / scan carry boxes (flax/core/scope.py, flax/core/lift.py).
 #include <doctest/doctest.h>
 
 #include <linum/lift/lift.hpp>

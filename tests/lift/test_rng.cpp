@@ -1,5 +1,5 @@
-// Flax's rng derivation (spec §2.7): SHA-1, the suffix hash table in both separator settings, and
-// the keys of the Flax RNG guide's committed outputs.
+// Flax's rng derivation (flax/core/scope.py): SHA-1, the suffix hash table in both separator
+// settings, and the keys of the Flax RNG guide's committed outputs.
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -34,7 +34,7 @@ TEST_CASE("sha1 matches the FIPS 180 test vectors (one and two padding blocks)")
   CHECK(hex(lift::sha1(std::string(1000, 'a'))) == "291e9a6c66994949b57ba5e650361e98fc36b1ba");
 }
 
-TEST_CASE("the suffix hash table of spec §2.7, without and with the separator") {
+TEST_CASE("the suffix hashes of common suffixes, without and with the separator") {
   struct Row {
     RngSuffix data;
     std::uint32_t plain, sep;
@@ -62,7 +62,7 @@ TEST_CASE("the suffix hash table of spec §2.7, without and with the separator")
   CHECK_FALSE(lift::fix_rng_separator());
 }
 
-TEST_CASE("('ab','c') and ('a','bc') collide without the separator only (S34)") {
+TEST_CASE("('ab','c') and ('a','bc') collide without the separator only") {
   Array k = random::key(0);
   auto a = lift::LazyRng::create(k, {std::string("ab"), std::string("c")}).as_jax_rng();
   auto b = lift::LazyRng::create(k, {std::string("a"), std::string("bc")}).as_jax_rng();
@@ -75,7 +75,7 @@ TEST_CASE("('ab','c') and ('a','bc') collide without the separator only (S34)") 
 
 TEST_CASE("make_rng keys equal the Flax RNG guide's outputs (root and nested scopes)") {
   lift::Scope root(Tree::dict(), {{"params", random::key(0)}});
-  CHECK(kd(root.make_rng("params")) == KD{1428664606u, 3351135085u});  // S1
+  CHECK(kd(root.make_rng("params")) == KD{1428664606u, 3351135085u});
   CHECK(kd(root.make_rng("params")) == KD{3456700291u, 3873160899u});
   CHECK(kd(root.make_rng("params")) == KD{2411773124u, 4124888837u});
 

@@ -1,4 +1,4 @@
-// Scope: the S cases of spec §2.8 (flax tests/core/core_scope_test.py) and the scope-level dense
+// Scope: cases from Flax's tests/core/core_scope_test.py and the scope-level dense
 // layer against the same computation written by hand.
 #include <doctest/doctest.h>
 
@@ -17,7 +17,7 @@ using KD = std::pair<std::uint32_t, std::uint32_t>;
 KD kd(const Array& key) { return {key.data<std::uint32_t>()[0], key.data<std::uint32_t>()[1]}; }
 }  // namespace
 
-TEST_CASE("init: has_rng and the first params key (S1)") {
+TEST_CASE("init: has_rng and the first params key") {
   auto [rng, vars] = lift::init([](lift::Scope& scope) {
     CHECK(scope.has_rng("params"));
     CHECK_FALSE(scope.has_rng("dropout"));
@@ -27,7 +27,7 @@ TEST_CASE("init: has_rng and the first params key (S1)") {
   CHECK(vars.size() == 0);
 }
 
-TEST_CASE("a param of the wrong shape is a ScopeParamShapeError with Flax's message (S15)") {
+TEST_CASE("a param of the wrong shape is a ScopeParamShapeError with Flax's message") {
   Tree vars{{"params", Tree{{"test", ones({2})}}}};
   auto f = [](lift::Scope& scope) { return scope.param("test", init::ones_init(), Shape{4}); };
   const std::string msg = error_of<lift::ScopeParamShapeError>([&] { lift::apply(f)(vars); });
@@ -40,7 +40,7 @@ TEST_CASE("a param of the wrong shape is a ScopeParamShapeError with Flax's mess
   CHECK_THROWS_AS(lift::apply(g)(vars), lift::ScopeParamShapeError);
 }
 
-TEST_CASE("an extra params layer is an ApplyScopeInvalidVariablesStructureError (S16)") {
+TEST_CASE("an extra params layer is an ApplyScopeInvalidVariablesStructureError") {
   auto f = [](lift::Scope& scope) { return scope.param("kernel", init::ones_init(), Shape{4}); };
   Tree params{{"params", Tree{{"kernel", ones({4})}}}};
   CHECK(lift::apply(f)(params).shape() == Shape{4});
@@ -50,7 +50,7 @@ TEST_CASE("an extra params layer is an ApplyScopeInvalidVariablesStructureError 
   CHECK(msg.find("but got a dict with an extra params layer") != std::string::npos);
 }
 
-TEST_CASE("writing an immutable collection is a ModifyScopeVariableError (S17)") {
+TEST_CASE("writing an immutable collection is a ModifyScopeVariableError") {
   auto f = [](lift::Scope& scope) {
     scope.put_variable("state", "test", Array(123));
     return 0;
@@ -62,7 +62,7 @@ TEST_CASE("writing an immutable collection is a ModifyScopeVariableError (S17)")
   CHECK(msg.find("flax.errors.ModifyScopeVariableError") != std::string::npos);
 }
 
-TEST_CASE("a missing param in a non-empty params collection is ScopeParamNotFoundError (S18)") {
+TEST_CASE("a missing param in a non-empty params collection is ScopeParamNotFoundError") {
   auto f = [](lift::Scope& scope) {
     lift::Scope d = scope.push("dense");
     return dense(d, ones({1, 2}), 2);
@@ -73,7 +73,7 @@ TEST_CASE("a missing param in a non-empty params collection is ScopeParamNotFoun
   CHECK(msg.find("Could not find parameter named \"kernel\" in scope \"/dense\".") == 0);
 }
 
-TEST_CASE("valid rngs: a key is uint32[2], a batch of keys is not (S21)") {
+TEST_CASE("valid rngs: a key is uint32[2], a batch of keys is not") {
   CHECK(lift::is_valid_rng(random::key(0)));
   CHECK(lift::is_valid_rng(random::PRNGKey(0)));
   CHECK_FALSE(lift::is_valid_rng(random::split(random::key(0), 3)));
@@ -82,7 +82,7 @@ TEST_CASE("valid rngs: a key is uint32[2], a batch of keys is not (S21)") {
   CHECK_THROWS_AS(lift::bind(Tree::dict(), {{"params", zeros({3})}}), lift::InvalidRngError);
 }
 
-TEST_CASE("child() pushes once; rewound scopes continue the child's rng counter (S25)") {
+TEST_CASE("child() pushes once; rewound scopes continue the child's rng counter") {
   lift::Scope root(Tree::dict(), {{"dropout", random::key(0)}});
   auto f = [](lift::Scope& scope) { return scope.make_rng("dropout"); };
   Array a = root.child(f, "f_0")();
@@ -94,7 +94,7 @@ TEST_CASE("child() pushes once; rewound scopes continue the child's rng counter 
   CHECK(kd(b) == kd(lift::LazyRng::create(k, {std::string("f_0"), std::uint64_t{2}}).as_jax_rng()));
 }
 
-TEST_CASE("param and variable in an empty collection are ScopeCollectionNotFound (S26, S28, S29)") {
+TEST_CASE("param and variable in an empty collection are ScopeCollectionNotFound") {
   CHECK_THROWS_AS(lift::Scope().param("test", init::zeros_init(), Shape{}),
                   lift::ScopeCollectionNotFound);
   CHECK_THROWS_AS(
@@ -107,7 +107,7 @@ TEST_CASE("param and variable in an empty collection are ScopeCollectionNotFound
   CHECK_THROWS_AS(root.variable("state", "test"), lift::ScopeVariableNotFoundError);
 }
 
-TEST_CASE("put_variable merges dicts, so a child's variables stay visible (S30)") {
+TEST_CASE("put_variable merges dicts, so a child's variables stay visible") {
   lift::Scope scope(Tree::dict(), {}, "state");
   lift::Scope sub = scope.push("a");
   sub.put_variable("state", "x", Array(0.0f));
@@ -118,7 +118,7 @@ TEST_CASE("put_variable merges dicts, so a child's variables stay visible (S30)"
   CHECK(sub.variables()["state"]["y"].leaf().item<float>() == 5.0f);  // kept by the merge
 }
 
-TEST_CASE("reservations: a name may hold variables of several collections, not a child (S40)") {
+TEST_CASE("reservations: a name may hold variables of several collections, not a child") {
   lift::Scope s;
   s.reserve("x", "params");
   s.reserve("x", "state");
@@ -126,7 +126,7 @@ TEST_CASE("reservations: a name may hold variables of several collections, not a
   CHECK_THROWS_AS(s.reserve("x", "params"), ValueError);
 }
 
-TEST_CASE("push() auto-names '0', '1', then 'a_0' (S41)") {
+TEST_CASE("push() auto-names '0', '1', then 'a_0'") {
   lift::Scope s;
   CHECK(s.push().name() == "0");
   CHECK(s.push().name() == "1");
@@ -138,7 +138,7 @@ TEST_CASE("push() auto-names '0', '1', then 'a_0' (S41)") {
   CHECK_THROWS_AS(s.push("a_0"), ValueError);
 }
 
-TEST_CASE("a missing stream falls back to 'params' and advances its counter (S43)") {
+TEST_CASE("a missing stream falls back to 'params' and advances its counter") {
   lift::Scope s(Tree::dict(), {{"params", random::key(0)}});
   Array d = s.make_rng("dropout");
   CHECK(kd(d) == KD{1428664606u, 3351135085u});

@@ -1,5 +1,6 @@
-// Lifted differentiation transforms (spec §3.2): vjp, value_and_grad, jvp and checkpoint, their L
-// cases, each against linum's own transform of the explicit function and finite differences.
+// Lifted differentiation transforms: vjp, value_and_grad, jvp and checkpoint, the cases of Flax's
+// tests/core/core_lift_test.py, each against linum's own transform of the explicit function and
+// finite differences.
 #include <doctest/doctest.h>
 
 #include <linum/lift/lift.hpp>
@@ -15,7 +16,7 @@ namespace init = linum::nn::initializers;
 using lift::Scope;
 
 TEST_SUITE("lift.vjp") {
-  TEST_CASE("L4: lifted vjp gives params grads {col: grads} and the primals' grads") {
+  TEST_CASE("lifted vjp gives params grads {col: grads} and the primals' grads") {
     auto g = [](Scope& s, const Array& x, const Array& y) {
       Array p = s.param("test", init::constant(0.5), Shape{});
       s.variable("state", "counter", [] { return zeros({}, int32); });
@@ -47,7 +48,7 @@ TEST_SUITE("lift.vjp") {
     CHECK(close(std::get<0>(out.second), gx));
   }
 
-  TEST_CASE("L5: lifted jvp with variable tangents; empty collections at init are dropped") {
+  TEST_CASE("lifted jvp with variable tangents; empty collections at init are dropped") {
     auto g = [](Scope& s, const Array& x) {
       return s.param("test", init::zeros_init(), Shape{}) * x;
     };
@@ -90,7 +91,7 @@ TEST_SUITE("lift.vjp") {
 }  // TEST_SUITE
 
 TEST_SUITE("lift.jit") {
-  TEST_CASE("L3: one trace per signature and mutable filter; writes and values as un-jitted") {
+  TEST_CASE("one trace per signature and mutable filter; writes and values as un-jitted") {
     int compiles = 0;
     auto body = [&compiles](Scope& scope, const Array& x) {
       ++compiles;  // runs when traced, not when a cached program is replayed

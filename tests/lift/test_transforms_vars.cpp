@@ -1,5 +1,6 @@
-// lift.custom_vjp, map_variables / swap_collection and remat_scan (spec §3.2): L10 and scope-level
-// versions of the linen L34/L35/L36 ideas, each against the computation written out by hand.
+// lift.custom_vjp, map_variables / swap_collection and remat_scan: Flax's core_custom_vjp_test and
+// scope-level versions of linen_transforms_test's tied autoencoder, sign-mapped dense and
+// remat_scan cases, each against the computation written out by hand.
 #include <doctest/doctest.h>
 
 #include <linum/lift/lift.hpp>
@@ -18,8 +19,8 @@ namespace {
 
 Tree params_of(const Tree& vars) { return Tree::dict({{"params", vars["params"]}}); }
 
-// L10's dense with a custom rule: the params' cotangents are the signs of the true ones, the
-// input's cotangent is the true one.
+// core_custom_vjp_test's dense with a custom rule: the params' cotangents are the signs of the true
+// ones, the input's cotangent is the true one.
 Array dense_custom_grad(Scope& scope, const Array& x, std::int64_t features) {
   auto fwd = [](Scope& s, const Array& x, std::int64_t f) {
     Array y = dense(s, x, f);
@@ -48,7 +49,7 @@ Array mlp(Scope& scope, const Array& x, D dense_fn) {
 }  // namespace
 
 TEST_SUITE("lift.custom_vjp") {
-  TEST_CASE("L10: mlp_custom_grad's param grads are the signs of the true grads") {
+  TEST_CASE("mlp_custom_grad's param grads are the signs of the true grads") {
     Array x = random::normal(random::key(0), {1, 4});
     auto custom = [](Scope& s, const Array& x) { return mlp(s, x, dense_custom_grad); };
     auto plain = [](Scope& s, const Array& x) { return mlp(s, x, dense); };
@@ -95,7 +96,7 @@ TEST_SUITE("lift.custom_vjp") {
 }
 
 TEST_SUITE("lift.map_variables") {
-  TEST_CASE("L34 idea: a tied autoencoder shares one kernel, the decoder sees its transpose") {
+  TEST_CASE("a tied autoencoder shares one kernel, the decoder sees its transpose") {
     auto transpose_kernel = [](const Tree& t) {
       Tree out = t;
       if (t.contains("params") && t["params"].contains("kernel"))
@@ -127,7 +128,7 @@ TEST_SUITE("lift.map_variables") {
     CHECK(close(lift::apply(autoencoder)(vars, x), y));
   }
 
-  TEST_CASE("L35 idea: a sign-mapped dense (init=True) gives the same y at init and apply") {
+  TEST_CASE("a sign-mapped dense (init=True) gives the same y at init and apply") {
     auto sgn = [](const Tree& t) {
       return linum::detail::tree_apply(t, [](const Array& a) { return sign(a); });
     };
@@ -189,7 +190,7 @@ TEST_SUITE("lift.map_variables") {
 }
 
 TEST_SUITE("lift.remat_scan") {
-  TEST_CASE("L36 idea: remat_scan of a dense over lengths {100} stacks a (100,8,8) kernel") {
+  TEST_CASE("remat_scan of a dense over lengths {100} stacks a (100,8,8) kernel") {
     auto body = [](Scope& s, const Array& c) { return dense(s, c, 8); };
     Array x = ones({2, 8});
     auto [y, vars] = lift::init(lift::remat_scan(body, {100}))(random::key(0), x);

@@ -1,5 +1,6 @@
-// Lifted vmap and scan (spec §3.2): their L cases, each against the same computation written by
-// hand with linum::vmap / linum::scan, and grads against finite differences.
+// Lifted vmap and scan: cases from Flax's tests/core (core_lift_test, core_vmap_test,
+// core_scan_test) and the keys of its RNG guide's committed outputs, each against the same
+// computation written by hand with linum::vmap / linum::scan, and grads against finite differences.
 #include <doctest/doctest.h>
 
 #include <linum/lift/lift.hpp>
@@ -15,7 +16,7 @@ namespace init = linum::nn::initializers;
 using lift::Scope;
 
 TEST_SUITE("lift.vmap") {
-  TEST_CASE("L1: a descendant lifted with its ancestor is re-pushed inside from the lifted scope") {
+  TEST_CASE("a descendant lifted with its ancestor is re-pushed inside from the lifted scope") {
     bool ran = false;
     auto f = [&](Scope& scope) {
       Scope a = scope.push("a");
@@ -34,7 +35,7 @@ TEST_SUITE("lift.vmap") {
     CHECK(ran);
   }
 
-  TEST_CASE("L1: a dense through the re-pushed scope == the hand vmap; its keys continue 'a's") {
+  TEST_CASE("a dense through the re-pushed scope == the hand vmap; its keys continue 'a's") {
     const std::int64_t n = 3;
     auto g = [](std::vector<Scope>& s, const Array& x) {
       Array scale = s[0].param("scale", init::ones_init(), Shape{2});
@@ -53,7 +54,8 @@ TEST_SUITE("lift.vmap") {
     CHECK(b.shape() == Shape{n, 2});
     CHECK(scale.shape() == Shape{n, 2});
     // Slice i of the kernel: split(key(0), n)[i] folded with ('a', 1), the counter of the outer
-    // 'a' (re-pushed with reuse); 'scale' with (1,), the lifted root's own counter (R3, R7).
+    // 'a' (re-pushed with reuse); 'scale' with (1,), the lifted root's own counter (inner
+    // scopes share the outer counters; a split rng keeps its suffix).
     Array keys = random::split(random::key(0), n);
     for (std::int64_t i = 0; i < n; ++i) {
       CHECK(close(
@@ -94,7 +96,7 @@ TEST_SUITE("lift.vmap") {
     CHECK(close(y, hand, 1e-5));
   }
 
-  TEST_CASE("L2: a missing param inside vmap names the lifted debug path /vmap(dense)") {
+  TEST_CASE("a missing param inside vmap names the lifted debug path /vmap(dense)") {
     auto dense2 = lift::vmap([](Scope& s, const Array& x) { return dense(s, x, 2); },
                              {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}});
     Tree vars =
@@ -108,7 +110,7 @@ TEST_SUITE("lift.vmap") {
     CHECK(msg.find("Could not find parameter named \"kernel\" in scope \"/vmap(dense)\".") == 0);
   }
 
-  TEST_CASE("L13: broadcast params (axis None, no rng split) give one kernel and equal rows") {
+  TEST_CASE("broadcast params (axis None, no rng split) give one kernel and equal rows") {
     auto vdense = [](std::int64_t features) {
       return lift::vmap([features](Scope& s, const Array& x) { return dense(s, x, features); },
                         {.variable_axes = {{"params", std::nullopt}},
@@ -144,7 +146,8 @@ TEST_SUITE("lift.vmap") {
         [](const Array& k, const Array& b, const Array& x) { return matmul(x, k) + b; })(k, b, x);
     CHECK(close(y, hand));
     CHECK(close(lift::apply(vd)(vars, x), hand));
-    // Each slice's kernel is lecun_normal of split(key(0), 4)[i] with suffix (1,) (R7).
+    // Each slice's kernel is lecun_normal of split(key(0), 4)[i] with suffix (1,) (splitting keeps
+    // the suffix).
     Array keys = random::split(random::key(0), 4);
     for (int i = 0; i < 4; ++i) {
       Array ki = init::lecun_normal()(key_for(at(keys, i), {std::uint64_t{1}}), {2, 3});
@@ -179,8 +182,8 @@ TEST_SUITE("lift.vmap") {
     CHECK(msg == "axis_size should be specified manually.");
   }
 
-  TEST_CASE("L72: a visible collection mutated but in no out-filter: unmapped output variables") {
-    // 'state' is in an In-only filter: frozen inside (R2), so the write fails there first.
+  TEST_CASE("a visible collection mutated but in no out-filter: unmapped output variables") {
+    // 'state' is in an In-only filter: frozen inside, so the write fails there first.
     auto frozen = lift::vmap(
         [](Scope& s, const Array& x) {
           s.put_variable("state", "n", x);
@@ -189,8 +192,8 @@ TEST_SUITE("lift.vmap") {
         {.variable_axes = {{"state", lift::In(0)}}, .axis_size = 2});
     Tree vars = Tree::dict({{"state", Tree::dict({{"n", zeros({2})}})}});
     CHECK_THROWS_AS(lift::apply(frozen, "state")(vars, ones({2})), lift::ModifyScopeVariableError);
-    // R2 makes the ValueError unreachable through the transforms; repack itself raises it for a
-    // mutable collection that no out-filter maps (lift.py:244-254).
+    // That freezing makes the ValueError unreachable through the transforms; repack itself raises
+    // it for a mutable collection that no out-filter maps (lift.py:244-254).
     Scope inner(Tree::dict(), {}, lift::Filter{"params", "state"});
     inner.put_variable("state", "n", Tree(zeros({2})));
     inner.put_variable("params", "w", Tree(zeros({2})));
@@ -212,13 +215,13 @@ TEST_SUITE("lift.vmap") {
     CHECK(close(y, f32({1, 2, 3}, {3})));
   }
 
-  TEST_CASE("L60/L62/L63: Flax's RNG-guide vmap params, in both separator settings") {
+  TEST_CASE("Flax's RNG-guide vmap params, in both separator settings") {
     Array x = ones({3, 2});
     auto dense2 = [](Scope& s, const Array& x) { return dense(s, x, 2); };
     for (bool sep : {true, false}) {
       CAPTURE(sep);
       lift::FixRngSeparatorScope flag(sep);
-      // L60: broadcast params, unsplit rng: the kernel of key(0) with suffix (1,).
+      // v60: broadcast params, unsplit rng: the kernel of key(0) with suffix (1,).
       auto v60 = lift::vmap(
           dense2, {.variable_axes = {{"params", std::nullopt}}, .split_rngs = {{"params", false}}});
       auto [y60, vars60] = lift::init(v60)(random::key(0), x);
@@ -226,7 +229,7 @@ TEST_SUITE("lift.vmap") {
                       : f32({0.058418754f, -1.166304f, -1.2072171f, 0.54235715f}, {2, 2});
       CHECK(close(vars60["params"]["kernel"].leaf(), k60));
       CHECK(close(vars60["params"]["bias"].leaf(), zeros({2})));
-      // L62: stacked params, split rng.
+      // v62: stacked params, split rng.
       auto v62 =
           lift::vmap(dense2, {.variable_axes = {{"params", 0}}, .split_rngs = {{"params", true}}});
       auto [y62, vars62] = lift::init(v62)(random::key(0), x);
@@ -239,7 +242,7 @@ TEST_SUITE("lift.vmap") {
                      0.9802478f},
                     {3, 2, 2});
       CHECK(close(vars62["params"]["kernel"].leaf(), k62));
-      // L63: Model = Dense_0 + variable('other_collection', 'kernel', normal(make_rng('other'))).
+      // The guide's Model: Dense_0 plus an 'other_collection' kernel drawn from make_rng('other').
       auto model = [](Scope& s, const Array& x) {
         Scope d = s.push("Dense_0");
         Array h = dense(d, x, 2);
@@ -271,7 +274,7 @@ TEST_SUITE("lift.vmap") {
 }  // TEST_SUITE
 
 TEST_SUITE("lift.scan") {
-  TEST_CASE("L11: a carried counter, per-iteration params from split rngs") {
+  TEST_CASE("a carried counter, per-iteration params from split rngs") {
     auto mlp_scan = [](Scope& scope, const Array& xs) {
       scope.variable("counter", "i", [] { return zeros({}); });
       auto body = [](Scope& s, const Tree& c, const Array& x) {
@@ -310,7 +313,7 @@ TEST_SUITE("lift.scan") {
     CHECK(close(y, hand));
   }
 
-  TEST_CASE("L66/L67: scanned params use the counters of Flax's second trace (both separators)") {
+  TEST_CASE("scanned params use the counters of Flax's second trace (both separators)") {
     Array x = ones({3, 2});
     auto block = [](Scope& s, const Array& c) {
       Scope d = s.push("Dense_0");

@@ -1,4 +1,4 @@
-// flax.linen's activations, pools and PReLU beyond the seeds' relu/softmax: closed forms, explicit
+// flax.linen's activations, pools and PReLU beyond relu/softmax: closed forms, explicit
 // loops over windows, the slope gradient by hand, errors.
 #include <doctest/doctest.h>
 

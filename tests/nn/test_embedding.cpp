@@ -1,5 +1,6 @@
-// Embed: the param 'embedding' with Flax's initial values (spec P24), lookups (negative and
-// out-of-range indices), attend for weight tying, and gradients against finite differences.
+// Embed: the param 'embedding' with Flax's initial values (the Embed docstring's example in
+// flax/linen/linear.py), lookups (negative and out-of-range indices), attend for weight tying, and
+// gradients against finite differences.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -20,7 +21,7 @@ namespace {
 Array ints(std::vector<std::int32_t> v, Shape s) { return array(v, s); }
 }  // namespace
 
-TEST_CASE("Embed: init gives Flax's embedding for key(0) (P24); lookups gather rows") {
+TEST_CASE("Embed: init gives Flax's embedding for key(0); lookups gather rows") {
   Array idx = ints({0, 1, 2, -1, -2, -3}, {2, 3});
   auto [y, v] = nn::Embed(5, 3).init_with_output(random::key(0), idx);
   CHECK(v["params"].as_dict().keys() == std::vector<std::string>{"embedding"});

@@ -1,6 +1,6 @@
-// The seeds' layers (Dense, Conv, BatchNorm, Dropout, Sequential) and ConvTranspose / Einsum
-// against hand computations, and the extracting-intermediates patterns of seed 000 (sow,
-// capture_intermediates, method=).
+// The layers Flax's guides build on (Dense, Conv, BatchNorm, Dropout, Sequential) and
+// ConvTranspose / Einsum against hand computations, and the patterns of Flax's "Extracting
+// intermediate values" guide (sow, capture_intermediates, method=).
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // Boxed variable metadata under linen transforms (flax tests/linen/linen_transforms_test.py):
-// nn::add_metadata_axis over a Partitioned kernel (L52) and nn::vmap over a custom AxisMetadata
-// box whose add_axis / remove_axis change the value (L59).
+// nn::add_metadata_axis over a Partitioned kernel and nn::vmap over a custom AxisMetadata box whose
+// add_axis / remove_axis change the value.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -26,8 +26,8 @@ meta::LogicalNames names(std::initializer_list<const char*> n) {
   return out;
 }
 
-// L52: Foo's Dense kernel is partitioned ('foo', 'bar'); Test adds the axis 'baz' to the params
-// Foo creates, without mapping them.
+// The add_metadata_axis case: Foo's Dense kernel is partitioned ('foo', 'bar'); Test adds the axis
+// 'baz' to the params Foo creates, without mapping them.
 Tree g_vars_copy52;
 struct Foo52 : nn::Module<Foo52> {
   Array call(const Array& x) {
@@ -47,7 +47,7 @@ struct Test52 : nn::Module<Test52> {
 
 }  // namespace
 
-TEST_CASE("nn::add_metadata_axis names the new axis in the boxes outside, not inside (L52)") {
+TEST_CASE("nn::add_metadata_axis names the new axis in the boxes outside, not inside") {
   Array x = ones({4, 4});
   Tree vs = Test52().init(random::key(0), x);
   Array y = Test52().apply(vs, x);
@@ -76,8 +76,8 @@ TEST_CASE("nn::add_metadata_axis names the new axis in the boxes outside, not in
 
 namespace {
 
-// L59's BoxedData: add_axis means over the axis, remove_axis broadcasts the value back to
-// metadata_params["axis_size"] along it.
+// The custom box case's BoxedData: add_axis means over the axis, remove_axis broadcasts the value
+// back to metadata_params["axis_size"] along it.
 struct BoxedData final : meta::AxisMetadata {
   std::string type_name() const override { return "BoxedData"; }
   bool equals(const pytree::BoxMetadata& o) const override {
@@ -122,7 +122,7 @@ struct Top59 : nn::Module<Top59> {
 
 }  // namespace
 
-TEST_CASE("nn::vmap applies a custom box's remove_axis going in and add_axis coming out (L59)") {
+TEST_CASE("nn::vmap applies a custom box's remove_axis going in and add_axis coming out") {
   g_foo59_calls = 0;
   Tree vs = Top59().init(random::key(0), ones({2, 5}));
   Array y = Top59().apply(vs, ones({2, 5}));

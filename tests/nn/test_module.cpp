@@ -1,4 +1,4 @@
-// The linen Module system: the M cases of spec §4.7 (flax tests/linen/linen_module_test.py),
+// The linen Module system: cases from Flax's tests/linen/linen_module_test.py,
 // and module-level results against the same computation written at scope level.
 #include <doctest/doctest.h>
 
@@ -20,7 +20,7 @@ bool allclose(const Array& a, const Array& b, float tol = 1e-5f) {
   return a.shape() == b.shape() && all(less_equal(abs(a - b), tol + tol * abs(b))).item<bool>();
 }
 
-// The spec's fixtures: DummyModule adds a ones-initialised bias; Dense has no bias.
+// linen_module_test's fixtures: DummyModule adds a ones-initialised bias; Dense has no bias.
 struct DummyModule : nn::Module<DummyModule> {
   Array call(const Array& x) { return x + param("bias", init::ones_init(), x.shape()); }
 };
@@ -48,7 +48,7 @@ struct Top : nn::Module<Top> {
 
 }  // namespace
 
-TEST_CASE("a module bound to a scope by hand: params and output (M1)") {
+TEST_CASE("a module bound to a scope by hand: params and output") {
   lift::Scope scope(Tree::dict(), {{"params", random::key(0)}}, "params");
   DummyModule m;
   m.bind_root(scope);
@@ -60,7 +60,7 @@ TEST_CASE("a module bound to a scope by hand: params and output (M1)") {
   CHECK(same(scope.variables()["params"]["bias"].leaf(), array({1.0f})));
 }
 
-TEST_CASE("compact submodules are auto-named per type; a reused instance shares params (M5, M6)") {
+TEST_CASE("compact submodules are auto-named per type; a reused instance shares params") {
   auto vars = MLP().init(random::key(0), ones({10}));
   CHECK(vars["params"].as_dict().keys() == std::vector<std::string>{"KDense_0", "KDense_1"});
   CHECK(shape_at(vars["params"]["KDense_0"]["kernel"]) == Shape{10, 3});
@@ -84,7 +84,7 @@ struct SetupModule : nn::Module<SetupModule> {
 };
 }  // namespace
 
-TEST_CASE("setup children are named <field>_<i>; unused ones create nothing (M7)") {
+TEST_CASE("setup children are named <field>_<i>; unused ones create nothing") {
   auto vars = SetupModule().init(random::key(0), ones({10}));
   CHECK(vars["params"].as_dict().keys() == std::vector<std::string>{"lyrs1_0", "lyrs1_1"});
   CHECK(shape_at(vars["params"]["lyrs1_0"]["kernel"]) == Shape{10, 3});
@@ -116,7 +116,7 @@ struct ParamThenSubmodule : nn::Module<ParamThenSubmodule> {
 };
 }  // namespace
 
-TEST_CASE("a param made in setup (M11); a name used twice is a NameInUseError (M13, M16)") {
+TEST_CASE("a param made in setup; a name used twice is a NameInUseError") {
   auto [y, vars] = SetupParam().init_with_output(random::key(0), array({1.0f}));
   CHECK(same(y, array({2.0f})));
   CHECK(same(vars["params"]["bias"].leaf(), array({1.0f})));
@@ -141,12 +141,12 @@ struct TwoCompact : nn::Module<TwoCompact> {
 };
 }  // namespace
 
-TEST_CASE("a second compact method continues the caller's auto-names (M17)") {
+TEST_CASE("a second compact method continues the caller's auto-names") {
   auto vars = TwoCompact().init(random::key(0), ones({2}));
   CHECK(vars["params"].as_dict().keys() == std::vector<std::string>{"KDense_0", "KDense_1"});
 }
 
-TEST_CASE("unbound modules: calling or reading variables and rngs is an error (M28)") {
+TEST_CASE("unbound modules: calling or reading variables and rngs is an error") {
   CHECK_THROWS_WITH_AS(KDense(3)(ones({1})),
                        doctest::Contains("Can't call compact methods on unbound modules (in "
                                          "linum: a module's compact `call` runs inside "
@@ -166,7 +166,7 @@ struct IsMutable : nn::Module<IsMutable> {
 };
 }  // namespace
 
-TEST_CASE("is_mutable_collection follows apply's mutable (M33)") {
+TEST_CASE("is_mutable_collection follows apply's mutable") {
   CHECK(IsMutable()
             .apply(Tree::dict(), nn::method([](IsMutable& m) { return m(); }),
                    nn::ApplyOptions{.mutable_ = Filter{"test"}})
@@ -192,8 +192,7 @@ struct Sower : nn::Module<Sower> {
 };
 }  // namespace
 
-TEST_CASE(
-    "sow appends to a tuple, reduces with init_fn/reduce_fn, and is a no-op when immutable (M42)") {
+TEST_CASE("sow appends to a tuple, reduces with init_fn/reduce_fn, and is a no-op when immutable") {
   Array one = Array(1.0f);
   CHECK_FALSE(Sower().init(random::key(0), one).contains("intermediates"));
   Tree all = Sower().init(random::key(0), one, nn::InitOptions{.mutable_ = true});
@@ -223,7 +222,7 @@ struct Foo : nn::Module<Foo> {
 };
 }  // namespace
 
-TEST_CASE("capture_intermediates records __call__ outputs, or what a filter picks (M43)") {
+TEST_CASE("capture_intermediates records __call__ outputs, or what a filter picks") {
   auto [y, state] =
       Foo().apply(Tree::dict(), Array(1.0f),
                   {.mutable_ = Filter{"intermediates"}, .capture_intermediates = true});
@@ -256,7 +255,7 @@ struct PerturbScale : nn::Module<PerturbScale> {
 };
 }  // namespace
 
-TEST_CASE("perturb: Flax's doctest numbers and the intermediate gradients (M72)") {
+TEST_CASE("perturb: Flax's doctest numbers and the intermediate gradients") {
   Array x = ones({2, 9});
   Tree variables = Perturbed().init(random::key(0), x);
   CHECK(variables.as_dict().keys() == std::vector<std::string>{"params", "perturbations"});
@@ -279,7 +278,7 @@ TEST_CASE("perturb: Flax's doctest numbers and the intermediate gradients (M72)"
       CHECK(gd.data<float>()[r * 3 + c] == doctest::Approx(gw[c]).epsilon(1e-4));
 }
 
-TEST_CASE("perturb: before/after a x4 scale the gradients differ by 4 (M44); no-op rules (M45)") {
+TEST_CASE("perturb: before/after a x4 scale the gradients differ by 4; no-op rules") {
   Array x = random::normal(random::key(1), {3, 5});
   Tree variables = PerturbScale().init(random::key(0), x);
   auto loss = [&](const Tree& p) {
@@ -313,7 +312,7 @@ struct RngTop : nn::Module<RngTop> {
 };
 }  // namespace
 
-TEST_CASE("a module called twice continues its child's rng counter (M53)") {
+TEST_CASE("a module called twice continues its child's rng counter") {
   auto [x0, x1] = RngTop().apply(Tree::dict(), lift::Rngs{{"dropout", random::key(0)}});
   Array k = random::key(0);
   auto expect = [&](std::uint64_t c) {
@@ -343,9 +342,7 @@ struct TwoCols : nn::Module<TwoCols> {
 };
 }  // namespace
 
-TEST_CASE(
-    "put_variable/get_variable (M54); one name in two collections is fine, twice in one is not "
-    "(M66, M67)") {
+TEST_CASE("put_variable/get_variable; one name in two collections is fine, twice in one is not") {
   auto [y, vs] = PutGet().init_with_output(random::key(0), ones({2}));
   CHECK(same(y, ones({2})));
   CHECK(same(vs["test_col"]["a"].leaf(), ones({2})));
@@ -359,7 +356,7 @@ TEST_CASE(
                        lift::NameInUseError);
 }
 
-TEST_CASE("init with a missing params stream names the module (M64); bad rngs (M23)") {
+TEST_CASE("init with a missing params stream names the module; bad rngs") {
   struct M : nn::Module<M> {
     Array call(const Array& x) { return nn::Dense(2)(x); }
   };

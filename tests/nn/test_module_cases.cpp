@@ -1,6 +1,7 @@
-// Spec §4.7 M cases beyond test_module.cpp: the setup/@compact rules, modules passed in fields
-// (adoption, sharing, preserved names), containers, copies, name scopes, module_paths, repr,
-// functional init/apply, rng fallback. Cases with no C++ meaning say why where they would be.
+// Cases from Flax's tests/linen/linen_module_test.py beyond test_module.cpp: the setup/@compact
+// rules, modules passed in fields (adoption, sharing, preserved names), containers, copies, name
+// scopes, module_paths, repr, functional init/apply, rng fallback. Cases with no C++ meaning say
+// why where they would be.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -29,7 +30,7 @@ namespace {
 Shape shape_at(const Tree& t) { return t.leaf().shape(); }
 nn::Dense dense_no_bias(std::int64_t f) { return nn::Dense({.features = f, .use_bias = false}); }
 
-// The spec's Dense fixture: a kernel and no bias.
+// linen_module_test's Dense fixture: a kernel and no bias.
 struct KDense : nn::Module<KDense> {
   std::int64_t features;
   explicit KDense(std::int64_t f) : features(f) {}
@@ -45,7 +46,7 @@ struct PreserveNames {
   ~PreserveNames() { nn::config::flax_preserve_adopted_names = old; }
 };
 
-// ---- M10: a bound module passed to a sibling keeps its scope ----
+// ---- a bound module passed to a sibling keeps its scope ----
 struct Inner : nn::Module<Inner> {
   Array call() {
     return param("x", [](const Array&) { return Array(40.0f); });
@@ -70,7 +71,7 @@ struct Wrapper : nn::Module<Wrapper> {
 
 }  // namespace
 
-TEST_CASE("a setup child passed to a sibling stays registered under its setup name (M10)") {
+TEST_CASE("a setup child passed to a sibling stays registered under its setup name") {
   auto [y, v] = Wrapper().init_with_output(random::key(0));
   CHECK(keys(v["params"]) == Keys{"inner"});
   CHECK(v["params"]["inner"]["x"].leaf().item<float>() == 40.0f);
@@ -78,7 +79,7 @@ TEST_CASE("a setup child passed to a sibling stays registered under its setup na
 }
 
 namespace {
-// ---- M12, M18, M29: methods that are not @compact ----
+// ---- methods that are not @compact ----
 struct NoCompactParam : nn::Module<NoCompactParam> {
   static constexpr bool compact = false;
   Array call(const Array& x) { return x + param("bias", init::ones_init(), x.shape()); }
@@ -107,7 +108,7 @@ struct EmptyModule : nn::Module<EmptyModule> {
 };
 }  // namespace
 
-TEST_CASE("param outside setup and compact methods is a ValueError (M12)") {
+TEST_CASE("param outside setup and compact methods is a ValueError") {
   CHECK_THROWS_WITH_AS(
       NoCompactParam().init(random::key(0), ones({1})),
       doctest::Contains("Parameters must be initialized in `setup()` or in a method wrapped in "
@@ -129,7 +130,7 @@ TEST_CASE("param outside setup and compact methods is a ValueError (M12)") {
                        ValueError);
 }
 
-TEST_CASE("a submodule made in a non-compact method is an AssignSubModuleError (M18)") {
+TEST_CASE("a submodule made in a non-compact method is an AssignSubModuleError") {
   CHECK_THROWS_WITH_AS(UsesForgotten().init(random::key(0), ones({1, 3})),
                        doctest::Contains("Submodule Dense must be defined in `setup()` or in a "
                                          "method wrapped in `@compact` (in linum: a module's "
@@ -137,14 +138,14 @@ TEST_CASE("a submodule made in a non-compact method is an AssignSubModuleError (
                        lift::AssignSubModuleError);
 }
 
-TEST_CASE("an unbound module's non-compact method runs and reads its fields (M29)") {
+TEST_CASE("an unbound module's non-compact method runs and reads its fields") {
   CHECK(EmptyModule().bar() == 3);
-  // M29's second half (a setup attribute read on an unbound module raises AttributeError) has
-  // no C++ counterpart: setup's members exist, default-constructed, from construction on.
+  // The Flax case's second half (a setup attribute read on an unbound module raises AttributeError)
+  // has no C++ counterpart: setup's members exist, default-constructed, from construction on.
 }
 
 namespace {
-// ---- M20: containers of children ----
+// ---- containers of children ----
 struct Containers : nn::Module<Containers> {
   std::map<std::string, KDense> lyrs1{{"b", KDense(3)}, {"a", KDense(3)}};
   std::map<std::string, std::vector<KDense>> blocks{{"b", {KDense(2), KDense(2)}},
@@ -164,7 +165,7 @@ struct Containers : nn::Module<Containers> {
 };
 }  // namespace
 
-TEST_CASE("container children are named field + '_' + key path, dicts in sorted order (M20, M7)") {
+TEST_CASE("container children are named field + '_' + key path, dicts in sorted order") {
   Tree p = Containers().init(random::key(0), ones({10}))["params"];
   CHECK(keys(p) ==
         Keys{"blocks_a_0", "blocks_b_0", "blocks_b_1", "lyrs1_a", "lyrs1_b", "nested_0_c"});
@@ -228,14 +229,14 @@ TEST_CASE("setup containers: non-string dict keys, tuples, optionals, module-or-
 }
 
 namespace {
-// ---- M25, M26: apply(method=...) ----
+// ---- apply(method=...) ----
 struct MethodFoo : nn::Module<MethodFoo> {
   int call() { return 1; }
   int test() { return 7; }
 };
 }  // namespace
 
-TEST_CASE("apply/init with a member function or a function of the module (M25)") {
+TEST_CASE("apply/init with a member function or a function of the module") {
   CHECK(MethodFoo().apply(Tree::dict(), &MethodFoo::test) == 7);
   auto m = MethodFoo().apply(Tree::dict(), nn::method([](MethodFoo& f) { return f; }));
   static_assert(std::is_same_v<decltype(m), MethodFoo>);
@@ -245,9 +246,7 @@ TEST_CASE("apply/init with a member function or a function of the module (M25)")
   // Python's method='test' (a name looked up at run time) has no C++ counterpart.
 }
 
-TEST_CASE(
-    "apply with a function that does not take the module is ApplyModuleInvalidMethodError "
-    "(M26)") {
+TEST_CASE("apply with a function that does not take the module is ApplyModuleInvalidMethodError") {
   CHECK_THROWS_WITH_AS(MethodFoo().apply(Tree::dict(), nn::method([] { return true; })),
                        doctest::Contains("Cannot call apply()"),
                        lift::ApplyModuleInvalidMethodError);
@@ -256,7 +255,7 @@ TEST_CASE(
 }
 
 namespace {
-// ---- M34: a setup child's own setup children are usable right away ----
+// ---- a setup child's own setup children are usable right away ----
 struct LazyA : nn::Module<LazyA> {
   nn::Dense d = nn::Dense(2);
   void setup() override { submodule("d", d); }
@@ -269,7 +268,7 @@ struct LazyB : nn::Module<LazyB> {
 };
 }  // namespace
 
-TEST_CASE("a grandchild made in a child's setup is reachable through the child (M34)") {
+TEST_CASE("a grandchild made in a child's setup is reachable through the child") {
   auto [out, v] = LazyB().init_with_output(random::key(0), ones({2}));
   CHECK(same(out.first, out.second));
   CHECK(keys(v["params"]) == Keys{"a"});
@@ -277,7 +276,7 @@ TEST_CASE("a grandchild made in a child's setup is reachable through the child (
 }
 
 namespace {
-// ---- M36: a module made outside and captured is adopted as a clone ----
+// ---- a module made outside and captured is adopted as a clone ----
 struct ClosureB : nn::Module<ClosureB> {
   nn::Dense foo;
   explicit ClosureB(const nn::Dense& a) : foo(a) {}
@@ -286,9 +285,7 @@ struct ClosureB : nn::Module<ClosureB> {
 };
 }  // namespace
 
-TEST_CASE(
-    "a module from outside is adopted under the field name; the original stays unbound "
-    "(M36)") {
+TEST_CASE("a module from outside is adopted under the field name; the original stays unbound") {
   nn::Dense a(2);
   Tree v = ClosureB(a).init(random::key(0), ones({1}));
   CHECK(keys(v["params"]) == Keys{"foo"});
@@ -299,7 +296,7 @@ TEST_CASE(
 }
 
 namespace {
-// ---- M39: one instance shared by two fields is adopted once ----
+// ---- one instance shared by two fields is adopted once ----
 struct ShA : nn::Module<ShA> {
   Array call(const Array& x) { return dense_no_bias(2)(x); }
 };
@@ -321,7 +318,7 @@ struct ShC : nn::Module<ShC> {
 };
 }  // namespace
 
-TEST_CASE("a module shared by two fields is adopted once, under the first field (M39)") {
+TEST_CASE("a module shared by two fields is adopted once, under the first field") {
   ShA a;
   ShB b(a);
   ShC c(a, b);
@@ -339,7 +336,7 @@ TEST_CASE("a module shared by two fields is adopted once, under the first field 
 }
 
 namespace {
-// ---- M40, M68: names of adopted modules ----
+// ---- names of adopted modules ----
 struct NA : nn::Module<NA> {
   nn::Dense dense = dense_no_bias(4);
   void setup() override { submodule("dense", dense); }
@@ -397,7 +394,7 @@ struct TwoSubs : nn::Module<TwoSubs> {
 };
 }  // namespace
 
-TEST_CASE("a named module passed in a field is adopted under the field name by default (M40)") {
+TEST_CASE("a named module passed in a field is adopted under the field name by default") {
   Array x = zeros({5, 5});
   {
     PreserveNames flag(false);
@@ -414,7 +411,7 @@ TEST_CASE("a named module passed in a field is adopted under the field name by d
   }
 }
 
-TEST_CASE("preserve_adopted_names: the flag, the class attribute, nesting, conflicts (M68)") {
+TEST_CASE("preserve_adopted_names: the flag, the class attribute, nesting, conflicts") {
   Array x = zeros({1});
   auto params = [&](const auto& m) { return m.init(random::key(0), x)["params"]; };
   {
@@ -438,7 +435,7 @@ TEST_CASE("preserve_adopted_names: the flag, the class attribute, nesting, confl
 }
 
 namespace {
-// ---- M41: one instance under three dict keys ----
+// ---- one instance under three dict keys ----
 struct CountA : nn::Module<CountA> {
   Array call(const Array& x) {
     auto c = variable("counter", "i", [] { return zeros({}); });
@@ -454,7 +451,7 @@ struct CountB : nn::Module<CountB> {
 };
 }  // namespace
 
-TEST_CASE("an instance shared in a dict is adopted once, first in sorted key order (M41)") {
+TEST_CASE("an instance shared in a dict is adopted once, first in sorted key order") {
   CountA a;
   CountB b({{"foo", a}, {"bar", a}, {"baz", a}});
   Array x = ones({2, 2});
@@ -466,7 +463,7 @@ TEST_CASE("an instance shared in a dict is adopted once, first in sorted key ord
 }
 
 namespace {
-// ---- M46, M48: functional init/apply, bind and unbind ----
+// ---- functional init/apply, bind and unbind ----
 struct FunFoo : nn::Module<FunFoo> {
   nn::Dense a = nn::Dense(3), b = nn::Dense(1);
   void setup() override {
@@ -484,7 +481,7 @@ struct EncDec : nn::Module<EncDec> {
 };
 }  // namespace
 
-TEST_CASE("nn::init_with_output / nn::apply of a function of the module; bind (M46)") {
+TEST_CASE("nn::init_with_output / nn::apply of a function of the module; bind") {
   auto f = [](FunFoo& foo, const Array& x) { return foo.b(foo.a(x)); };
   Array x = random::normal(random::key(1), {4});
   auto [y1, v] = nn::init_with_output(f, FunFoo())(random::key(0), x);
@@ -501,7 +498,7 @@ TEST_CASE("nn::init_with_output / nn::apply of a function of the module; bind (M
   CHECK(all(less_equal(abs(y1 - want), 1e-5f)).item<bool>());
 }
 
-TEST_CASE("unbind of a bound child: an unbound Dense(4) and its variables (M48)") {
+TEST_CASE("unbind of a bound child: an unbound Dense(4) and its variables") {
   Tree v = EncDec().init(random::key(0), ones({2}));
   EncDec bound = EncDec().bind(v);
   auto [encoder, enc_vars] = bound.encoder.unbind();
@@ -569,7 +566,7 @@ TEST_CASE(".path of an unbound module is Flax's ValueError") {
 }
 
 namespace {
-// ---- M50: a subclass calling its base's compact call ----
+// ---- a subclass calling its base's compact call ----
 // Python's Bar(Foo) with super().__call__: in C++ the base is a CRTP template over the final class.
 template <class D>
 struct FooBase : nn::Module<D> {
@@ -583,7 +580,7 @@ struct SuperBar : FooBase<SuperBar> {
 };
 }  // namespace
 
-TEST_CASE("a subclass's call through its base's call continues the auto-names (M50)") {
+TEST_CASE("a subclass's call through its base's call continues the auto-names") {
   auto [y, v] = SuperBar().init_with_output(random::key(0), ones({4, 7}));
   const Tree& p = v["params"];
   CHECK(keys(p) == Keys{"Dense_0", "Dense_1"});
@@ -595,15 +592,15 @@ TEST_CASE("a subclass's call through its base's call continues the auto-names (M
   CHECK(SuperBar().apply(v, ones({4, 7})).shape() == Shape{4, 3});
 }
 
-// M52 (nn.jit(Dense) and nn.fold_rngs(Dense) draw the same kernel): test_transforms_cases.cpp, L44.
+// nn.jit(Dense) and nn.fold_rngs(Dense) draw the same kernel: test_transforms_cases.cpp.
 
-// Cases with no C++ counterpart:
-// - M22 (hash(nn.Dense(10)) over the dataclass fields; TypeError for a module holding a scope):
+// linen_module_test cases with no C++ counterpart:
+// - hash(nn.Dense(10)) over the dataclass fields; TypeError for a module holding a scope:
 //   a C++ module has no generic field reflection to hash, and nothing in linum keys on modules
 //   (Python hashes them for jit's static arguments).
-// - M31 (SetAttributeFrozenModuleError on self.i = 2 outside setup): C++ cannot intercept an
+// - SetAttributeFrozenModuleError on self.i = 2 outside setup: C++ cannot intercept an
 //   assignment to a data member; configuration is fixed by the constructor.
-// - M51 (_freeze_attr turns lists into tuples so fields hash): C++ fields keep their declared
+// - _freeze_attr turns lists into tuples so fields hash: C++ fields keep their declared
 //   types; there is no list/tuple distinction to freeze.
-// - M55 (__post_init__ may set fields before super().__post_init__()): constructors do this in
+// - __post_init__ may set fields before super().__post_init__(): constructors do this in
 //   C++ by the language itself; there is no linum code to test.

@@ -1,5 +1,6 @@
-// Spec §4.7 M cases, continued: module paths inside transforms, module_paths, rng stream
-// fallback, compact_name_scope, copies of template modules, repr, lazy_init.
+// Cases from Flax's tests/linen/linen_module_test.py, continued: module paths inside transforms,
+// module_paths, rng stream fallback, compact_name_scope, copies of template modules, repr,
+// lazy_init.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -22,7 +23,7 @@ namespace {
 
 using Path = std::vector<std::string>;
 
-// ---- M59: paths seen by setup, also inside nested remat ----
+// ---- paths seen by setup, also inside nested remat ----
 std::vector<Path> g_module_paths, g_debug_paths;
 void record(const nn::ModuleBase& m) {
   g_module_paths.push_back(m.path());
@@ -55,7 +56,7 @@ struct PA : nn::Module<PA> {
 };
 }  // namespace
 
-TEST_CASE("module paths and debug paths of setup children, inside nested remat (M59)") {
+TEST_CASE("module paths and debug paths of setup children, inside nested remat") {
   g_module_paths.clear();
   g_debug_paths.clear();
   PA().init(random::key(0), random::uniform(random::key(42), {2}));
@@ -76,7 +77,7 @@ TEST_CASE("module paths and debug paths of setup children, inside nested remat (
 }
 
 namespace {
-// ---- M61: module_paths ----
+// ---- module_paths ----
 struct MPBar : nn::Module<MPBar> {
   Array call(const Array& x) {
     Array h = nn::Dense(3)(x);
@@ -88,7 +89,7 @@ struct MPFoo : nn::Module<MPFoo> {
 };
 }  // namespace
 
-TEST_CASE("module_paths maps every called module's path to an unbound copy (M61)") {
+TEST_CASE("module_paths maps every called module's path to an unbound copy") {
   auto paths = MPFoo().module_paths(random::key(0), ones({1, 2}));
   Keys got;
   for (const auto& [k, m] : paths) got.push_back(k);
@@ -103,7 +104,7 @@ TEST_CASE("module_paths maps every called module's path to an unbound copy (M61)
 }
 
 namespace {
-// ---- M62: a missing rng stream falls back to 'params' ----
+// ---- a missing rng stream falls back to 'params' ----
 struct RSub : nn::Module<RSub> {
   Array call(const Array& x, bool apply_dropout) {
     Array h = nn::Dense(8)(x);
@@ -129,7 +130,7 @@ struct RModel : nn::Module<RModel> {
 };
 }  // namespace
 
-TEST_CASE("streams missing from init/apply rngs fall back to 'params' (M62)") {
+TEST_CASE("streams missing from init/apply rngs fall back to 'params'") {
   Array key1 = random::key(1), key2 = random::key(2);
   Array x = random::normal(random::key(0), {10, 4});
   RModel model;
@@ -152,7 +153,7 @@ TEST_CASE("streams missing from init/apply rngs fall back to 'params' (M62)") {
 }
 
 namespace {
-// ---- M65: compact_name_scope ----
+// ---- compact_name_scope ----
 struct NSFoo : nn::Module<NSFoo> {
   Array up(const Array& x) {
     return compact_name_scope("up", [&] { return nn::Dense(3)(x); });
@@ -172,7 +173,7 @@ struct NSPlain : nn::Module<NSPlain> {
 };
 }  // namespace
 
-TEST_CASE("compact_name_scope puts a method's modules under its name (M65)") {
+TEST_CASE("compact_name_scope puts a method's modules under its name") {
   Array x = ones({1, 2});
   Tree v = NSFoo().init(random::key(0), x);
   const Tree& p = v["params"];
@@ -191,7 +192,7 @@ TEST_CASE("compact_name_scope puts a method's modules under its name (M65)") {
 }
 
 namespace {
-// ---- M69: copies of a template module ----
+// ---- copies of a template module ----
 struct Child : nn::Module<Child> {
   Array call(const Array& x) {
     return matmul(x, param("w", init::zeros_init(), Shape{5, x.shape(1)}));
@@ -216,7 +217,7 @@ struct CopyParent : nn::Module<CopyParent> {
 };
 }  // namespace
 
-TEST_CASE("copy() of a template makes auto-named or named children of the caller (M69)") {
+TEST_CASE("copy() of a template makes auto-named or named children of the caller") {
   Tree p = TemplParent().init(random::key(0), ones({32, 5}))["params"];
   CHECK(keys(p) == Keys{"Child_0", "Child_1", "next_layer_0", "next_layer_1"});
   CHECK(p["Child_0"]["w"].leaf().shape() == Shape{5, 5});
@@ -229,7 +230,7 @@ TEST_CASE("copy() of a template makes auto-named or named children of the caller
 }
 
 namespace {
-// ---- M71: repr ----
+// ---- repr ----
 struct MLP : nn::Module<MLP> {
   std::vector<std::int64_t> sizes{3, 2};
   nn::Attributes attributes() const override {
@@ -261,7 +262,7 @@ std::string dense_repr(const std::string& features) {
 }
 }  // namespace
 
-TEST_CASE("repr prints attributes and bound children as Flax does (M71)") {
+TEST_CASE("repr prints attributes and bound children as Flax does") {
   const std::string want =
       "MLP(\n"
       "    # attributes\n"
@@ -290,7 +291,7 @@ TEST_CASE("repr prints attributes and bound children as Flax does (M71)") {
   CHECK(nn::attr_repr(std::optional<DType>{}) == "None");
 }
 
-TEST_CASE("initializers print their JAX function's name: init, zeros, ones (M71)") {
+TEST_CASE("initializers print their JAX function's name: init, zeros, ones") {
   // JAX's builders return their inner function `init`; zeros_init() / ones_init() return
   // jax.nn.initializers.zeros / ones themselves.
   for (const init::Initializer& f :
@@ -311,7 +312,7 @@ TEST_CASE("initializers print their JAX function's name: init, zeros, ones (M71)
 }
 
 namespace {
-// ---- M3: lazy_init ----
+// ---- lazy_init ----
 struct DataDependent : nn::Module<DataDependent> {
   Array call(const Array& x) {
     Array k = param("kernel", [x](const Array&) { return x; });
@@ -323,7 +324,7 @@ struct LazyMLP : nn::Module<LazyMLP> {
 };
 }  // namespace
 
-TEST_CASE("lazy_init makes init's variables from shapes; data-dependent ones fail (M3)") {
+TEST_CASE("lazy_init makes init's variables from shapes; data-dependent ones fail") {
   ShapeDtype x{{8, 4}, float32};
   CHECK_THROWS_WITH_AS(DataDependent().lazy_init(random::key(0), x),
                        doctest::Contains("Lazy init encountered a value"), lift::LazyInitError);

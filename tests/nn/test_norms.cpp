@@ -202,8 +202,7 @@ struct MlpBn : nn::Module<MlpBn> {
 };
 }  // namespace
 
-TEST_CASE(
-    "BatchNorm axis_name: vmapped with pmean equals the unvmapped model on the flat batch (L20)") {
+TEST_CASE("BatchNorm axis_name: vmapped with pmean equals the unvmapped model on the flat batch") {
   Array keys = random::split(random::key(3), 2);
   Array key1 = squeeze(slice(keys, {{0, 1}}), 0), key2 = squeeze(slice(keys, {{1, 2}}), 0);
   Array x = random::uniform(key1, {4, 4});

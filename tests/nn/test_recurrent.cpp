@@ -1,5 +1,5 @@
 // The recurrent cells (Flax's parameter trees, outputs against the gate formulas written out),
-// nn::scan over a cell (L21), RNN against a step-by-step loop (reverse, keep_order, seq_lengths,
+// nn::scan over a cell, RNN against a step-by-step loop (reverse, keep_order, seq_lengths,
 // time_major), flip_sequences' Flax cases, Bidirectional, and gradients by finite differences.
 // Where each layer's params land inside other modules: test_recurrent_layout.cpp.
 #include <doctest/doctest.h>
@@ -107,7 +107,7 @@ TEST_CASE("SimpleCell: params i (bias) and h (no bias); tanh(x Wi + b + h Wh), r
   CHECK(allclose(res.apply(v, h, x).second, tanh(pre + h)));
 }
 
-TEST_CASE("nn::scan(LSTMCell) with broadcast params equals a loop of the cell (L21)") {
+TEST_CASE("nn::scan(LSTMCell) with broadcast params equals a loop of the cell") {
   Array xs = random::normal(random::key(8), {5, 3, 2});
   nn::LSTMCell::Carry c{zeros({3, 2}), zeros({3, 2})};
   auto scanned =

@@ -1,9 +1,9 @@
 // Auto-names across function-form transforms (Flax's _state.export / reimport): modules made
-// inside nn::checkpoint(fn), nn::scan(fn), nn::value_and_grad, nn::cond, ... take the caller's next names, and a
-// module made after the transform continues from there; @nn.compact on a named method of a
-// setup-style module (compact_method) restarts its names per outermost call (L34). Also the
-// TransformedMLP cases L15 (nn::jit applies the identity's params exactly) and L18 (nn::remat
-// with a static bool argument).
+// inside nn::checkpoint(fn), nn::scan(fn), nn::value_and_grad, nn::cond, ... take the caller's next
+// names, and a module made after the transform continues from there; @nn.compact on a named method
+// of a setup-style module (compact_method) restarts its names per outermost call. Also two
+// TransformedMLP cases of Flax's linen_transforms_test: nn::jit applies the identity's params
+// exactly, and nn::remat with a static bool argument.
 #include <doctest/doctest.h>
 
 #include <tuple>
@@ -59,8 +59,9 @@ struct CondThenDense : nn::Module<CondThenDense> {
   }
 };
 
-// L34 as Flax writes it: a setup-style module whose only compact method is _call, reached from
-// encode and decode; each outermost _call restarts the names, so both make (and share) Dense_0.
+// linen_transforms_test's tied autoencoder as Flax writes it: a setup-style module whose only
+// compact method is _call, reached from encode and decode; each outermost _call restarts the names,
+// so both make (and share) Dense_0.
 Tree transpose_leaves(const Tree& t) {
   return linum::detail::tree_apply(t, [](const Array& a) { return transpose(a); });
 }
@@ -114,7 +115,7 @@ struct TransformedMLP : nn::Module<TransformedMLP<Jitted>> {
   }
 };
 
-// L18: nn.remat(Foo) whose call takes a static bool; C++ passes it through as the bool it is.
+// nn.remat(Foo) whose call takes a static bool; C++ passes it through as the bool it is.
 struct Foo18 : nn::Module<Foo18> {
   Array call(const Array& inputs, bool train) {
     Array y = nn::Dense({.features = 3, .use_bias = false})(inputs);
@@ -166,7 +167,7 @@ TEST_CASE("both nn::cond branches start from the caller's names; the Dense after
                  dense(p["Dense_1"], -dense(p["Dense_0"], x))));
 }
 
-TEST_CASE("nn::map_variables ties an autoencoder's kernels through a compact _call (L34)") {
+TEST_CASE("nn::map_variables ties an autoencoder's kernels through a compact _call") {
   Array x = ones({2, 4});
   auto [y, v] = TiedAutoencoder().init_with_output(random::key(0), x);
   CHECK(sorted_keys(v["params"]) == std::vector<std::string>{"Dense_0"});
@@ -196,11 +197,11 @@ struct Plain : nn::Module<Plain> {
 };
 }  // namespace
 
-TEST_CASE("only setup and compact methods make submodules; compact_method is one (L34's rule)") {
+TEST_CASE("only setup and compact methods make submodules; compact_method is one") {
   CHECK_THROWS_AS(Plain().init(random::key(0), ones({1, 3})), Error);
 }
 
-TEST_CASE("TransformedMLP: nn::jit applies the identity MLP's params with the same outputs (L15)") {
+TEST_CASE("TransformedMLP: nn::jit applies the identity MLP's params with the same outputs") {
   Array keys2 = random::split(random::key(3));
   Array key1 = row(keys2, 0), key2 = row(keys2, 1);
   Array x = random::uniform(key1, {4, 4});
@@ -216,7 +217,7 @@ TEST_CASE("TransformedMLP: nn::jit applies the identity MLP's params with the sa
       CHECK(vj["params"][layer][leaf].leaf().shape() == v["params"][layer][leaf].leaf().shape());
 }
 
-TEST_CASE("nn::remat(Foo) with a bool argument: the bool arrives as a bool (L18)") {
+TEST_CASE("nn::remat(Foo) with a bool argument: the bool arrives as a bool") {
   Array x = ones({1, 2});
   Tree v = Remat18().init(random::key(0), x, true);
   const Tree& k = v["params"]["CheckpointFoo18_0"]["Dense_0"]["kernel"];

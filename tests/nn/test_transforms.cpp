@@ -1,5 +1,5 @@
-// Linen transforms over modules (spec §3.3/§3.4 L cases): transformed module types and the
-// direct transforms, against the untransformed model and Flax's printed numbers.
+// Linen transforms over modules (flax/linen/transforms.py and its tests): transformed module types
+// and the direct transforms, against the untransformed model and Flax's printed numbers.
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -34,7 +34,7 @@ struct MLP : nn::Module<MLP> {
 };
 }  // namespace
 
-TEST_CASE("nn::vmap with shared params equals the model stacked over the batch (L19)") {
+TEST_CASE("nn::vmap with shared params equals the model stacked over the batch") {
   Array x2 = random::uniform(random::key(2), {5, 4, 4});
   Tree params = MLP().init(random::key(1), row(x2, 0));
   auto vmlp = nn::vmap(
@@ -47,7 +47,7 @@ TEST_CASE("nn::vmap with shared params equals the model stacked over the batch (
   CHECK(v["params"]["layers_0"]["kernel"].leaf().shape() == Shape{4, 3});
 }
 
-TEST_CASE("nn::vmap(nn::Dense) keys equal the Flax RNG guide (L60 shared, L62 split)") {
+TEST_CASE("nn::vmap(nn::Dense) keys equal the Flax RNG guide, shared and split") {
   Array x = ones({3, 2});
   Tree shared = nn::vmap(nn::Dense(2), {.variable_axes = {{"params", std::nullopt}},
                                         .split_rngs = {{"params", false}}})
@@ -78,7 +78,7 @@ nn::Scan<ResidualMLPBlock> scan_block(bool split) {
 }
 }  // namespace
 
-TEST_CASE("nn::scan replays Flax's two traces: kernels drawn with counter 3 (L66, L67)") {
+TEST_CASE("nn::scan replays Flax's two traces: kernels drawn with counter 3") {
   Array x = ones({3, 2});
   // The transformed module is the root, as in the guide: nn.scan(...)().init(key(0), x, None).
   Tree v = scan_block(true).init(random::key(0), x);
@@ -108,7 +108,7 @@ struct Outer : nn::Module<Outer> {
 };
 }  // namespace
 
-TEST_CASE("nn::scan names the transformed class ScanFoo; in_axes=1, out_axes=-1 (L23)") {
+TEST_CASE("nn::scan names the transformed class ScanFoo; in_axes=1, out_axes=-1") {
   Array x = random::normal(random::PRNGKey(1), {1, 2, 3});
   auto [y, v] = Outer().init_with_output(random::key(0), x);
   CHECK(y.shape() == Shape{1, 4, 2});
@@ -134,7 +134,7 @@ struct GradFoo : nn::Module<GradFoo> {
 };
 }  // namespace
 
-TEST_CASE("nn::value_and_grad over a module: grads of sum(p*x*y) are y and x (L54, L56)") {
+TEST_CASE("nn::value_and_grad over a module: grads of sum(p*x*y) are y and x") {
   Array x = random::uniform(random::key(1), {4});
   Array y = random::uniform(random::key(2), {4});
   auto [out, v] = GradFoo().init_with_output(random::key(0), x, y);
@@ -250,7 +250,7 @@ struct DenseStack : nn::Module<DenseStack> {
 };
 }  // namespace
 
-TEST_CASE("nn::remat_scan(nn::Dense(8), {100}): a (100,8,8) kernel; y is the 100-step loop (L36)") {
+TEST_CASE("nn::remat_scan(nn::Dense(8), {100}): a (100,8,8) kernel; y is the 100-step loop") {
   Array x = ones({2, 8});
   auto [y, v] = DenseStack().init_with_output(random::key(0), x);
   Array k = v["params"]["dense_stack"]["kernel"].leaf();
@@ -264,9 +264,9 @@ TEST_CASE("nn::remat_scan(nn::Dense(8), {100}): a (100,8,8) kernel; y is the 100
   CHECK(allclose(DenseStack().apply(v, x), y, 1e-6f));
 }
 
-// L34 (a tied autoencoder through a compact _call) is in test_transform_names.cpp.
+// The tied autoencoder through a compact _call is in test_transform_names.cpp.
 
-TEST_CASE("nn::map_variables(nn::Dense(4), sign in, init): init's y equals apply's y (L35)") {
+TEST_CASE("nn::map_variables(nn::Dense(4), sign in, init): init's y equals apply's y") {
   auto sign_all = [](const Tree& t) {
     return linum::detail::tree_apply(t, [](const Array& a) { return sign(a); });
   };
@@ -428,7 +428,7 @@ struct WhileFoo : nn::Module<WhileFoo> {
 };
 }  // namespace
 
-TEST_CASE("nn::while_loop with make_rng in the body counts to 10 (L47)") {
+TEST_CASE("nn::while_loop with make_rng in the body counts to 10") {
   Array y = WhileFoo().apply(Tree::dict(), lift::Rngs{{"random", random::key(0)}});
   CHECK(y.item<float>() == 10.0f);
 }
@@ -458,7 +458,7 @@ std::vector<int> counts(const Tree& state) {
 }
 }  // namespace
 
-TEST_CASE("nn::switch_ counts the taken branch; the branches share 'dense' (L48)") {
+TEST_CASE("nn::switch_ counts the taken branch; the branches share 'dense'") {
   Array x = ones({1, 3});
   auto [y1, v] = SwitchFoo().init_with_output(random::key(0), x, Array(0));
   CHECK(counts(v["state"]) == std::vector<int>{1, 0, 0});
@@ -530,7 +530,7 @@ TEST_CASE("nn::custom_vjp: plain value, param grads are the signs of the true gr
 }
 
 namespace {
-// L49: per-branch params, created by running every branch once while params are mutable.
+// Per-branch params, created by running every branch once while params are mutable.
 struct MultiHeadSwitch : nn::Module<MultiHeadSwitch> {
   nn::Sequential heads_0{{nn::Dense(10), nn::Dense(7), nn::Dense(5)}};
   nn::Sequential heads_1{{nn::Dense(11), nn::Dense(5)}};
@@ -564,7 +564,7 @@ std::vector<int> head_counts(const Tree& state) {
 }
 }  // namespace
 
-TEST_CASE("nn::switch_ over heads of different structure, all run once at init (L49)") {
+TEST_CASE("nn::switch_ over heads of different structure, all run once at init") {
   Array x = random::normal(random::key(1), {1, 3});
   auto [y0, v] = MultiHeadSwitch().init_with_output(random::key(0), x, Array(0));
   CHECK(head_counts(v["state"]) == std::vector<int>{1, 0, 0});

@@ -1,10 +1,8 @@
-// Linen transform L cases of spec §3.4 (flax tests/linen/linen_transforms_test.py): scan over a
-// recurrent cell, modules shared across transforms (multi-scope lifting), setup under
-// transforms, sow and rngs under jit, function-form transforms, TransformTargetError, and
-// value_and_grad over a module held as a field. Each is checked against an explicit loop or a
-// hand computation.
-// L52 and L59 (boxed variable metadata) are in test_metadata_cases.cpp, L20 (vmap BatchNorm
-// axis_name) in test_norms.cpp.
+// Cases from Flax's tests/linen/linen_transforms_test.py: scan over a recurrent cell, modules
+// shared across transforms (multi-scope lifting), setup under transforms, sow and rngs under jit,
+// function-form transforms, TransformTargetError, and value_and_grad over a module held as a field.
+// Each is checked against an explicit loop or a hand computation. Its boxed variable metadata cases
+// are in test_metadata_cases.cpp, vmap of BatchNorm with an axis_name in test_norms.cpp.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -58,7 +56,7 @@ struct SimpleScan : nn::Module<SimpleScan> {
 };
 }  // namespace
 
-TEST_CASE("nn::scan of a recurrent cell equals the explicit loop, carries too (L21)") {
+TEST_CASE("nn::scan of a recurrent cell equals the explicit loop, carries too") {
   Array keys = random::split(random::key(0), 2);
   Array xs = random::uniform(row(keys, 0), {5, 3, 2});
   CH c0{zeros({3, 2}), zeros({3, 2})};
@@ -88,7 +86,7 @@ struct DecoratedScan : nn::Module<DecoratedScan> {
 };
 }  // namespace
 
-TEST_CASE("nn::scan over a method: a broadcast input arrives whole every step (L22)") {
+TEST_CASE("nn::scan over a method: a broadcast input arrives whole every step") {
   Array keys = random::split(random::key(0), 2);
   Array xs = random::uniform(row(keys, 0), {4, 3, 2});
   Array b = ones({4});
@@ -105,7 +103,7 @@ TEST_CASE("nn::scan over a method: a broadcast input arrives whole every step (L
 }
 
 namespace {
-// L25: a stateful module shared by two jitted parents keeps one counter.
+// A stateful module shared by two jitted parents keeps one counter.
 struct Counter : nn::Module<Counter> {
   Array call() {
     auto v = variable("counter", "foo", [] { return zeros({1}, int32); });
@@ -135,7 +133,7 @@ struct CntTest : nn::Module<CntTest> {
 };
 }  // namespace
 
-TEST_CASE("a module shared by two nn::jit parents counts in one place: 2 after init, 4 (L25)") {
+TEST_CASE("a module shared by two nn::jit parents counts in one place: 2 after init, 4") {
   Array x = ones({10, 10});
   Tree v = CntTest().init(random::key(0), x);
   CHECK(v["counter"].as_dict().size() == 1);
@@ -146,7 +144,7 @@ TEST_CASE("a module shared by two nn::jit parents counts in one place: 2 after i
 }
 
 namespace {
-// L28: Outer's Dense is created inside the vmap of whichever Inner calls it first.
+// Outer's Dense is created inside the vmap of whichever Inner calls it first.
 struct VOuter : nn::Module<VOuter> {
   Array call(const Array& x) {
     return nn::jit([](VOuter&, const Array& x) { return nn::Dense(5)(x); })(*this, x);
@@ -175,7 +173,7 @@ struct VTest : nn::Module<VTest> {
 };
 }  // namespace
 
-TEST_CASE("a shared module called under a vmap gets the vmapped axis in its own place (L28)") {
+TEST_CASE("a shared module called under a vmap gets the vmapped axis in its own place") {
   Array x = random::normal(random::key(1), {3, 1, 2});
   Tree v = VTest().init(random::key(0), x);
   const Tree& d = v["params"]["outer"]["Dense_0"];
@@ -199,7 +197,7 @@ struct SetupFoo : nn::Module<SetupFoo> {
 };
 }  // namespace
 
-TEST_CASE("nn::vmap of a module whose setup makes a param: the param gets the axis (L29)") {
+TEST_CASE("nn::vmap of a module whose setup makes a param: the param gets the axis") {
   auto foo_vmap = nn::vmap(SetupFoo(), {.variable_axes = {{"params", 0}},
                                         .split_rngs = {{"params", true}},
                                         .in_axes = 0,
@@ -214,7 +212,7 @@ TEST_CASE("nn::vmap of a module whose setup makes a param: the param gets the ax
 }
 
 namespace {
-// L30: C's vmapped __call__ reaches A through B; A was built (and is named) in D.
+// C's vmapped __call__ reaches A through B; A was built (and is named) in D.
 struct A30 : nn::Module<A30> {
   Array call(const Array& x) { return nn::Dense(3)(x); }
 };
@@ -252,7 +250,7 @@ struct D30 : nn::Module<D30> {
 };
 }  // namespace
 
-TEST_CASE("modules held as fields are lifted where they were built: A_0 gets the axis (L30)") {
+TEST_CASE("modules held as fields are lifted where they were built: A_0 gets the axis") {
   for (bool class_transform : {false, true}) {
     CAPTURE(class_transform);
     D30 d;
@@ -296,7 +294,7 @@ struct B33 : nn::Module<B33> {
 };
 }  // namespace
 
-TEST_CASE("two nn::remat methods share their setup child; setup runs per transform (L33)") {
+TEST_CASE("two nn::remat methods share their setup child; setup runs per transform") {
   Array x = random::normal(random::key(1), {2});
   g_setup33 = 0;
   auto [y, v] = B33().init_with_output(random::key(0), x);
@@ -313,7 +311,7 @@ TEST_CASE("two nn::remat methods share their setup child; setup runs per transfo
 }
 
 namespace {
-// L42: nn.scan(Foo, methods={...}): each method scanned with its own options.
+// nn.scan(Foo, methods={...}): each method scanned with its own options.
 struct Foo42 : nn::Module<Foo42> {
   nn::Dense dense0{2}, dense1{2};
   void setup() override {
@@ -345,7 +343,7 @@ struct Bar42 : nn::Module<Bar42> {
 };
 }  // namespace
 
-TEST_CASE("nn::scan with per-method options: two methods over one scope == loops (L42)") {
+TEST_CASE("nn::scan with per-method options: two methods over one scope == loops") {
   Array x = random::uniform(random::key(1), {2, 2});
   auto [z, v] = Bar42().init_with_output(random::key(0), x);
   const Tree& p = v["params"]["ScanFoo42_0"];
@@ -385,7 +383,7 @@ struct Outer43 : nn::Module<Outer43> {
 };
 }  // namespace
 
-TEST_CASE("sow under nn::jit stores a 1-tuple in the calling module's place (L43)") {
+TEST_CASE("sow under nn::jit stores a 1-tuple in the calling module's place") {
   Array x = ones({2, 2});
   Tree v = Outer43().init(random::key(0), x);
   auto [y, s] = Outer43().apply(v, x, {.mutable_ = "intermediates"});
@@ -406,7 +404,7 @@ struct Foo44 : nn::Module<Foo44> {
 };
 }  // namespace
 
-TEST_CASE("nn::jit and nn::fold_rngs fork the rngs alike: identical keys (L44)") {
+TEST_CASE("nn::jit and nn::fold_rngs fork the rngs alike: identical keys") {
   const lift::Rngs rngs{{"params", random::key(0)}};
   Foo44 jit_foo, fold_foo;
   fold_foo.use_jit = false;
@@ -418,7 +416,7 @@ TEST_CASE("nn::jit and nn::fold_rngs fork the rngs alike: identical keys (L44)")
   Array forked = lift::fold_in_static(random::key(0), {std::uint64_t{1}});
   CHECK(same(k_jit, lift::fold_in_static(forked, {std::uint64_t{2}})));
   CHECK_FALSE(same(k_jit, lift::fold_in_static(random::key(0), {std::uint64_t{1}})));
-  // The module-type forms agree with each other too (M52).
+  // The module-type forms agree with each other too.
   Array x = ones({1, 1});
   Tree a = nn::fold_rngs(nn::Dense({.features = 1, .use_bias = false})).init(random::key(0), x);
   Tree b = nn::jit(nn::Dense({.features = 1, .use_bias = false})).init(random::key(0), x);
@@ -443,7 +441,7 @@ struct Transformer45 : nn::Module<Transformer45> {
 };
 }  // namespace
 
-TEST_CASE("nn::scan of a jitted block: every init gives the same keys, one per step (L45)") {
+TEST_CASE("nn::scan of a jitted block: every init gives the same keys, one per step") {
   std::vector<Array> runs;
   for (int i = 0; i < 4; ++i)
     runs.push_back(Transformer45().init_with_output(random::key(1)).first);
@@ -474,7 +472,7 @@ struct Bar50 : nn::Module<Bar50> {
 };
 }  // namespace
 
-TEST_CASE("a transform over a bound module instance is TransformTargetError (L50)") {
+TEST_CASE("a transform over a bound module instance is TransformTargetError") {
   Array x = zeros({2, 3});
   CHECK_THROWS_AS(Foo50().init(random::key(0), x), lift::TransformTargetError);
   CHECK_THROWS_AS(Bar50().init(random::key(0), x), lift::TransformTargetError);
@@ -494,7 +492,7 @@ struct Foo51 : nn::Module<Foo51> {
 };
 }  // namespace
 
-TEST_CASE("modules a scanned function creates are named in the calling module (L51)") {
+TEST_CASE("modules a scanned function creates are named in the calling module") {
   Array x = ones({3});
   auto [y, v] = Foo51().init_with_output(random::key(0), x);
   Array k = v["params"]["Dense_0"]["kernel"].leaf(), b = v["params"]["Dense_0"]["bias"].leaf();
@@ -529,7 +527,7 @@ struct C53 : nn::Module<C53> {
 };
 }  // namespace
 
-TEST_CASE("a setup child shared into nn::jit(B) keeps one copy of its params (L53)") {
+TEST_CASE("a setup child shared into nn::jit(B) keeps one copy of its params") {
   Array x = ones({2, 2});
   auto [y, v] = C53().init_with_output(random::key(0), x);
   CHECK(v.as_dict().size() == 1);
@@ -562,7 +560,7 @@ struct Baz57 : nn::Module<Baz57> {
 };
 }  // namespace
 
-TEST_CASE("nn::value_and_grad with a module made inside and one from a field (L57)") {
+TEST_CASE("nn::value_and_grad with a module made inside and one from a field") {
   Array x = random::uniform(random::key(1), {4});
   Array y = random::uniform(random::key(2), {4});
   Tree v = Baz57().init(random::key(0), x, y);

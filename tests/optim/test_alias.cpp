@@ -1,6 +1,7 @@
-// optim optimizers: spec §6 known answers (O1, O4, O5, O7, O21, state layouts), every optimizer
-// against a 3-step trajectory computed here in plain double arithmetic, the same optimizer over
-// every params container, and Adam fitting a least-squares problem with linum::grad.
+// optim optimizers: known answers (optax's adam/sgd docstrings, one float32 adam step, moment
+// dtypes, state layouts), every optimizer against a 3-step trajectory computed here in plain double
+// arithmetic, the same optimizer over every params container, and Adam fitting a least-squares
+// problem with linum::grad.
 #include <cmath>
 #include <functional>
 #include <map>
@@ -128,7 +129,8 @@ TEST_SUITE("optim optimizers: known answers") {
         "EmptyState())");
   }
 
-  TEST_CASE("O7: adam(0.1), one step from [1, 2, 3] with g = 2x (float32)") {
+  TEST_CASE("adam(0.1), one step from [1, 2, 3] with g = 2x (float32)") {
+    // Expected: optax's float32 arithmetic emulated op by op (the update is about -0.1 * sign(g)).
     Array x = f32({1.0, 2.0, 3.0});
     auto tx = optim::adam(0.1);
     auto state = tx.init(x);
@@ -142,7 +144,7 @@ TEST_SUITE("optim optimizers: known answers") {
     CHECK(values(p) == Vec{f32v(0.90000069), f32v(1.9000007), f32v(2.9000006)});
   }
 
-  TEST_CASE("O1 / O5: adam(0.003) for 5 steps on sum(x**2): float32 iterates and printed losses") {
+  TEST_CASE("adam(0.003) for 5 steps on sum(x**2): float32 iterates and the docstring's losses") {
     auto xs = run(optim::adam(0.003), f32({1.0, 2.0, 3.0}), 5, sum_sq);
     const std::vector<Vec> o5 = {{0.99700004, 1.997, 2.997},
                                  {0.99400032, 1.9940001, 2.9940002},
@@ -155,7 +157,8 @@ TEST_SUITE("optim optimizers: known answers") {
       Vec want;
       for (double v : o5[i]) want.push_back(f32v(v));
       // float32 arithmetic in optax's order: bit for bit, but for one ulp on element 0 of steps
-      // 3-5 (how 0.999**t is rounded: the spec's emulation and XLA's pow may differ there).
+      // 3-5 (how 0.999**t is rounded: the float32 emulation these iterates come from and XLA's pow
+      // may differ there). The losses are those optax's adam docstring prints.
       check_close(xs[i], want, 6.1e-8);
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.2E", sum_sq(xs[i]).item<double>());
@@ -163,7 +166,7 @@ TEST_SUITE("optim optimizers: known answers") {
     }
   }
 
-  TEST_CASE("O4: sgd(0.003) for 5 steps on sum(x**2)") {
+  TEST_CASE("sgd(0.003) for 5 steps on sum(x**2): the losses optax's sgd docstring prints") {
     auto xs = run(optim::sgd(0.003), f32({1.0, 2.0, 3.0}), 5, sum_sq);
     const char* o4[] = {"1.38E+01", "1.37E+01", "1.35E+01", "1.33E+01", "1.32E+01"};
     Vec x = {1.0, 2.0, 3.0};
@@ -176,7 +179,7 @@ TEST_SUITE("optim optimizers: known answers") {
     }
   }
 
-  TEST_CASE("O21: accumulator_dtype / mu_dtype choose the dtype of the moments") {
+  TEST_CASE("accumulator_dtype / mu_dtype choose the dtype of the moments") {
     Params p{{"w", f32({1.0, 2.0})}};
     CHECK(std::get<0>(optim::sgd(0.1, 0.9).init(p)).trace.at("w").dtype() == linum::float32);
     auto s = optim::sgd(0.1, 0.9, false, linum::float64).init(p);

@@ -324,7 +324,7 @@ TEST_SUITE("optim seed 002: surgery with optimizers") {
     check_close(u["Dense_1"]["kernel"].leaf(), Vec(2560, want), 5e-5);
   }
 
-  TEST_CASE("with dynamic Tree params the rebuilt state prints as the seed's Out[11]") {
+  TEST_CASE("with dynamic Tree params the rebuilt state prints as model surgery's Out[11]") {
     Tree params = cnn_params().unfreeze();
     auto tx = optim::adam(1.0);
     auto opt_state = tx.init(params);

@@ -1,5 +1,6 @@
 // traverse_util: flatten_dict / unflatten_dict / path_aware_map / ModelParamTraversal, ported
-// from spec §1.1-1.3 (cases T1-T13, T37-T43) plus linum's error cases.
+// from Flax's tests/traverse_util_test.py, edge cases read off flax/traverse_util.py, and linum's
+// error cases.
 #include <doctest/doctest.h>
 
 #include <set>
@@ -14,7 +15,7 @@ using pt::Path;
 
 namespace {
 
-// {'foo': 1, 'bar': {'a': 2, 'b': {}}}, the input of T1-T6.
+// {'foo': 1, 'bar': {'a': 2, 'b': {}}}, the input of traverse_util_test's flatten cases.
 Tree t1_input() { return Tree{{"foo", 1}, {"bar", Tree{{"a", 2}, {"b", Tree::dict()}}}}; }
 
 template <class K, class V>
@@ -25,27 +26,27 @@ std::vector<K> keys_of(const pt::Dict<K, V>& d) {
 }  // namespace
 
 TEST_SUITE("traverse_util") {
-  TEST_CASE("T1: flatten_dict gives tuple keys in insertion order and drops empty dicts") {
+  TEST_CASE("flatten_dict gives tuple keys in insertion order and drops empty dicts") {
     auto flat = tu::flatten_dict(t1_input());
     CHECK(flat == pt::Dict<Path, Tree>{{{"foo"}, 1}, {{"bar", "a"}, 2}});
     CHECK(keys_of(flat) == std::vector<Path>{{"foo"}, {"bar", "a"}});
     CHECK(pt::repr(flat) == "{('foo',): 1, ('bar', 'a'): 2}");
   }
 
-  TEST_CASE("T3: flatten_dict with sep joins the keys") {
+  TEST_CASE("flatten_dict with sep joins the keys") {
     auto flat = tu::flatten_dict(t1_input(), "/");
     CHECK(flat == pt::Dict<std::string, Tree>{{"foo", 1}, {"bar/a", 2}});
     CHECK(pt::repr(flat) == "{'foo': 1, 'bar/a': 2}");
   }
 
-  TEST_CASE("T4: unflatten_dict nests tuple keys") {
+  TEST_CASE("unflatten_dict nests tuple keys") {
     pt::Dict<Path, Tree> flat{{{"foo"}, 1}, {{"bar", "a"}, 2}};
     Tree expected{{"foo", 1}, {"bar", Tree{{"a", 2}}}};
     CHECK(tu::unflatten_dict(flat) == expected);
     CHECK(pt::repr(tu::unflatten_dict(flat)) == "{'foo': 1, 'bar': {'a': 2}}");
   }
 
-  TEST_CASE("T6: keep_empty_nodes keeps empty dicts as empty_node and round-trips") {
+  TEST_CASE("keep_empty_nodes keeps empty dicts as empty_node and round-trips") {
     auto flat = tu::flatten_dict(t1_input(), {.keep_empty_nodes = true});
     CHECK(flat ==
           pt::Dict<Path, Tree>{{{"foo"}, 1}, {{"bar", "a"}, 2}, {{"bar", "b"}, pt::empty_node}});
@@ -54,7 +55,7 @@ TEST_SUITE("traverse_util") {
     CHECK(tu::unflatten_dict(flat) == t1_input());
   }
 
-  TEST_CASE("T7: is_leaf stops descending and is given the path and the dict") {
+  TEST_CASE("is_leaf stops descending and is given the path and the dict") {
     Tree xs{{"foo", Tree{{"c", 4}}}, {"bar", Tree{{"a", 2}, {"b", Tree::dict()}}}};
     std::vector<Path> seen;
     auto flat = tu::flatten_dict(xs, {.is_leaf = [&](const Path& k, const Tree& x) {
@@ -64,11 +65,11 @@ TEST_SUITE("traverse_util") {
     CHECK(flat ==
           pt::Dict<Path, Tree>{{{"foo", "c"}, 4}, {{"bar"}, Tree{{"a", 2}, {"b", Tree::dict()}}}});
     CHECK(tu::unflatten_dict(flat) == xs);
-    // Consulted for dicts only, the root included (T39), never for leaves.
+    // Consulted for dicts only, the root included, never for leaves.
     CHECK(seen == std::vector<Path>{{}, {"foo"}, {"bar"}});
   }
 
-  TEST_CASE("T8: path_aware_map gets the tuple path") {
+  TEST_CASE("path_aware_map gets the tuple path") {
     Tree xs{{"a", Tree{{"b", 10}, {"c", 2}}}};
     auto out = tu::path_aware_map(
         [](const Path& path, int x) {
@@ -78,7 +79,7 @@ TEST_SUITE("traverse_util") {
     CHECK(out == Tree{{"a", Tree{{"b", 11}, {"c", -2}}}});
   }
 
-  TEST_CASE("T10/T11: path_aware_map builds optax labels and masks; a masked update") {
+  TEST_CASE("path_aware_map builds optax labels and masks; a masked update") {
     using FTree = pt::BasicTree<double>;
     FTree params{{"linear_1", FTree{{"w", 0.0}, {"b", 0.0}}},
                  {"linear_2", FTree{{"w", 0.0}, {"b", 0.0}}}};
@@ -91,7 +92,7 @@ TEST_SUITE("traverse_util") {
     CHECK(pt::repr(mask) ==
           "{'linear_1': {'w': True, 'b': False}, 'linear_2': {'w': True, 'b': False}}");
     // optax.masked(sgd(1.0), mask) with all-ones grads: masked leaves get -lr*g, the others get
-    // the gradient itself as the update (T11: b == 1, w == -1).
+    // the gradient itself as the update (b == 1, w == -1).
     auto grads = pt::tree_map([](double) { return 1.0; }, params);
     auto updated = pt::tree_map([](double p, double g, bool m) { return p + (m ? -1.0 * g : g); },
                                 params, grads, mask);
@@ -99,7 +100,7 @@ TEST_SUITE("traverse_util") {
                            {"linear_2", FTree{{"w", -1.0}, {"b", 1.0}}}});
   }
 
-  TEST_CASE("T12: ModelParamTraversal iterates and updates the filtered params") {
+  TEST_CASE("ModelParamTraversal iterates and updates the filtered params") {
     Tree params{{"x", Tree{{"kernel", 1},
                            {"bias", 2},
                            {"y", Tree{{"kernel", 3}, {"bias", 4}}},
@@ -125,7 +126,7 @@ TEST_SUITE("traverse_util") {
     CHECK(frozen_updated == expected);
   }
 
-  TEST_CASE("T13: ModelParamTraversal of a non-dict is a ValueError") {
+  TEST_CASE("ModelParamTraversal of a non-dict is a ValueError") {
     tu::ModelParamTraversal traversal([](const std::string&, const Tree&) { return true; });
     CHECK_THROWS_WITH_AS(traversal.iterate(Tree::list()),
                          "ModelParamTraversal: Can only traverse a flax Model instance or a nested "
@@ -133,7 +134,7 @@ TEST_SUITE("traverse_util") {
                          linum::ValueError);
   }
 
-  TEST_CASE("T37/T38: empty dicts with and without keep_empty_nodes") {
+  TEST_CASE("empty dicts with and without keep_empty_nodes") {
     CHECK(tu::flatten_dict(Tree::dict(), {.keep_empty_nodes = true}).empty());
     auto a = tu::flatten_dict(Tree{{"a", Tree::dict()}}, {.keep_empty_nodes = true});
     CHECK(a == pt::Dict<Path, Tree>{{{"a"}, pt::empty_node}});
@@ -142,21 +143,21 @@ TEST_SUITE("traverse_util") {
     CHECK(tu::flatten_dict(Tree{{"a", Tree{{"b", Tree::dict()}}}}).empty());
   }
 
-  TEST_CASE("T39: is_leaf is consulted at the root") {
+  TEST_CASE("is_leaf is consulted at the root") {
     Tree xs{{"a", 1}};
     auto yes = [](const Path&, const Tree&) { return true; };
     CHECK(tu::flatten_dict(xs, {.is_leaf = yes}) == pt::Dict<Path, Tree>{{Path{}, xs}});
     CHECK(tu::flatten_dict(xs, "/", {.is_leaf = yes}) == pt::Dict<std::string, Tree>{{"", xs}});
   }
 
-  TEST_CASE("T41: unflatten_dict with sep turns empty_node into {}") {
+  TEST_CASE("unflatten_dict with sep turns empty_node into {}") {
     pt::Dict<std::string, Tree> flat{{"a/b", 1}, {"a/c", pt::empty_node}};
     Tree out = tu::unflatten_dict(flat, "/");
     CHECK(out == Tree{{"a", Tree{{"b", 1}, {"c", Tree::dict()}}}});
     CHECK(pt::repr(out) == "{'a': {'b': 1, 'c': {}}}");
   }
 
-  TEST_CASE("T42: a later path replaces a subtree; a path through a leaf is an error") {
+  TEST_CASE("a later path replaces a subtree; a path through a leaf is an error") {
     pt::Dict<Path, Tree> later{{{"a", "b"}, 1}, {{"a"}, 2}};
     CHECK(tu::unflatten_dict(later) == Tree{{"a", 2}});
     pt::Dict<Path, Tree> through{{{"a"}, 2}, {{"a", "b"}, 1}};
@@ -169,7 +170,7 @@ TEST_SUITE("traverse_util") {
     CHECK_THROWS_AS(tu::unflatten_dict(sep, "/"), linum::ValueError);
   }
 
-  TEST_CASE("T43: path_aware_map keeps empty dicts and can return the path") {
+  TEST_CASE("path_aware_map keeps empty dicts and can return the path") {
     Tree xs{{"a", Tree{{"b", 1}, {"c", Tree::dict()}}}, {"d", 2}};
     auto out = tu::path_aware_map([](const Path& p, int) { return p; }, xs);
     using PTree = pt::BasicTree<Path>;
@@ -178,7 +179,7 @@ TEST_SUITE("traverse_util") {
     CHECK(pt::repr(out) == "{'a': {'b': ['a', 'b'], 'c': {}}, 'd': ['d']}");
   }
 
-  TEST_CASE("flatten_dict of a FrozenDict, and the seed's flatten / replace / unflatten / freeze") {
+  TEST_CASE("flatten_dict of a FrozenDict; model surgery's flatten, replace, unflatten, freeze") {
     pt::FrozenDict<int> params{{"Dense_0", Tree{{"kernel", 1}, {"bias", 2}}},
                                {"Dense_1", Tree{{"kernel", 3}, {"bias", 4}}}};
     auto flat = tu::flatten_dict(params, "/");

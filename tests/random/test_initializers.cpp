@@ -67,12 +67,12 @@ double max_abs_diff(const Array& a, const Array& b) {
 }  // namespace
 
 TEST_SUITE("initializers.flax_values") {
-  TEST_CASE("P25: Dense's lecun_normal kernel reproduces Flax's MLP doctest output") {
+  TEST_CASE("Dense's lecun_normal kernel reproduces Flax's MLP doctest output") {
     const Array kernel = init::lecun_normal()(lr::fold_in(lr::key(0), 2998342421u), {3, 4});
     check_prints(linum::sum(kernel, 0), {"-0.17875527", "1.6255447", "-1.2431065", "-0.02554005"});
   }
 
-  TEST_CASE("P24: nn.Embed's variance_scaling(1, fan_in, normal, out_axis=0) embedding") {
+  TEST_CASE("nn.Embed's variance_scaling(1, fan_in, normal, out_axis=0) embedding") {
     const auto embed_init = init::variance_scaling(1.0, "fan_in", "normal", -2, 0);
     const Array emb = embed_init(lr::fold_in(lr::key(0), 3213575472u), {5, 3});
     check_prints(emb, {"0.04396089", "-0.9328513", "-0.97328115", "0.41147125", "0.66334754",
@@ -80,7 +80,7 @@ TEST_SUITE("initializers.flax_values") {
                        "0.6697022", "0.3710195", "-0.5039532", "0.287319", "1.4369922"});
   }
 
-  TEST_CASE("L60-L67: lecun_normal (2, 2) kernels of the RNG guide's lifted transforms") {
+  TEST_CASE("lecun_normal (2, 2) kernels of the RNG guide's lifted transforms") {
     const auto lecun = init::lecun_normal();
     check_prints(lecun(lr::fold_in(lr::key(0), 1059673188u), {2, 2}),
                  {"-1.2488099", "-0.6127134", "-0.07084481", "0.60130936"});
@@ -100,7 +100,8 @@ TEST_SUITE("initializers.flax_values") {
                        "-0.15721127", "-0.62520015"});
   }
 
-  TEST_CASE("P29 [derived]: lecun_normal and top-level Dense kernels") {
+  TEST_CASE("lecun_normal and top-level Dense kernels (pure-Python values)") {
+    // From a pure-Python port of JAX's samplers (no fused multiply-add), hence the ulp bound.
     check_ulps(init::lecun_normal()(lr::key(0), {3, 4}),
                {0.95563179f, 1.1254905f, -0.27086315f, -0.04924887f, 0.11026895f, -0.5990026f,
                 -0.3091259f, 0.30855614f, 0.41327727f, -0.58599401f, 1.1748582f, -1.0999686f},

@@ -59,7 +59,7 @@ TEST_SUITE("random.api.keys") {
     CHECK_THROWS_AS(lr::wrap_key_data(linum::array({1.0f, 2.0f})), linum::TypeError);
   }
 
-  TEST_CASE("split and fold_in: default mode (P29), legacy mode (P10), int32 data wraps") {
+  TEST_CASE("split and fold_in: default mode, legacy mode, int32 data wraps") {
     CHECK(values<std::uint32_t>(lr::split(lr::key(0), 2)) ==
           std::vector<std::uint32_t>{1797259609u, 2579123966u, 928981903u, 3453687069u});
     CHECK(lr::split(lr::key(0), Shape{2, 3}).shape() == Shape{2, 3, 2});
@@ -143,13 +143,14 @@ TEST_SUITE("random.api.values") {
     CHECK(model_param.shape() == Shape{2, 2});
     check_prints(model_param, {"0.0761425", "-1.6157459", "-1.6857724", "0.7126891"});
     const Array t = lr::truncated_normal(lr::fold_in(lr::key(0), 4179161679u), -2, 2, {2, 2});
-    // L67 divided back by lecun_normal's stddev is the truncated normal itself.
+    // The RNG guide's ('Dense_0', 3) kernel divided back by lecun_normal's stddev is the
+    // truncated normal itself.
     const float sd = std::sqrt(0.5f) / 0.87962566103423978f;
     check_prints(linum::multiply(t, Array(sd)),
                  {"-0.66715515", "-0.0484313", "0.9867164", "0.75408363"});
   }
 
-  TEST_CASE("the legacy mode through the API: P11, P12, P13, P14, bernoulli") {
+  TEST_CASE("the legacy mode through the API: bits, uniform, normal, randint, bernoulli") {
     lr::ThreefryPartitionableScope legacy(false);
     CHECK(values<std::uint32_t>(lr::bits(lr::key(1701), {3})) ==
           std::vector<std::uint32_t>{56197195u, 4200222568u, 961309823u});
@@ -276,7 +277,7 @@ TEST_SUITE("random.api.transforms") {
     }
   }
 
-  TEST_CASE("vmap over fold_in data reproduces split (P9), and nested vmaps compose") {
+  TEST_CASE("vmap over fold_in data reproduces split, and nested vmaps compose") {
     const Array k = lr::key(72);
     const Array folded =
         linum::vmap([&](const Array& i) { return lr::fold_in(k, i); })(linum::arange(3));

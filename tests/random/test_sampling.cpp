@@ -101,11 +101,11 @@ std::pair<double, double> mean_var(const std::vector<T>& v) {
 }  // namespace
 
 TEST_SUITE("random.sampling.jax_values") {
-  TEST_CASE("P23: default-mode uniform(key(0), (3,)) [JAX typed-keys doc]") {
+  TEST_CASE("default-mode uniform(key(0), (3,)) as JAX's typed-keys JEP 9263 prints it") {
     check_prints(uniform(key(0), 3, 0, 1, kDefault), {"0.947667", "0.9785799", "0.33229148"});
   }
 
-  TEST_CASE("P24: nn.Embed's embedding = normal(fold_in(key(0), H((1,))), (5, 3)) * sqrt(1/3)") {
+  TEST_CASE("nn.Embed's embedding = normal(fold_in(key(0), H((1,))), (5, 3)) * sqrt(1/3)") {
     const auto emb = scaled(normal(fold(key(0), 3213575472u), 15, kDefault),
                             std::sqrt(static_cast<float>(1.0 / 3.0)));
     check_prints(emb, {"0.04396089", "-0.9328513", "-0.97328115", "0.41147125", "0.66334754",
@@ -113,14 +113,14 @@ TEST_SUITE("random.sampling.jax_values") {
                        "0.6697022", "0.3710195", "-0.5039532", "0.287319", "1.4369922"});
   }
 
-  TEST_CASE("P25: Dense_0's lecun_normal kernel gives Flax's MLP output (column sums)") {
+  TEST_CASE("Dense_0's lecun_normal kernel gives Flax's MLP output (column sums)") {
     const auto k = lecun_normal(fold(key(0), 2998342421u), 3, 4, kDefault);
     std::vector<float> y(4);
     for (int j = 0; j < 4; ++j) y[j] = (k[j] + k[4 + j]) + k[8 + j];
     check_prints(y, {"-0.17875527", "1.6255447", "-1.2431065", "-0.02554005"});
   }
 
-  TEST_CASE("P27: the Flax RNG guide's normal initializers (cells 36/38)") {
+  TEST_CASE("the Flax RNG guide's normal initializers (cells 36/38)") {
     check_prints(normal(fold(key(0), 2998342421u), 4, kDefault),
                  {"-1.6185919", "0.700908", "-1.3146383", "-0.79342234"});  // Dense_0 kernel
     check_prints(normal(fold(key(0), 3213575472u), 4, kDefault),
@@ -135,7 +135,7 @@ TEST_SUITE("random.sampling.jax_values") {
                  {"1.582462", "0.15216611"});  // Dense_1 bias
   }
 
-  TEST_CASE("L60-L67: lifted-transform kernels of the Flax RNG guide (separator-byte hashes)") {
+  TEST_CASE("lifted-transform kernels of the Flax RNG guide (separator-byte hashes)") {
     // Hashes with flax_fix_rng_separator: (1,) -> 1059673188, ('Dense_0', 1) -> 4288924255,
     // ('Dense_0', 3) -> 4179161679; lifted split RNGs split the base key first.
     constexpr std::uint32_t h1 = 1059673188u, hd1 = 4288924255u, hd3 = 4179161679u;
@@ -166,8 +166,9 @@ TEST_SUITE("random.sampling.jax_values") {
                  {"-0.66715515", "-0.0484313", "0.9867164", "0.75408363"});
   }
 
-  TEST_CASE("P29 [derived]: default-mode uniform, normal, truncated_normal, lecun_normal") {
-    // Appendix A rounds log1p from double and does not fuse; XLA does, so a few ulp may differ.
+  TEST_CASE("default-mode uniform, normal, truncated_normal, lecun_normal (pure-Python values)") {
+    // From a pure-Python port of JAX's samplers that rounds log1p from double and does not fuse;
+    // XLA fuses, so a few ulp may differ (reference_samplers.py gives the uniform/normal rows).
     check_ulps(uniform(key(0), 5, 0, 1, kDefault),
                {0.947667f, 0.97857988f, 0.33229148f, 0.46866846f, 0.56988871f}, 1);
     check_ulps(normal(key(0), 5, kDefault),
@@ -182,7 +183,7 @@ TEST_SUITE("random.sampling.jax_values") {
                4);
   }
 
-  TEST_CASE("P13/P14 and RandomValuesCase: legacy-mode JAX test values") {
+  TEST_CASE("RandomValuesCase: the legacy-mode values of jax/tests/random_test.py") {
     check_close(uniform(key(1338574713), 5, 0, 1, kLegacy),
                 {0.298671, 0.073213, 0.873356, 0.260549, 0.412797});
     check_close(normal(key(1193674498), 5, kLegacy),
@@ -200,13 +201,13 @@ TEST_SUITE("random.sampling.jax_values") {
     CHECK(r == std::vector<std::int32_t>{0, 5, 7, 7, 5});
   }
 
-  TEST_CASE("P11: legacy randint(key(0), (3, 3), 0, 8)") {
+  TEST_CASE("legacy randint(key(0), (3, 3), 0, 8)") {
     std::vector<std::int32_t> r(9);
     lr::detail::randint(key(0), std::span(r), 0, 8, kLegacy);
     CHECK(r == std::vector<std::int32_t>{2, 1, 3, 6, 1, 5, 6, 3, 4});
   }
 
-  TEST_CASE("P18 and the legacy initializer docstrings (key(42), shape (2, 3))") {
+  TEST_CASE("the legacy initializer docstrings (key(42), shape (2, 3))") {
     // These doctests are +SKIP and were printed by older JAX releases. uniform-based ones and
     // truncated_normal(5.0) still match bit for bit; normal(5.0) and the variance-scaled
     // truncated normals were printed by an older erf_inv and agree to a few ulp.

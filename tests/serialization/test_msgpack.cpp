@@ -13,7 +13,7 @@ using namespace ser_test;
 
 namespace {
 
-// A seed-CNN-shaped variables dict: Conv -> BatchNorm -> Dense (spec seeds' CNN).
+// A variables dict shaped like a small Flax CNN's: Conv -> BatchNorm -> Dense.
 Tree cnn_variables() {
   auto ramp = [](linum::Shape s, double scale) {
     return linum::reshape(linum::arange(0, static_cast<double>(linum::shape_size(s))) * scale, s);
