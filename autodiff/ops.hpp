@@ -1,7 +1,8 @@
-// Every op of linum: jax.numpy / jax.lax / jax.nn names over linum::Array.
+// Every op of linum: jax.numpy / jax.lax / jax.nn names over linum::Array. The ops that take a
+// callable (ops/apply.hpp, ops/index_tricks.hpp) come with linum.hpp instead: their <functional>
+// would make std::bind a candidate for the library's unqualified bind(primitive, inputs) calls.
 #pragma once
 
-#include <linum/autodiff/ops/apply.hpp>
 #include <linum/autodiff/ops/bits.hpp>
 #include <linum/autodiff/ops/complex.hpp>
 #include <linum/autodiff/ops/contraction.hpp>
@@ -13,7 +14,6 @@
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/fft.hpp>
 #include <linum/autodiff/ops/histogram.hpp>
-#include <linum/autodiff/ops/index_tricks.hpp>
 #include <linum/autodiff/ops/linalg.hpp>
 #include <linum/autodiff/ops/linalg_decomp.hpp>
 #include <linum/autodiff/ops/manipulation.hpp>

@@ -3,6 +3,8 @@
 
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/ops/apply.hpp>
+#include <linum/autodiff/ops/index_tricks.hpp>
 #include <linum/autodiff/transforms.hpp>
 #include <linum/autodiff/collectives.hpp>
 #include <linum/autodiff/control_flow.hpp>
