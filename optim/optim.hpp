@@ -18,6 +18,7 @@
 #include <linum/optim/linear_algebra.hpp>
 #include <linum/optim/linesearch.hpp>
 #include <linum/optim/losses.hpp>
+#include <linum/optim/microbatching.hpp>
 #include <linum/optim/monitoring.hpp>
 #include <linum/optim/multi_normal.hpp>
 #include <linum/optim/numerics.hpp>

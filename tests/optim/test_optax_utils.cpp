@@ -1,7 +1,8 @@
 // optax's utilities outside the transformations: scale_gradient (identity forward, scaled
 // cotangent backward) and multi_normal (a diagonal Gaussian from loc and log_scale), against
-// closed forms worked out in the comments.
+// closed forms worked out in the comments; and tree_real / tree_conj over complex leaves.
 #include <cmath>
+#include <complex>
 #include <map>
 #include <numbers>
 #include <string>
@@ -94,4 +95,18 @@ TEST_CASE("multi_normal: bad parameters and samples") {
   check_error<ValueError>(
       [] { optim::multi_normal(ones({2, 3}, float64), ones({2, 3}, float64)).log_prob(ones({4}, float64)); },
       {"(4,)", "(2, 3)"});
+}
+
+TEST_CASE("tree_real / tree_conj: jnp.real / jnp.conj of every leaf") {
+  using Params = std::map<std::string, Array>;
+  Params t{{"z", array(std::vector<std::complex<double>>{{1.0, 2.0}, {-3.0, 0.5}})},
+           {"r", f64({4.0})}};
+  Params re = optim::tree_utils::tree_real(t);
+  CHECK(re.at("z").dtype() == float64);
+  check_close(re.at("z"), {1.0, -3.0});
+  check_close(re.at("r"), {4.0});
+  Params cj = optim::tree_utils::tree_conj(t);
+  CHECK(cj.at("z").dtype() == complex128);
+  check_close(imag(cj.at("z")), {-2.0, -0.5});
+  check_close(real(cj.at("z")), {1.0, -3.0});
 }
