@@ -21,18 +21,6 @@ auto init_apply(const M& m, const A&... args) {
   return m.apply(v, args...);
 }
 
-// A module whose call runs f(*this, x): the probes of functions that need a module around them.
-template <class F>
-struct Host : nn::Module<Host<F>> {
-  F f;
-  explicit Host(F fn) : f(std::move(fn)) {}
-  Array call(const Array& x) { return f(*this, x); }
-};
-template <class F>
-Array hosted(F f, const Array& x = batch()) {
-  return init_apply(Host<F>(std::move(f)), x);
-}
-
 struct ScaleBy : nn::Module<ScaleBy> {
   Array call(const Array& x) {
     Array s = param("scale", nn::initializers::ones_init(), Shape{});
@@ -65,6 +53,96 @@ struct ScanBlock : nn::Module<ScanBlock> {
   std::pair<Array, Array> call(const Array& c, const Array& x) {
     Array h = nn::Dense(3)(c) + x;
     return {h, h};
+  }
+};
+
+// Modules that run one lifted transform or function inside their call (Flax's docstring forms).
+struct MetadataAxis : nn::Module<MetadataAxis> {
+  Array call(const Array& x) {
+    return nn::add_metadata_axis(
+        [](MetadataAxis&, const Array& y) { return PartitionedDense().named("inner")(y); },
+        {{"params", 0}}, {{nn::PARTITION_NAME, "layers"}})(*this, x);
+  }
+};
+struct BroadcastScan : nn::Module<BroadcastScan> {
+  Array call(const Array& x) {
+    // The scanned body gets each row of x and the whole of w (broadcast).
+    auto body = [](BroadcastScan&, const Array& c, const Array& row, const Array& w) {
+      return std::make_pair(c + row * w, c);
+    };
+    auto scanned = nn::scan(body, {.variable_broadcast = "params",
+                                   .split_rngs = {{"params", false}},
+                                   .in_axes = {0, lift::broadcast}});
+    return scanned(*this, zeros({x.shape(1)}), x, ones({x.shape(1)})).first;
+  }
+};
+struct VjpProbe : nn::Module<VjpProbe> {
+  Array call(const Array& x) {
+    ScaleBy s;
+    auto [y, bwd] = nn::vjp([](ScaleBy& mdl, const Array& v) { return mdl(v); }, s, x);
+    return std::get<1>(bwd(ones_like(y)));
+  }
+};
+struct JvpProbe : nn::Module<JvpProbe> {
+  Array call(const Array& x) {
+    ScaleBy s;
+    Tree params = s.variables().contains("params") ? s.variables()["params"] : Tree::dict();
+    Tree t = linum::detail::tree_apply(params, [](const Array& a) { return ones_like(a); });
+    return nn::jvp([](ScaleBy& mdl, const Array& v) { return mdl(v); }, s, std::tuple{x},
+                   std::tuple{ones_like(x)}, Tree::dict({{"params", t}}))
+        .second;
+  }
+};
+struct ValueAndGradProbe : nn::Module<ValueAndGradProbe> {
+  Array call(const Array& x) {
+    ScalarLoss l;
+    auto out = nn::value_and_grad([](ScalarLoss& mdl, const Array& v) { return mdl(v); }, l, x);
+    return out.first;
+  }
+};
+struct GradProbe : nn::Module<GradProbe> {
+  Array call(const Array& x) {
+    ScalarLoss l;
+    auto g = nn::grad([](ScalarLoss& mdl, const Array& v) { return mdl(v); }, l, x);
+    (void)g;
+    return x;
+  }
+};
+struct CustomVjpProbe : nn::Module<CustomVjpProbe> {
+  Array call(const Array& x) {
+    auto f = [](nn::Dense& d, const Array& v) { return d(v); };
+    auto fwd = [](nn::Dense& d, const Array& v) {
+      return std::make_pair(d(v), std::make_pair(d.variables()["params"], v));
+    };
+    // A made-up rule: no parameter gradient, the cotangent's sum for every input.
+    auto bwd = [](const std::pair<Tree, Array>& res, const Array& g) {
+      Tree zero = linum::detail::tree_apply(res.first, [](const Array& a) { return zeros_like(a); });
+      return std::make_tuple(zero, zeros_like(res.second) + sum(g));
+    };
+    nn::Dense dense(2);
+    return nn::custom_vjp(f, fwd, bwd)(dense, x);
+  }
+};
+struct CondProbe : nn::Module<CondProbe> {
+  Array call(const Array& x) {
+    auto t = [](CondProbe&, const Array& v) { return nn::Dense(2).named("dense")(v); };
+    auto f = [](CondProbe&, const Array& v) { return Array(-nn::Dense(2).named("dense")(v)); };
+    return nn::cond(Array(true), t, f, *this, x);
+  }
+};
+struct SwitchProbe : nn::Module<SwitchProbe> {
+  Array call(const Array& x) {
+    std::vector<std::function<Array(SwitchProbe&, const Array&)>> branches{
+        [](SwitchProbe&, const Array& v) { return nn::Dense(2).named("dense")(v); },
+        [](SwitchProbe&, const Array& v) { return Array(2.0f * nn::Dense(2).named("dense")(v)); }};
+    return nn::switch_(Array(1), branches, *this, x);
+  }
+};
+struct WhileProbe : nn::Module<WhileProbe> {
+  Array call(const Array& x) {
+    auto cond = [](WhileProbe&, const Array& c) { return less(sum(c), Array(100.0f)); };
+    auto body = [](WhileProbe&, const Array& c) { return c * 2.0f + 1.0f; };
+    return nn::while_loop(cond, body, *this, x);
   }
 };
 
@@ -143,8 +221,8 @@ const Probes linen("flax.linen", [](Registrar& r) {
     return ScaleBy().init(key(), batch(), nn::InitOptions{.mutable_ = f});
   });
   r.add("FrozenDict", [] {
-    pytree::FrozenDict<Array> d(std::map<std::string, Array>{{"a", x()}});
-    return d.at("a");
+    pytree::FrozenDict<Array> d{{"a", Tree(x())}};
+    return d.at("a").leaf();
   });
   r.add("Variable", [] {
     Counter c;
@@ -173,12 +251,7 @@ const Probes linen("flax.linen", [](Registrar& r) {
   r.add("with_partitioning", [] { return init_apply(PartitionedDense(), batch()); });
   r.add("unbox", [] { return nn::unbox(PartitionedDense().init(key(), batch())); });
   r.add("PARTITION_NAME", [] { return std::string(nn::PARTITION_NAME); });
-  r.add("add_metadata_axis", [] {
-    return hosted([](auto& m, const Array& x) {
-      return nn::add_metadata_axis([](auto&, const Array& y) { return PartitionedDense()(y); },
-                                   {{"params", 0}}, {{nn::PARTITION_NAME, "layers"}})(m, x);
-    });
-  });
+  r.add("add_metadata_axis", [] { return init_apply(MetadataAxis(), batch()); });
 
   // ---- functions ----
   r.add("avg_pool", [] { return nn::avg_pool(image(), {2, 2}, {2, 2}); });
@@ -239,18 +312,7 @@ const Probes linen("flax.linen", [](Registrar& r) {
     Tree v = scanned.init(key(), ones({3}), ones({4, 3}));
     return scanned.apply(v, ones({3}), ones({4, 3})).second;
   });
-  r.add("broadcast", [] {
-    return hosted([](auto& m, const Array& x) {
-      auto body = [](auto& mm, const Array& c, const Array& xs, const Array& w) {
-        (void)mm;
-        return std::make_pair(c + xs * w, c);
-      };
-      auto scanned = nn::scan(body, {.variable_broadcast = "params",
-                                     .split_rngs = {{"params", false}},
-                                     .in_axes = {0, lift::broadcast}});
-      return scanned(m, x[0], x, x[1]).first;
-    });
-  });
+  r.add("broadcast", [] { return init_apply(BroadcastScan(), batch()); });
   r.add("checkpoint", [] { return init_apply(nn::checkpoint(nn::Dense(2)), batch()); });
   r.add("remat", [] { return init_apply(nn::remat(nn::Dense(2)), batch()); });
   r.add("remat_scan", [] { return init_apply(nn::remat_scan(nn::Dense(3), {2, 2}), batch()); });
@@ -263,78 +325,14 @@ const Probes linen("flax.linen", [](Registrar& r) {
     return init_apply(nn::map_variables(nn::Dense(2), "params", negate, nn::identity_variables),
                       batch());
   });
-  r.add("vjp", [] {
-    return hosted([](auto& m, const Array& x) {
-      (void)m;
-      ScaleBy s;
-      auto [y, bwd] = nn::vjp([](ScaleBy& mdl, const Array& v) { return mdl(v); }, s, x);
-      return std::get<1>(bwd(ones_like(y)));
-    });
-  });
-  r.add("jvp", [] {
-    return hosted([](auto& m, const Array& x) {
-      (void)m;
-      ScaleBy s;
-      Tree params = s.variables().contains("params") ? s.variables()["params"] : Tree::dict();
-      Tree t = linum::detail::tree_apply(params, [](const Array& a) { return ones_like(a); });
-      return nn::jvp([](ScaleBy& mdl, const Array& v) { return mdl(v); }, s, std::tuple{x},
-                     std::tuple{ones_like(x)}, Tree::dict({{"params", t}}))
-          .second;
-    });
-  });
-  r.add("value_and_grad", [] {
-    return hosted([](auto& m, const Array& x) {
-      (void)m;
-      ScalarLoss l;
-      auto [value, grads] = nn::value_and_grad([](ScalarLoss& mdl, const Array& v) { return mdl(v); }, l, x);
-      return value + sum(std::get<0>(grads));
-    });
-  });
-  r.add("grad", [] {
-    return hosted([](auto& m, const Array& x) {
-      (void)m;
-      ScalarLoss l;
-      return std::get<0>(nn::grad([](ScalarLoss& mdl, const Array& v) { return mdl(v); }, l, x));
-    });
-  });
-  r.add("custom_vjp", [] {
-    return hosted([](auto& m, const Array& x) {
-      (void)m;
-      auto f = [](nn::Dense& d, const Array& v) { return d(v); };
-      auto fwd = [](nn::Dense& d, const Array& v) {
-        return std::make_pair(d(v), std::make_pair(d.variables()["params"], v));
-      };
-      auto bwd = [](const std::pair<Tree, Array>& res, const Array& g) {
-        Tree zero = linum::detail::tree_apply(res.first, [](const Array& a) { return zeros_like(a); });
-        return std::make_tuple(zero, zeros_like(res.second) + sum(g));
-      };
-      nn::Dense dense(2);
-      return nn::custom_vjp(f, fwd, bwd)(dense, x);
-    });
-  });
-  r.add("cond", [] {
-    return hosted([](auto& m, const Array& x) {
-      auto t = [](auto&, const Array& v) { return nn::Dense(2).named("dense")(v); };
-      auto f = [](auto&, const Array& v) { return Array(-nn::Dense(2).named("dense")(v)); };
-      return nn::cond(Array(true), t, f, m, x);
-    });
-  });
-  r.add("switch", [] {
-    return hosted([](auto& m, const Array& x) {
-      using Self = std::remove_reference_t<decltype(m)>;
-      std::vector<std::function<Array(Self&, const Array&)>> branches{
-          [](Self&, const Array& v) { return nn::Dense(2).named("dense")(v); },
-          [](Self&, const Array& v) { return Array(2.0f * nn::Dense(2).named("dense")(v)); }};
-      return nn::switch_(Array(1), branches, m, x);
-    });
-  });
-  r.add("while_loop", [] {
-    return hosted([](auto& m, const Array& x) {
-      auto cond = [](auto&, const Array& c) { return less(sum(c), Array(100.0f)); };
-      auto body = [](auto&, const Array& c) { return c * 2.0f + 1.0f; };
-      return nn::while_loop(cond, body, m, x);
-    });
-  });
+  r.add("vjp", [] { return init_apply(VjpProbe(), batch()); });
+  r.add("jvp", [] { return init_apply(JvpProbe(), batch()); });
+  r.add("value_and_grad", [] { return init_apply(ValueAndGradProbe(), batch()); });
+  r.add("grad", [] { return init_apply(GradProbe(), batch()); });
+  r.add("custom_vjp", [] { return init_apply(CustomVjpProbe(), batch()); });
+  r.add("cond", [] { return init_apply(CondProbe(), batch()); });
+  r.add("switch", [] { return init_apply(SwitchProbe(), batch()); });
+  r.add("while_loop", [] { return init_apply(WhileProbe(), batch()); });
 });
 
 }  // namespace

@@ -1,9 +1,9 @@
 // Probes of the optax names the coverage tables mark present (optax, optax.transforms,
 // optax.losses, optax.schedules, optax.contrib, optax.microbatching, optax.tree and
-// optax.tree_utils): every
-// transformation and optimizer is initialised on small params and updated once, every state type
-// is checked to be what its transformation's init returns, every loss, schedule and tree utility
-// is called once. One probe per optax name, registered under each module that exports the name.
+// optax.tree_utils): every transformation and optimizer is initialised on small params and
+// updated once, every state type is checked to be what its transformation's init returns, every
+// loss, schedule and tree utility is called once. One probe per optax name, registered under
+// each module that exports the name.
 #include <cmath>
 #include <map>
 #include <set>
