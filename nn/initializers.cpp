@@ -17,50 +17,12 @@
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
-#include <linum/autodiff/ops/lapack.hpp>
-#include <linum/autodiff/primitive.hpp>
+#include <linum/autodiff/random/matrix_samplers.hpp>
 #include <linum/autodiff/random/random.hpp>
 
 namespace linum::nn::initializers {
 
 namespace {
-
-// Q * sign(diag(R)) of the reduced QR of each trailing (m, n) matrix, m >= n: the orthogonal
-// factor made unique (and Haar-distributed for Gaussian input) as jax's orthogonal does.
-template <class T>
-void signed_q(const T* in, T* out, int m, int n) {
-  std::vector<T> a(in, in + static_cast<std::size_t>(m) * n), r(static_cast<std::size_t>(n) * n);
-  const int info = linum::detail::lapack::qr(m, n, a.data(), false, out, r.data());
-  if (info != 0) throw Error("orthogonal: LAPACK QR failed (info " + std::to_string(info) + ")");
-  for (int j = 0; j < n; ++j) {
-    const T d = r[static_cast<std::size_t>(j) * n + j];
-    const T sign = d > 0 ? T(1) : d < 0 ? T(-1) : T(0);
-    for (int i = 0; i < m; ++i) out[static_cast<std::size_t>(i) * n + j] *= sign;
-  }
-}
-
-// The primitive behind orthogonal: input (..., m, n) with m >= n, the sign-fixed Q factor
-// (signed_q) of each matrix; under vmap the batch axis joins the leading dims of the same call.
-struct OrthogonalQ final : Primitive {
-  const char* name() const override { return "orthogonal_q"; }
-  bool differentiable() const override { return false; }
-  Arrays eval(std::span<const Array> in) const override {
-    const Array& x = in[0];
-    const int m = static_cast<int>(x.shape(-2)), n = static_cast<int>(x.shape(-1));
-    Array out = empty(x.shape(), x.dtype());
-    linum::detail::dispatch_float(x.dtype(), name(), [&]<class T>() {
-      const T* src = linum::detail::in_ptr<T>(x);
-      T* dst = linum::detail::out_ptr<T>(out);
-      const std::int64_t mats = x.size() / (static_cast<std::int64_t>(m) * n);
-      for (std::int64_t b = 0; b < mats; ++b) signed_q(src + b * m * n, dst + b * m * n, m, n);
-    });
-    return {out};
-  }
-  Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
-    return {{bind1(singleton<OrthogonalQ>(), {linum::detail::move_bdim(in[0], bdims[0], 0, 0)})},
-            {0}};
-  }
-};
 
 // The scale factors of variance_scaling, rounded as JAX rounds them, as a dtype scalar.
 Array factor(DType dtype, double variance64, const std::string& distribution) {
@@ -189,11 +151,8 @@ Initializer orthogonal(double scale, int column_axis, DType dtype) {
             const int col = norm_axis(column_axis, shape.size(), "orthogonal");
             const std::int64_t n_cols = shape[col];
             const std::int64_t n_rows = n_cols == 0 ? 0 : shape_size(shape) / n_cols;
-            const bool wide = n_rows < n_cols;
-            const Array a =
-                random::normal(key, wide ? Shape{n_cols, n_rows} : Shape{n_rows, n_cols}, d);
-            Array q = bind1(singleton<OrthogonalQ>(), {a});
-            if (wide) q = transpose(q);
+            // jax.nn.initializers.orthogonal draws exactly jax.random.orthogonal's matrix.
+            const Array q = random::orthogonal(key, n_rows, {}, d, n_cols);
             Shape rest = shape;
             rest.erase(rest.begin() + col);
             rest.push_back(n_cols);

@@ -10,6 +10,7 @@
 #include <linum/autodiff/eval_shape.hpp>
 #include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/memory.hpp>
+#include <linum/autodiff/random/matrix_samplers.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/error.hpp>
 #include <linum/lift/lift.hpp>

@@ -67,12 +67,14 @@ const Probes elementwise("jax.numpy", [](Registrar& r) {
   r.add("invert", [] { return invert(ints()); });
   r.add("isclose", [] { return isclose(x(), pos()); });
   r.add("iscomplex", [] { return iscomplex(x()); });
+  r.add("iscomplexobj", [] { return is_complex(x().dtype()); });
   r.add("isfinite", [] { return isfinite(x()); });
   r.add("isinf", [] { return isinf(x()); });
   r.add("isnan", [] { return isnan(x()); });
   r.add("isneginf", [] { return isneginf(x()); });
   r.add("isposinf", [] { return isposinf(x()); });
   r.add("isreal", [] { return isreal(x()); });
+  r.add("isrealobj", [] { return !is_complex(x().dtype()); });
   r.add("lcm", [] { return lcm(ints(), 4); });
   r.add("ldexp", [] { return ldexp(x(), ints()); });
   r.add("left_shift", [] { return left_shift(ints(), 3); });
@@ -235,6 +237,64 @@ const Probes polynomials_and_windows("jax.numpy", [](Registrar& r) {
   r.add("select", [] { return select({x() > 0.0f}, {pos()}, Array(0.0f)); });
   r.add("trapezoid", [] { return trapezoid(x()); });
   r.add("vander", [] { return vander(x()); });
+});
+
+const Probes sorting_and_searching("jax.numpy", [](Registrar& r) {
+  r.add("argpartition", [] { return argpartition(x(), 1); });
+  r.add("argsort", [] { return argsort(x()); });
+  r.add("argwhere", [] { return argwhere(m() > 1.5f); });
+  r.add("compress", [] { return compress(x() > 0.0f, x()); });
+  r.add("cumprod", [] { return cumprod(m(), 1); });
+  r.add("cumsum", [] { return cumsum(m()); });
+  r.add("cumulative_prod", [] { return cumulative_prod(x()); });
+  r.add("cumulative_sum", [] { return cumulative_sum(m(), 0, std::nullopt, true); });
+  r.add("extract", [] { return extract(x() > 0.0f, x()); });
+  r.add("flatnonzero", [] { return flatnonzero(m() > 1.5f); });
+  r.add("lexsort", [] { return lexsort({x(), pos()}); });
+  r.add("nancumprod", [] { return nancumprod(x()); });
+  r.add("nancumsum", [] { return nancumsum(x()); });
+  r.add("nonzero", [] { return nonzero(x() > 0.0f); });
+  r.add("partition", [] { return partition(x(), 1); });
+  r.add("searchsorted", [] { return searchsorted(array({0.0f, 0.5f, 1.0f}), x()); });
+  r.add("sort", [] { return sort(x()); });
+  r.add("top_k", [] { return top_k(x(), 2); });
+  r.add("unique", [] { return unique(array({3, 1, 3})); });
+});
+
+const Probes manipulation("jax.numpy", [](Registrar& r) {
+  r.add("append", [] { return append(x(), pos()); });
+  r.add("array_split", [] { return array_split(x(), 2); });
+  r.add("atleast_1d", [] { return atleast_1d(Array(1.0f)); });
+  r.add("atleast_2d", [] { return atleast_2d(x()); });
+  r.add("atleast_3d", [] { return atleast_3d(m()); });
+  r.add("column_stack", [] { return column_stack({x(), pos()}); });
+  r.add("delete", [] { return delete_(x(), 1); });
+  r.add("diag", [] { return diag(x()); });
+  r.add("diagflat", [] { return diagflat(m()); });
+  r.add("diagonal", [] { return diagonal(m()); });
+  r.add("dsplit", [] { return dsplit(ones({1, 2, 4}), 2); });
+  r.add("dstack", [] { return dstack({x(), pos()}); });
+  r.add("flip", [] { return flip(m()); });
+  r.add("fliplr", [] { return fliplr(m()); });
+  r.add("flipud", [] { return flipud(m()); });
+  r.add("hsplit", [] { return hsplit(m(), 2); });
+  r.add("hstack", [] { return hstack({x(), pos()}); });
+  r.add("indices", [] { return indices({2, 3}); });
+  r.add("insert", [] { return insert(x(), 1, Array(5.0f)); });
+  r.add("matrix_transpose", [] { return linalg::matrix_transpose(m()); });
+  r.add("meshgrid", [] { return meshgrid({x(), pos()}); });
+  r.add("pad", [] { return pad(m(), 1, {.mode = PadMode::edge}); });
+  r.add("repeat", [] { return repeat(x(), 2); });
+  r.add("roll", [] { return roll(x(), 1); });
+  r.add("rot90", [] { return rot90(m()); });
+  r.add("swapaxes", [] { return swapaxes(m(), 0, 1); });
+  r.add("tile", [] { return tile(x(), {2}); });
+  r.add("trace", [] { return trace(m()); });
+  r.add("tri", [] { return tri(3); });
+  r.add("tril", [] { return tril(m()); });
+  r.add("triu", [] { return triu(m()); });
+  r.add("vsplit", [] { return vsplit(m(), 2); });
+  r.add("vstack", [] { return vstack({x(), pos()}); });
 });
 
 }  // namespace
