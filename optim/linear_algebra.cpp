@@ -62,14 +62,14 @@ std::pair<Array, Array> power_iteration(const Array& matrix, const PowerIteratio
                          args.error_tolerance);
 }
 
-std::pair<Array, Array> matrix_inverse_pth_root(const Array& matrix, int p,
-                                                std::int64_t num_iters, double ridge_epsilon,
-                                                double error_tolerance) {
+std::pair<Array, Array> matrix_inverse_pth_root(const Array& matrix, int p, std::int64_t num_iters,
+                                                double ridge_epsilon, double error_tolerance) {
   check_square_floating(matrix, "matrix_inverse_pth_root");
   if (p != 1 && p != 2 && p != 4 && p != 8)
-    throw ValueError("matrix_inverse_pth_root: p must be 1, 2, 4 or 8 (optax's matrix power "
-                     "is unrolled for these), got " +
-                     std::to_string(p));
+    throw ValueError(
+        "matrix_inverse_pth_root: p must be 1, 2, 4 or 8 (optax's matrix power "
+        "is unrolled for these), got " +
+        std::to_string(p));
   // optax computes in float32, which float64 operands promote to float64.
   const DType dt = matrix.dtype();
   const std::int64_t n = matrix.shape(0);
@@ -113,9 +113,9 @@ Array nnls(const Array& A, const Array& b, std::int64_t iters, int unroll,
   if (A.ndim() != 2)
     throw ValueError("nnls: A must be a 2-D array (M, N), got shape " + shape_str(A.shape()));
   if ((b.ndim() != 1 && b.ndim() != 2) || b.shape(0) != A.shape(0))
-    throw ValueError("nnls: b must have shape (M,) or (M, K) with M = " +
-                     std::to_string(A.shape(0)) + " (the rows of A), got shape " +
-                     shape_str(b.shape()));
+    throw ValueError(
+        "nnls: b must have shape (M,) or (M, K) with M = " + std::to_string(A.shape(0)) +
+        " (the rows of A), got shape " + shape_str(b.shape()));
   if (!is_floating(A.dtype()) || !is_floating(b.dtype()))
     throw TypeError("nnls: A and b must be float32 or float64, got " +
                     std::string(dtype_name(A.dtype())) + " and " +
@@ -142,7 +142,8 @@ Array nnls(const Array& A, const Array& b, std::int64_t iters, int unroll,
   if (b.ndim() == 2) xs.push_back(b.shape(1));
   const Array x0 = zeros(xs, dt);
   if (iters == 0) return x0;
-  const Array momenta = dt == float32 ? array(fpg_momenta<float>(iters)) : array(fpg_momenta<double>(iters));
+  const Array momenta =
+      dt == float32 ? array(fpg_momenta<float>(iters)) : array(fpg_momenta<double>(iters));
   using Carry = std::pair<Array, Array>;  // (x, the extrapolated point p)
   auto step = [&](const Carry& c, const Array& s) {
     const auto& [x, p] = c;

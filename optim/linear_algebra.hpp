@@ -31,9 +31,8 @@ V normalize_tree(const V& v) {
 // and fewer than num_iters steps ran. Returns (eig, z / ||z||). A while_loop, so it also runs
 // under jit and vmap.
 template <class Mvp, class V>
-  requires std::invocable<const Mvp&, const V&>
-std::pair<Array, V> power_iteration(const Mvp& mvp, const V& v0, std::int64_t num_iters = 100,
-                                    double error_tolerance = 1e-6) {
+requires std::invocable<const Mvp&, const V&> std::pair<Array, V> power_iteration(
+    const Mvp& mvp, const V& v0, std::int64_t num_iters = 100, double error_tolerance = 1e-6) {
   using Carry = std::tuple<V, V, Array, Array>;  // (eigvec, mvp(eigvec), eig, iteration)
   const V v = detail::normalize_tree(v0);
   const V z = mvp(v);

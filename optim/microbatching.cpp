@@ -45,8 +45,7 @@ Array accumulator_init(AccumulationType t, const Array& proto, std::int64_t num_
     case AccumulationType::RUNNING_MEAN:
       check_floating(proto);
       return zeros(proto.shape(), proto.dtype());
-    case AccumulationType::SUM:
-      return zeros(proto.shape(), proto.dtype());
+    case AccumulationType::SUM: return zeros(proto.shape(), proto.dtype());
     case AccumulationType::CONCAT: {
       Shape s = proto.shape();
       s.insert(s.begin(), num_microbatches);
@@ -60,8 +59,7 @@ Array accumulator_update(AccumulationType t, const Array& carry, const Array& va
                          const Array& index) {
   switch (t) {
     case AccumulationType::MEAN:
-    case AccumulationType::SUM:
-      return carry + value;
+    case AccumulationType::SUM: return carry + value;
     case AccumulationType::RUNNING_MEAN: {
       // p = index / (index + 1) in the values' dtype: the running mean after index + 1 values.
       const Array i = astype(index, value.dtype());
@@ -81,11 +79,9 @@ Array accumulator_update(AccumulationType t, const Array& carry, const Array& va
 
 Array accumulator_finalize(AccumulationType t, const Array& carry, std::int64_t num_microbatches) {
   switch (t) {
-    case AccumulationType::MEAN:
-      return carry / static_cast<double>(num_microbatches);
+    case AccumulationType::MEAN: return carry / static_cast<double>(num_microbatches);
     case AccumulationType::SUM:
-    case AccumulationType::RUNNING_MEAN:
-      return carry;
+    case AccumulationType::RUNNING_MEAN: return carry;
     case AccumulationType::CONCAT: {
       // optax's column-major reshape (n, m, ...) -> (n * m, ...): row i + n j is [i, j], which
       // puts the examples back in the batch's order.
@@ -114,8 +110,8 @@ std::int64_t microbatch_count(const std::vector<std::pair<Arrays, int>>& batch_l
   if (std::set<std::int64_t>(sizes.begin(), sizes.end()).size() > 1) {
     std::string list;
     for (std::int64_t s : sizes) list += (list.empty() ? "" : ", ") + std::to_string(s);
-    throw ValueError("microbatch: Batch Arguments must have equal-size batch axes, found [" +
-                     list + "].");
+    throw ValueError("microbatch: Batch Arguments must have equal-size batch axes, found [" + list +
+                     "].");
   }
   if (sizes[0] % microbatch_size != 0)
     throw ValueError("microbatch: batch_size=" + std::to_string(sizes[0]) +
@@ -131,8 +127,8 @@ void check_microbatch_args(std::size_t num_batch_args, std::vector<int>& in_axes
                      std::to_string(*microbatch_size));
   if (in_axes.size() == 1) in_axes.assign(num_batch_args, in_axes[0]);
   if (in_axes.size() != num_batch_args)
-    throw ValueError("microbatch: in_axes has " + std::to_string(in_axes.size()) +
-                     " entries for " + std::to_string(num_batch_args) +
+    throw ValueError("microbatch: in_axes has " + std::to_string(in_axes.size()) + " entries for " +
+                     std::to_string(num_batch_args) +
                      " batch arguments (give one for all, or one per argument)");
 }
 

@@ -50,8 +50,7 @@ std::vector<AccumulationType> leaf_types(const Accumulation& acc, std::size_t n)
 Array accumulator_init(AccumulationType t, const Array& proto, std::int64_t num_microbatches);
 Array accumulator_update(AccumulationType t, const Array& carry, const Array& value,
                          const Array& index);
-Array accumulator_finalize(AccumulationType t, const Array& carry,
-                           std::int64_t num_microbatches);
+Array accumulator_finalize(AccumulationType t, const Array& carry, std::int64_t num_microbatches);
 // The common batch size of the batch arguments' leaves (ValueError when they differ, when one
 // lacks the axis, or when microbatch_size does not divide it).
 std::int64_t microbatch_count(const std::vector<std::pair<Arrays, int>>& batch_leaves,
@@ -66,9 +65,8 @@ void check_num_real_microbatches(std::int64_t num_real, std::int64_t num_microba
 // i of the new leading axis holds the examples i, i + n, i + 2n, ... (n = B / microbatch_size).
 template <class T>
 T reshape_batch_axis(const T& tree, std::int64_t microbatch_size, int axis = 0) {
-  return linum::detail::tree_apply_skip_empty(tree, [&](const Array& x) {
-    return detail::reshape_batch_leaf(x, microbatch_size, axis);
-  });
+  return linum::detail::tree_apply_skip_empty(
+      tree, [&](const Array& x) { return detail::reshape_batch_leaf(x, microbatch_size, axis); });
 }
 
 // optax.microbatch(fun, argnums, microbatch_size, accumulator, in_axes=,
@@ -92,43 +90,51 @@ auto microbatch(F fun, Argnums<I...>, std::optional<std::int64_t> microbatch_siz
     const std::int64_t m = *microbatch_size;
     using Args = std::tuple<std::decay_t<decltype(args)>...>;
     const Args all(args...);
-    // The batch arguments reshaped to (..., num_microbatches, m, ...) at their axis.
+    // The batch arguments' leaves and axes: their common batch size gives the microbatches.
     std::vector<std::pair<Arrays, int>> batch_leaves;
-    auto reshaped = [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (batch_leaves.emplace_back(linum::detail::tree_arrays(std::get<detail::nth_argnum<K, I...>()>(all)),
-                                 in_axes[K]),
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (batch_leaves.emplace_back(
+           linum::detail::tree_arrays(std::get<detail::nth_argnum<K, I...>()>(all)), in_axes[K]),
        ...);
-      return std::make_tuple(reshape_batch_axis(std::get<detail::nth_argnum<K, I...>()>(all), m, in_axes[K])...);
-    }(std::make_index_sequence<sizeof...(I)>{});
+    }
+    (std::make_index_sequence<sizeof...(I)>{});
     const std::int64_t n = detail::microbatch_count(batch_leaves, m);
+    // The batch arguments reshaped to (..., num_microbatches, m, ...) at their axis.
+    auto reshaped = [&]<std::size_t... K>(std::index_sequence<K...>) {
+      return std::make_tuple(
+          reshape_batch_axis(std::get<detail::nth_argnum<K, I...>()>(all), m, in_axes[K])...);
+    }
+    (std::make_index_sequence<sizeof...(I)>{});
     // fun on microbatch `index`: the batch arguments' rows at index along their axis.
     auto call = [&](const Array& index) {
       Args a = all;
       [&]<std::size_t... K>(std::index_sequence<K...>) {
         ((std::get<detail::nth_argnum<K, I...>()>(a) = linum::detail::tree_apply_skip_empty(
-              std::get<K>(reshaped),
-              [&](const Array& x) { return take(x, index, in_axes[K]); })),
+              std::get<K>(reshaped), [&](const Array& x) { return take(x, index, in_axes[K]); })),
          ...);
-      }(std::make_index_sequence<sizeof...(I)>{});
+      }
+      (std::make_index_sequence<sizeof...(I)>{});
       return Out(std::apply(fun, a));
     };
     const Out proto = linum::detail::abstract_call(call, Array(0));
     const Arrays proto_leaves = linum::detail::tree_arrays(proto);
-    const std::vector<AccumulationType> types = detail::leaf_types(accumulator, proto_leaves.size());
+    const std::vector<AccumulationType> types =
+        detail::leaf_types(accumulator, proto_leaves.size());
     Arrays carry;
     for (std::size_t k = 0; k < proto_leaves.size(); ++k)
       carry.push_back(detail::accumulator_init(types[k], proto_leaves[k], n));
     const std::int64_t bound = num_real_microbatches.value_or(n);
     detail::check_num_real_microbatches(bound, n);
-    carry = fori_loop(Array(0), Array(static_cast<int>(bound)),
-                      [&](const Array& index, const Arrays& c) {
-                        const Arrays v = linum::detail::tree_arrays(call(index));
-                        Arrays next;
-                        for (std::size_t k = 0; k < c.size(); ++k)
-                          next.push_back(detail::accumulator_update(types[k], c[k], v[k], index));
-                        return next;
-                      },
-                      carry);
+    carry = fori_loop(
+        Array(0), Array(static_cast<int>(bound)),
+        [&](const Array& index, const Arrays& c) {
+          const Arrays v = linum::detail::tree_arrays(call(index));
+          Arrays next;
+          for (std::size_t k = 0; k < c.size(); ++k)
+            next.push_back(detail::accumulator_update(types[k], c[k], v[k], index));
+          return next;
+        },
+        carry);
     for (std::size_t k = 0; k < carry.size(); ++k)
       carry[k] = detail::accumulator_finalize(types[k], carry[k], n);
     return linum::detail::tree_rebuild(proto, carry);

@@ -11,8 +11,11 @@
 namespace linum::optim {
 
 MultiNormalDiagFromLogScale::MultiNormalDiagFromLogScale(const Array& loc, const Array& log_scale)
-    : log_scale_(log_scale), scale_(exp(log_scale)), mean_(loc),
-      param_shape_(linum::detail::broadcast_shapes(loc.shape(), log_scale.shape(), "multi_normal")) {
+    : log_scale_(log_scale),
+      scale_(exp(log_scale)),
+      mean_(loc),
+      param_shape_(
+          linum::detail::broadcast_shapes(loc.shape(), log_scale.shape(), "multi_normal")) {
   if (!is_floating(loc.dtype()) || !is_floating(log_scale.dtype()))
     throw TypeError("multi_normal: loc and log_scale must be float32 or float64, got " +
                     std::string(dtype_name(loc.dtype())) + " and " +

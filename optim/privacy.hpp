@@ -45,9 +45,8 @@ struct DifferentiallyPrivateAggregate : Transformation<DifferentiallyPrivateAggr
   template <class U, class Q>
   auto update_impl(const U& updates, const DifferentiallyPrivateAggregateState<>& state,
                    const Q*) const {
-    auto [noised, next_key] = detail::private_aggregate(linum::detail::tree_arrays(updates),
-                                                        l2_norm_clip, noise_multiplier,
-                                                        state.rng_key);
+    auto [noised, next_key] = detail::private_aggregate(
+        linum::detail::tree_arrays(updates), l2_norm_clip, noise_multiplier, state.rng_key);
     return std::pair<U, DifferentiallyPrivateAggregateState<>>{
         pytree::tree_unflatten_like(updates, noised), {next_key}};
   }

@@ -71,7 +71,8 @@ Table tree_probes() {
       probe([] { return tu::tree_get_all_with_path(optim::adam(0.1).init(params()), "count"); });
   t["map_params"] = probe([] {
     auto tx = optim::adam(0.1);
-    return tu::tree_map_params(tx, [](const Array& p) { return 2.0 * p; }, tx.init(params()));
+    return tu::tree_map_params(
+        tx, [](const Array& p) { return 2.0 * p; }, tx.init(params()));
   });
   t["max"] = probe([] { return tu::tree_max(params()); });
   t["min"] = probe([] { return tu::tree_min(params()); });
@@ -125,7 +126,8 @@ Table optax_probes() {
   t["novograd"] = probe([] { return step(o::novograd(0.1)); });
   t["optimistic_adam"] = probe([] { return step(o::optimistic_adam(0.1)); });
   t["optimistic_adam_v2"] = probe([] { return step(o::optimistic_adam_v2(0.1)); });
-  t["optimistic_gradient_descent"] = probe([] { return step(o::optimistic_gradient_descent(0.1)); });
+  t["optimistic_gradient_descent"] =
+      probe([] { return step(o::optimistic_gradient_descent(0.1)); });
   t["polyak_sgd"] = probe([] { return step_extra(o::polyak_sgd()); });
   t["radam"] = probe([] { return step(o::radam(0.1)); });
   t["rmsprop"] = probe([] { return step(o::rmsprop(0.1)); });
@@ -195,24 +197,23 @@ Table optax_probes() {
   t["scale_by_yogi"] = probe([] { return step(o::scale_by_yogi()); });
   t["scale_by_zoom_linesearch"] = probe([] { return step_extra(o::scale_by_zoom_linesearch(5)); });
   t["set_to_zero"] = probe([] { return step(o::set_to_zero()); });
-  t["stateless"] = probe([] {
-    return step(o::stateless([](const Params& u, const Params*) { return u; }));
-  });
+  t["stateless"] =
+      probe([] { return step(o::stateless([](const Params& u, const Params*) { return u; })); });
   t["stateless_with_tree_map"] = probe([] {
     return step(o::stateless_with_tree_map([](const Array& g, const Array&) { return -g; }));
   });
   t["trace"] = probe([] { return step(o::trace(0.9)); });
   t["zero_nans"] = probe([] { return step(o::zero_nans()); });
   t["unitwise_norm"] = probe([] { return o::unitwise_norm(array({3.0f, 4.0f})); });
-  t["unitwise_clip"] = probe([] {
-    return o::unitwise_clip(array({5.0f}), array({1.0f}), array({5.0f}));
-  });
+  t["unitwise_clip"] =
+      probe([] { return o::unitwise_clip(array({5.0f}), array({1.0f}), array({5.0f})); });
 
   // ---- wrappers and combinators ----
   const Params mask{{"w", Array(true)}, {"b", Array(false)}};
   auto from2 = [](const Array& count) { return count >= 2; };
   t["apply_if_finite"] = probe([] { return step(o::apply_if_finite(o::scale(2.0), 2)); });
-  t["conditionally_mask"] = probe([from2] { return step(o::conditionally_mask(o::scale(2.0), from2)); });
+  t["conditionally_mask"] =
+      probe([from2] { return step(o::conditionally_mask(o::scale(2.0), from2)); });
   t["conditionally_transform"] =
       probe([from2] { return step(o::conditionally_transform(o::scale(2.0), from2)); });
   t["flatten"] = probe([] { return step(o::flatten(o::adam(0.1))); });
@@ -232,13 +233,15 @@ Table optax_probes() {
     return step(o::named_chain(std::pair{std::string("clip"), o::clip(1.0)},
                                std::pair{std::string("sgd"), o::sgd(0.1)}));
   });
-  t["selective_transform"] = probe([mask] { return step(o::selective_transform<Params>(o::sgd(0.5), mask)); });
+  t["selective_transform"] =
+      probe([mask] { return step(o::selective_transform<Params>(o::sgd(0.5), mask)); });
   t["lookahead"] = probe([] {
     auto tx = o::lookahead(o::sgd(0.1), 2, 0.5);
     auto p = o::LookaheadParams<Params>::init_synced(params());
     return tx.update(grads(), tx.init(p), p).first.fast;
   });
-  t["with_extra_args_support"] = probe([] { return step_extra(o::with_extra_args_support(o::sgd(0.1))); });
+  t["with_extra_args_support"] =
+      probe([] { return step_extra(o::with_extra_args_support(o::sgd(0.1))); });
   auto sum_sq = [](const Params& u) { return o::tree_utils::tree_l2_norm(u, true); };
   t["monitor"] = probe([sum_sq] {
     auto tx = o::monitor<Params>({{"sq", sum_sq}});
@@ -253,8 +256,9 @@ Table optax_probes() {
     return tx.update(grads(), tx.init(params())).first;
   });
   t["inject_hyperparams"] = probe([] {
-    auto tx = o::inject_hyperparams([](const o::Hyperparams& h) { return o::adam(h.at("learning_rate")); },
-                                    {{"learning_rate", 0.1}});
+    auto tx = o::inject_hyperparams(
+        [](const o::Hyperparams& h) { return o::adam(h.at("learning_rate")); },
+        {{"learning_rate", 0.1}});
     return step(tx);
   });
   t["inject_stateful_hyperparams"] = probe([] {
@@ -263,9 +267,8 @@ Table optax_probes() {
         {{"learning_rate", o::linear_schedule(0.1, 0.0, 10)}});
     return step(tx);
   });
-  t["skip_not_finite"] = probe([] {
-    return step(o::MultiSteps(o::sgd(0.1), 2, true, o::skip_not_finite));
-  });
+  t["skip_not_finite"] =
+      probe([] { return step(o::MultiSteps(o::sgd(0.1), 2, true, o::skip_not_finite)); });
   t["skip_large_updates"] = probe([] {
     o::ShouldSkipUpdateFunction skip = [](const Tree& u, const Array& s, const Tree& p) {
       return o::skip_large_updates(u, s, p, 100.0);
@@ -290,22 +293,22 @@ Table optax_probes() {
   t["safe_norm"] = probe([] { return o::safe_norm(x(), 1e-6); });
   t["safe_root_mean_squares"] = probe([] { return o::safe_root_mean_squares(x(), 1e-6); });
   t["global_norm"] = probe([] { return o::tree_utils::tree_l2_norm(params()); });
-  t["matrix_inverse_pth_root"] = probe([] { return o::matrix_inverse_pth_root(eye(2) * 4.0f, 2).first; });
+  t["matrix_inverse_pth_root"] =
+      probe([] { return o::matrix_inverse_pth_root(eye(2) * 4.0f, 2).first; });
   t["power_iteration"] = probe([] { return o::power_iteration(m()).first; });
   t["nnls"] = probe([] { return o::nnls(m(), array({1.0f, 2.0f}), 10); });
-  t["multi_normal"] = probe([] {
-    return o::multi_normal(x(), x()).sample({2}, random::PRNGKey(0));
-  });
+  t["multi_normal"] =
+      probe([] { return o::multi_normal(x(), x()).sample({2}, random::PRNGKey(0)); });
   t["microbatch"] = probe([] {
     auto f = optim::microbatching::microbatch([](const Array& v) { return sum(v); }, argnums<0>, 1);
     return f(x());
   });
-  t["scale_gradient"] = probe([] {
-    return grad([](const Array& v) { return sum(o::scale_gradient(v, 0.5)); })(x());
-  });
+  t["scale_gradient"] = probe(
+      [] { return grad([](const Array& v) { return sum(o::scale_gradient(v, 0.5)); })(x()); });
 
   // ---- schedules ----
-  t["Schedule"] = probe([] { return o::Schedule([](std::int64_t c) { return 1.0 / (1 + c); })(3); });
+  t["Schedule"] =
+      probe([] { return o::Schedule([](std::int64_t c) { return 1.0 / (1 + c); })(3); });
   t["constant_schedule"] = probe([] { return o::constant_schedule(0.1)(5); });
   t["cosine_decay_schedule"] = probe([] { return o::cosine_decay_schedule(0.1, 10)(5); });
   t["cosine_onecycle_schedule"] = probe([] { return o::cosine_onecycle_schedule(10, 0.1)(5); });
@@ -315,10 +318,12 @@ Table optax_probes() {
   });
   t["linear_onecycle_schedule"] = probe([] { return o::linear_onecycle_schedule(10, 0.1)(5); });
   t["linear_schedule"] = probe([] { return o::linear_schedule(0.1, 0.0, 10)(5); });
-  t["piecewise_constant_schedule"] =
-      probe([] { return o::piecewise_constant_schedule(1.0, {{3, 0.1}})(5); });
-  t["piecewise_interpolate_schedule"] =
-      probe([] { return o::piecewise_interpolate_schedule("linear", 1.0, {{4, 0.1}})(5); });
+  t["piecewise_constant_schedule"] = probe([] {
+    return o::piecewise_constant_schedule(1.0, {{3, 0.1}})(5);
+  });
+  t["piecewise_interpolate_schedule"] = probe([] {
+    return o::piecewise_interpolate_schedule("linear", 1.0, {{4, 0.1}})(5);
+  });
   t["polynomial_schedule"] = probe([] { return o::polynomial_schedule(0.1, 0.0, 2.0, 10)(5); });
   t["sgdr_schedule"] = probe([] { return o::sgdr_schedule({{0.0, 0.1, 2, 10}})(5); });
   t["warmup_constant_schedule"] = probe([] { return o::warmup_constant_schedule(0.0, 0.1, 3)(5); });
@@ -362,27 +367,32 @@ Table optax_probes() {
   });
   t["multiclass_generalized_dice_loss"] =
       probe([probs] { return o::multiclass_generalized_dice_loss(probs, probs); });
-  t["multiclass_hinge_loss"] = probe([logits, ints] { return o::multiclass_hinge_loss(logits, ints); });
+  t["multiclass_hinge_loss"] =
+      probe([logits, ints] { return o::multiclass_hinge_loss(logits, ints); });
   t["multiclass_perceptron_loss"] =
       probe([logits, ints] { return o::multiclass_perceptron_loss(logits, ints); });
   t["multiclass_sparsemax_loss"] =
       probe([logits, ints] { return o::multiclass_sparsemax_loss(logits, ints); });
   t["ntxent"] = probe([logits] { return o::ntxent(logits, array({0, 0})); });
   t["perceptron_loss"] = probe([] { return o::perceptron_loss(x(), array({1.0f, -1.0f, 1.0f})); });
-  t["poly_loss_cross_entropy"] = probe([logits, probs] { return o::poly_loss_cross_entropy(logits, probs); });
-  t["ranking_softmax_loss"] = probe([logits, probs] { return o::ranking_softmax_loss(logits, probs); });
+  t["poly_loss_cross_entropy"] =
+      probe([logits, probs] { return o::poly_loss_cross_entropy(logits, probs); });
+  t["ranking_softmax_loss"] =
+      probe([logits, probs] { return o::ranking_softmax_loss(logits, probs); });
   t["safe_softmax_cross_entropy"] =
       probe([logits, probs] { return o::safe_softmax_cross_entropy(logits, probs); });
   t["sigmoid_binary_cross_entropy"] =
       probe([logits, probs] { return o::sigmoid_binary_cross_entropy(logits, probs); });
   t["sigmoid_focal_loss"] = probe([logits, probs] { return o::sigmoid_focal_loss(logits, probs); });
   t["smooth_labels"] = probe([probs] { return o::smooth_labels(probs, 0.1); });
-  t["softmax_cross_entropy"] = probe([logits, probs] { return o::softmax_cross_entropy(logits, probs); });
+  t["softmax_cross_entropy"] =
+      probe([logits, probs] { return o::softmax_cross_entropy(logits, probs); });
   t["softmax_cross_entropy_with_integer_labels"] =
       probe([logits, ints] { return o::softmax_cross_entropy_with_integer_labels(logits, ints); });
   t["sparsemax_loss"] = probe([] { return o::sparsemax_loss(x(), array({1.0f, 0.0f, 1.0f})); });
   t["squared_error"] = probe([] { return o::squared_error(x(), pos()); });
-  t["triplet_margin_loss"] = probe([logits, probs] { return o::triplet_margin_loss(logits, probs, logits); });
+  t["triplet_margin_loss"] =
+      probe([logits, probs] { return o::triplet_margin_loss(logits, probs, logits); });
 
   // ---- types: each state is what its transformation's init returns ----
   using P = Params;
@@ -391,18 +401,21 @@ Table optax_probes() {
       probe([] { return as<o::AdaptiveGradClipState>(o::adaptive_grad_clip(0.1).init(params())); });
   t["AddDecayedWeightsState"] =
       probe([] { return as<o::AddDecayedWeightsState>(o::AddDecayedWeights{}.init(params())); });
-  t["ClipByGlobalNormState"] =
-      probe([] { return as<o::ClipByGlobalNormState>(o::clip_by_global_norm(1.0).init(params())); });
+  t["ClipByGlobalNormState"] = probe(
+      [] { return as<o::ClipByGlobalNormState>(o::clip_by_global_norm(1.0).init(params())); });
   t["ClipState"] = probe([] { return as<o::ClipState>(o::clip(1.0).init(params())); });
   t["ScaleByTrustRatioState"] =
       probe([] { return as<o::ScaleByTrustRatioState>(o::scale_by_trust_ratio().init(params())); });
   t["ScaleState"] = probe([] { return as<o::ScaleState>(o::scale(2.0).init(params())); });
   t["NonNegativeParamsState"] = probe(
       [] { return as<o::NonNegativeParamsState>(o::keep_params_nonnegative().init(params())); });
-  t["AddNoiseState"] = probe([] { return as<o::AddNoiseState<>>(o::add_noise(0.01, 0.55, 0).init(params())).rng_key; });
-  t["ApplyEvery"] = probe([] { return as<o::ApplyEvery<P>>(o::apply_every(2).init(params())).grad_acc; });
+  t["AddNoiseState"] = probe(
+      [] { return as<o::AddNoiseState<>>(o::add_noise(0.01, 0.55, 0).init(params())).rng_key; });
+  t["ApplyEvery"] =
+      probe([] { return as<o::ApplyEvery<P>>(o::apply_every(2).init(params())).grad_acc; });
   t["ApplyIfFiniteState"] = probe([] {
-    return as<o::ApplyIfFiniteState<o::EmptyState>>(o::apply_if_finite(o::scale(2.0), 2).init(params()))
+    return as<o::ApplyIfFiniteState<o::EmptyState>>(
+               o::apply_if_finite(o::scale(2.0), 2).init(params()))
         .notfinite_count;
   });
   t["ConditionallyMaskState"] = probe([from2] {
@@ -424,7 +437,8 @@ Table optax_probes() {
   t["EmaState"] = probe([] { return as<o::EmaState<P>>(o::ema(0.9).init(params())).ema; });
   t["FactoredState"] =
       probe([] { return as<o::FactoredState<P>>(o::scale_by_factored_rms().init(params())).v; });
-  t["GradientTransformation"] = probe([] { return step(o::GradientTransformation<P>(o::adam(0.1))); });
+  t["GradientTransformation"] =
+      probe([] { return step(o::GradientTransformation<P>(o::adam(0.1))); });
   t["GradientTransformationExtraArgs"] =
       probe([] { return step_extra(o::GradientTransformation<P>(o::polyak_sgd())); });
   t["InjectStatefulHyperparamsState"] = probe([] {
@@ -464,14 +478,14 @@ Table optax_probes() {
     using S = decltype(tx.init(params()).inner_states);
     return as<o::PartitionState<S>>(tx.init(params())).inner_states;
   });
-  t["ScaleByAdaDeltaState"] =
-      probe([] { return as<o::ScaleByAdaDeltaState<P>>(o::scale_by_adadelta().init(params())).e_g; });
+  t["ScaleByAdaDeltaState"] = probe(
+      [] { return as<o::ScaleByAdaDeltaState<P>>(o::scale_by_adadelta().init(params())).e_g; });
   t["ScaleByAdamState"] =
       probe([] { return as<o::ScaleByAdamState<P>>(o::scale_by_adam().init(params())).mu; });
   t["ScaleByAdanState"] =
       probe([] { return as<o::ScaleByAdanState<P>>(o::scale_by_adan().init(params())).m; });
-  t["ScaleByAmsgradState"] =
-      probe([] { return as<o::ScaleByAmsgradState<P>>(o::scale_by_amsgrad().init(params())).nu_max; });
+  t["ScaleByAmsgradState"] = probe(
+      [] { return as<o::ScaleByAmsgradState<P>>(o::scale_by_amsgrad().init(params())).nu_max; });
   t["ScaleByBacktrackingLinesearchState"] = probe([] {
     return as<o::ScaleByBacktrackingLinesearchState<P>>(
                o::scale_by_backtracking_linesearch(5).init(params()))
@@ -483,10 +497,10 @@ Table optax_probes() {
       probe([] { return as<o::ScaleByLBFGSState<P>>(o::scale_by_lbfgs().init(params())).count; });
   t["ScaleByLionState"] =
       probe([] { return as<o::ScaleByLionState<P>>(o::scale_by_lion().init(params())).mu; });
-  t["ScaleByNovogradState"] =
-      probe([] { return as<o::ScaleByNovogradState<P>>(o::scale_by_novograd().init(params())).nu; });
-  t["ScaleByRStdDevState"] = probe(
-      [] { return as<o::ScaleByRStdDevState<P>>(o::scale_by_stddev().init(params())).mu; });
+  t["ScaleByNovogradState"] = probe(
+      [] { return as<o::ScaleByNovogradState<P>>(o::scale_by_novograd().init(params())).nu; });
+  t["ScaleByRStdDevState"] =
+      probe([] { return as<o::ScaleByRStdDevState<P>>(o::scale_by_stddev().init(params())).mu; });
   t["ScaleByRmsState"] =
       probe([] { return as<o::ScaleByRmsState<P>>(o::scale_by_rms().init(params())).nu; });
   t["ScaleByRpropState"] = probe(
@@ -496,11 +510,13 @@ Table optax_probes() {
   t["ScaleBySM3State"] =
       probe([] { return as<o::ScaleBySM3State<P>>(o::scale_by_sm3().init(params())).nu; });
   t["ScaleByScheduleState"] = probe([] {
-    return as<o::ScaleByScheduleState<>>(o::scale_by_schedule(o::constant_schedule(0.1)).init(params()))
+    return as<o::ScaleByScheduleState<>>(
+               o::scale_by_schedule(o::constant_schedule(0.1)).init(params()))
         .count;
   });
   t["ScaleByZoomLinesearchState"] = probe([] {
-    return as<o::ScaleByZoomLinesearchState<P>>(o::scale_by_zoom_linesearch(5).init(params())).value;
+    return as<o::ScaleByZoomLinesearchState<P>>(o::scale_by_zoom_linesearch(5).init(params()))
+        .value;
   });
   t["ZoomLinesearchInfo"] =
       probe([] { return o::scale_by_zoom_linesearch(5).init(params()).info.num_linesearch_steps; });
@@ -508,8 +524,9 @@ Table optax_probes() {
     o::ShouldSkipUpdateFunction f = o::skip_not_finite;
     return f(Tree(x()), Array(0), Tree()).first;
   });
-  t["SnapshotState"] =
-      probe([sum_sq] { return as<o::SnapshotState>(o::snapshot("sq", sum_sq).init(params())).measurement; });
+  t["SnapshotState"] = probe([sum_sq] {
+    return as<o::SnapshotState>(o::snapshot("sq", sum_sq).init(params())).measurement;
+  });
   t["TraceState"] = probe([] { return as<o::TraceState<P>>(o::trace(0.9).init(params())).trace; });
   t["ZeroNansState"] =
       probe([] { return as<o::ZeroNansState<P>>(o::zero_nans().init(params())).found_nan; });
@@ -532,12 +549,22 @@ void add_all(Registrar& r, const Table& from, std::initializer_list<const char*>
 }
 
 // The names of optax_probes() that only submodules export (not optax's top level).
-const std::set<std::string> kSubmoduleOnly{
-    "ConditionFn", "unitwise_clip", "unitwise_norm", "binary_dice_loss", "dice_loss",
-    "kl_divergence_with_log_targets", "make_fenchel_young_loss", "multiclass_generalized_dice_loss",
-    "multiclass_hinge_loss", "multiclass_perceptron_loss", "multiclass_sparsemax_loss",
-    "perceptron_loss", "poly_loss_cross_entropy", "ranking_softmax_loss", "sparsemax_loss",
-    "triplet_margin_loss"};
+const std::set<std::string> kSubmoduleOnly{"ConditionFn",
+                                           "unitwise_clip",
+                                           "unitwise_norm",
+                                           "binary_dice_loss",
+                                           "dice_loss",
+                                           "kl_divergence_with_log_targets",
+                                           "make_fenchel_young_loss",
+                                           "multiclass_generalized_dice_loss",
+                                           "multiclass_hinge_loss",
+                                           "multiclass_perceptron_loss",
+                                           "multiclass_sparsemax_loss",
+                                           "perceptron_loss",
+                                           "poly_loss_cross_entropy",
+                                           "ranking_softmax_loss",
+                                           "sparsemax_loss",
+                                           "triplet_margin_loss"};
 
 const Probes top("optax", [](Registrar& r) {
   for (const auto& [name, p] : optax_probes())
@@ -546,30 +573,88 @@ const Probes top("optax", [](Registrar& r) {
 
 const Probes transforms("optax.transforms", [](Registrar& r) {
   add_all(r, optax_probes(),
-          {"AddNoiseState", "ApplyIfFiniteState", "ConditionFn", "ConditionallyMaskState",
-           "ConditionallyTransformState", "EmaState", "MaskedNode", "MaskedState", "MonitorState",
-           "MultiSteps", "MultiStepsState", "NonNegativeParamsState", "PartitionState",
-           "ShouldSkipUpdateFunction", "SnapshotState", "TraceState", "ZeroNansState",
-           "adaptive_grad_clip", "add_decayed_weights", "add_noise", "apply_if_finite", "chain",
-           "clip", "clip_by_block_rms", "clip_by_global_norm", "conditionally_mask",
-           "conditionally_transform", "ema", "flatten", "freeze", "keep_params_nonnegative",
-           "masked", "measure_with_ema", "monitor", "named_chain", "partition",
-           "per_example_global_norm_clip", "per_example_layer_norm_clip", "selective_transform",
-           "skip_large_updates", "skip_not_finite", "snapshot", "trace", "unitwise_clip",
-           "unitwise_norm", "zero_nans"});
+          {"AddNoiseState",
+           "ApplyIfFiniteState",
+           "ConditionFn",
+           "ConditionallyMaskState",
+           "ConditionallyTransformState",
+           "EmaState",
+           "MaskedNode",
+           "MaskedState",
+           "MonitorState",
+           "MultiSteps",
+           "MultiStepsState",
+           "NonNegativeParamsState",
+           "PartitionState",
+           "ShouldSkipUpdateFunction",
+           "SnapshotState",
+           "TraceState",
+           "ZeroNansState",
+           "adaptive_grad_clip",
+           "add_decayed_weights",
+           "add_noise",
+           "apply_if_finite",
+           "chain",
+           "clip",
+           "clip_by_block_rms",
+           "clip_by_global_norm",
+           "conditionally_mask",
+           "conditionally_transform",
+           "ema",
+           "flatten",
+           "freeze",
+           "keep_params_nonnegative",
+           "masked",
+           "measure_with_ema",
+           "monitor",
+           "named_chain",
+           "partition",
+           "per_example_global_norm_clip",
+           "per_example_layer_norm_clip",
+           "selective_transform",
+           "skip_large_updates",
+           "skip_not_finite",
+           "snapshot",
+           "trace",
+           "unitwise_clip",
+           "unitwise_norm",
+           "zero_nans"});
 });
 
 const Probes losses("optax.losses", [](Registrar& r) {
   add_all(r, optax_probes(),
-          {"binary_dice_loss", "convex_kl_divergence", "cosine_distance", "cosine_similarity",
-           "ctc_loss", "ctc_loss_with_forward_probs", "dice_loss", "generalized_kl_divergence",
-           "hinge_loss", "huber_loss", "kl_divergence", "kl_divergence_with_log_targets",
-           "l2_loss", "log_cosh", "make_fenchel_young_loss", "multiclass_generalized_dice_loss",
-           "multiclass_hinge_loss", "multiclass_perceptron_loss", "multiclass_sparsemax_loss",
-           "ntxent", "perceptron_loss", "poly_loss_cross_entropy", "ranking_softmax_loss",
-           "safe_softmax_cross_entropy", "sigmoid_binary_cross_entropy", "sigmoid_focal_loss",
-           "smooth_labels", "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels",
-           "sparsemax_loss", "squared_error", "triplet_margin_loss"});
+          {"binary_dice_loss",
+           "convex_kl_divergence",
+           "cosine_distance",
+           "cosine_similarity",
+           "ctc_loss",
+           "ctc_loss_with_forward_probs",
+           "dice_loss",
+           "generalized_kl_divergence",
+           "hinge_loss",
+           "huber_loss",
+           "kl_divergence",
+           "kl_divergence_with_log_targets",
+           "l2_loss",
+           "log_cosh",
+           "make_fenchel_young_loss",
+           "multiclass_generalized_dice_loss",
+           "multiclass_hinge_loss",
+           "multiclass_perceptron_loss",
+           "multiclass_sparsemax_loss",
+           "ntxent",
+           "perceptron_loss",
+           "poly_loss_cross_entropy",
+           "ranking_softmax_loss",
+           "safe_softmax_cross_entropy",
+           "sigmoid_binary_cross_entropy",
+           "sigmoid_focal_loss",
+           "smooth_labels",
+           "softmax_cross_entropy",
+           "softmax_cross_entropy_with_integer_labels",
+           "sparsemax_loss",
+           "squared_error",
+           "triplet_margin_loss"});
 });
 
 const Probes schedules("optax.schedules", [](Registrar& r) {

@@ -74,12 +74,21 @@ TEST_CASE("power_iteration: runs under jit and vmap (a while_loop)") {
 }
 
 TEST_CASE("power_iteration: bad matrices and v0") {
-  check_error<ValueError>([] { optim::power_iteration(ones({2, 3})); },
-                          {"power_iteration", "square", "(2, 3)"});
-  check_error<TypeError>([] { optim::power_iteration(array({{1, 2}, {3, 4}})); },
-                         {"power_iteration", "int32"});
-  check_error<ValueError>([] { optim::power_iteration(kA2, {.v0 = f64({1.0, 1.0, 1.0})}); },
-                          {"power_iteration", "v0", "size 2", "(3,)"});
+  check_error<ValueError>(
+      [] {
+        optim::power_iteration(ones({2, 3}));
+      },
+      {"power_iteration", "square", "(2, 3)"});
+  check_error<TypeError>(
+      [] {
+        optim::power_iteration(array({{1, 2}, {3, 4}}));
+      },
+      {"power_iteration", "int32"});
+  check_error<ValueError>(
+      [] {
+        optim::power_iteration(kA2, {.v0 = f64({1.0, 1.0, 1.0})});
+      },
+      {"power_iteration", "v0", "size 2", "(3,)"});
 }
 
 TEST_CASE("matrix_inverse_pth_root: coupled Newton iterations as optax, for p = 1, 2, 4, 8") {
@@ -213,8 +222,11 @@ TEST_CASE("nnls: bad shapes, dtypes, iters and unroll") {
   check_error<ValueError>([&] { optim::nnls(ones({3}), b, 1); }, {"nnls", "A", "2-D", "(3,)"});
   check_error<ValueError>([&] { optim::nnls(A, ones({2}), 1); }, {"nnls", "M = 3", "(2,)"});
   check_error<ValueError>([&] { optim::nnls(A, ones({3, 1, 1}), 1); }, {"nnls", "(3, 1, 1)"});
-  check_error<TypeError>([&] { optim::nnls(array({{1, 2}, {3, 4}, {5, 6}}), b, 1); },
-                         {"nnls", "int32"});
+  check_error<TypeError>(
+      [&] {
+        optim::nnls(array({{1, 2}, {3, 4}, {5, 6}}), b, 1);
+      },
+      {"nnls", "int32"});
   check_error<ValueError>([&] { optim::nnls(A, b, -1); }, {"nnls", "iters", "-1"});
   check_error<ValueError>([&] { optim::nnls(A, b, 1, 0); }, {"nnls", "unroll"});
 }

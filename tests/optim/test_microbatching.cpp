@@ -92,15 +92,17 @@ TEST_CASE("microbatch: summed per-microbatch gradients equal the full-batch grad
 
 TEST_CASE("microbatch: bad batches, accumulators and arguments") {
   auto total = [](const Array& a, const Array& b) { return sum(a) + sum(b); };
-  check_error<ValueError>(
-      [&] { mb::microbatch(total, argnums<0, 1>, 2)(ones({4}), ones({6})); },
-      {"Batch Arguments must have equal-size batch axes", "4, 6"});
+  check_error<ValueError>([&] { mb::microbatch(total, argnums<0, 1>, 2)(ones({4}), ones({6})); },
+                          {"Batch Arguments must have equal-size batch axes", "4, 6"});
   check_error<ValueError>([&] { mb::microbatch(total, argnums<0, 1>, 3)(ones({4}), ones({4})); },
                           {"batch_size=4", "microbatch_size=3"});
   check_error<ValueError>([&] { mb::microbatch(total, argnums<0, 1>, 0); },
                           {"microbatch_size", "positive"});
-  check_error<ValueError>([&] { mb::microbatch(total, argnums<0, 1>, 2, AccumulationType::SUM, {0, 0, 0}); },
-                          {"in_axes", "3 entries", "2 batch arguments"});
+  check_error<ValueError>(
+      [&] {
+        mb::microbatch(total, argnums<0, 1>, 2, AccumulationType::SUM, {0, 0, 0});
+      },
+      {"in_axes", "3 entries", "2 batch arguments"});
   auto count = [](const Array& a) { return sum(astype(a > 0, int32)); };
   check_error<ValueError>(
       [&] { mb::microbatch(count, argnums<0>, 2, AccumulationType::MEAN)(ones({4})); },
@@ -108,9 +110,9 @@ TEST_CASE("microbatch: bad batches, accumulators and arguments") {
   auto pair = [](const Array& a) { return std::make_pair(a, sum(a)); };
   check_error<ValueError>(
       [&] {
-        mb::microbatch(pair, argnums<0>, 2,
-                       {AccumulationType::SUM, AccumulationType::SUM, AccumulationType::SUM})(
-            ones({4}));
+        mb::microbatch(
+            pair, argnums<0>, 2,
+            {AccumulationType::SUM, AccumulationType::SUM, AccumulationType::SUM})(ones({4}));
       },
       {"3 accumulation types", "2 leaves"});
   check_error<ValueError>(

@@ -87,13 +87,22 @@ TEST_CASE("multi_normal: log_prob sums the normal log-densities over the paramet
 }
 
 TEST_CASE("multi_normal: bad parameters and samples") {
-  check_error<ValueError>([] { optim::multi_normal(f64({0.0, 1.0}), f64({0.0, 1.0, 2.0})); },
-                          {"multi_normal", "(2,)", "(3,)"});
-  check_error<TypeError>([] { optim::multi_normal(array({0, 1}), f64({0.0, 0.0})); },
-                         {"multi_normal", "int32"});
+  check_error<ValueError>(
+      [] {
+        optim::multi_normal(f64({0.0, 1.0}), f64({0.0, 1.0, 2.0}));
+      },
+      {"multi_normal", "(2,)", "(3,)"});
+  check_error<TypeError>(
+      [] {
+        optim::multi_normal(array({0, 1}), f64({0.0, 0.0}));
+      },
+      {"multi_normal", "int32"});
   // x must broadcast against the parameters.
   check_error<ValueError>(
-      [] { optim::multi_normal(ones({2, 3}, float64), ones({2, 3}, float64)).log_prob(ones({4}, float64)); },
+      [] {
+        optim::multi_normal(ones({2, 3}, float64), ones({2, 3}, float64))
+            .log_prob(ones({4}, float64));
+      },
       {"(4,)", "(2, 3)"});
 }
 

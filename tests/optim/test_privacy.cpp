@@ -19,7 +19,8 @@ using Params = std::map<std::string, Array>;
 // Example 1: w (0, 0.3), b 0.4, norm 0.5 <= 1, kept. Example 2: zero (its multiplier 1/0 -> nan
 // counts as 1). The sums are w (0.6, 0.3), b 1.2; their batch means w (0.2, 0.1), b 0.4.
 Params per_example_grads() {
-  return {{"w", array({3.0, 0.0, 0.0, 0.3, 0.0, 0.0}, {3, 2})}, {"b", f64({4.0, 0.4, 0.0})}};
+  return {{"w", array(std::vector<double>{3.0, 0.0, 0.0, 0.3, 0.0, 0.0}, Shape{3, 2})},
+          {"b", f64({4.0, 0.4, 0.0})}};
 }
 Params params() { return {{"w", zeros({2}, float64)}, {"b", zeros({}, float64)}}; }
 }  // namespace
@@ -44,7 +45,8 @@ TEST_CASE("differentially_private_aggregate: noise of std l2_norm_clip * noise_m
   CHECK(values(state.rng_key) == values(key));
   auto [u, s1] = tx.update(per_example_grads(), state);
   Array keys = random::split(key, 3);
-  Array noise_b = random::normal(keys[1], {}, float64), noise_w = random::normal(keys[2], {2}, float64);
+  Array noise_b = random::normal(keys[1], {}, float64),
+        noise_w = random::normal(keys[2], {2}, float64);
   // l2_norm_clip 0.5 halves the clipped examples: example 0 -> w (0.3, 0), b 0.4; example 1 has
   // norm 0.5, kept; sums w (0.3, 0.3), b 0.8.
   const std::vector<double> nb = values(noise_b), nw = values(noise_w);
