@@ -15,10 +15,15 @@
 #include <linum/optim/factorized.hpp>
 #include <linum/optim/inject.hpp>
 #include <linum/optim/lbfgs.hpp>
+#include <linum/optim/linear_algebra.hpp>
 #include <linum/optim/linesearch.hpp>
 #include <linum/optim/losses.hpp>
+#include <linum/optim/microbatching.hpp>
 #include <linum/optim/monitoring.hpp>
+#include <linum/optim/multi_normal.hpp>
 #include <linum/optim/numerics.hpp>
+#include <linum/optim/privacy.hpp>
+#include <linum/optim/scale_gradient.hpp>
 #include <linum/optim/scaling.hpp>
 #include <linum/optim/schedule.hpp>
 #include <linum/optim/state_utils.hpp>

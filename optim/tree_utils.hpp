@@ -234,14 +234,15 @@ T tree_batch_shape(const T& t, const Shape& shape = {}) {
 template <class T>
 DType tree_dtype(const T& t, const std::string& mixed_dtype_handler = "");
 
-// Real trees: tree_real and tree_conj are the identity (linum has no complex dtypes).
+// optax.tree_utils.tree_real / tree_conj: jnp.real / jnp.conj of every leaf (real leaves pass
+// through).
 template <class T>
 T tree_real(const T& t) {
-  return t;
+  return linum::detail::tree_apply_skip_empty(t, [](const Array& x) { return real(x); });
 }
 template <class T>
 T tree_conj(const T& t) {
-  return t;
+  return linum::detail::tree_apply_skip_empty(t, [](const Array& x) { return conj(x); });
 }
 
 // linum's keys are raw uint32[2] data already: the identity.
