@@ -195,6 +195,7 @@ const Probes linen("flax.linen", [](Registrar& r) {
     return nn::apply(fn, cell)(v, carry, batch()).second;
   });
   r.add("GroupNorm", [] { return init_apply(nn::GroupNorm({.num_groups = 2}), image()); });
+  r.add("InstanceNorm", [] { return init_apply(nn::InstanceNorm(), image()); });
   r.add("LSTMCell", [] {
     nn::LSTMCell cell(3);
     auto carry = cell.initialize_carry(key(), batch().shape());
@@ -239,11 +240,17 @@ const Probes linen("flax.linen", [](Registrar& r) {
     pytree::FrozenDict<Array> d{{"a", Tree(x())}};
     return d.at("a").leaf();
   });
+  r.add("SpectralNorm", [] {
+    nn::SpectralNorm sn(nn::Dense(2));
+    Tree v = sn.init(key(), batch(), true);
+    return sn.apply(v, batch(), false);
+  });
   r.add("Variable", [] {
     Counter c;
     Tree v = c.init(key(), batch());
     return c.apply(v, batch(), nn::ApplyOptions{.mutable_ = "state"}).second;
   });
+  r.add("WeightNorm", [] { return init_apply(nn::WeightNorm(nn::Dense(2)), batch()); });
   r.add("apply", [] {
     auto fn = [](nn::Dense& d, const Array& x) { return d(x); };
     Tree v = nn::init(fn, nn::Dense(2))(key(), batch());
