@@ -229,6 +229,12 @@ const Probes linen("flax.linen", [](Registrar& r) {
   });
   r.add("Sequential", [] { return init_apply(nn::Sequential({nn::Dense(3), nn::relu}), batch()); });
   r.add("SimpleCell", [] { return init_apply(nn::RNN(nn::SimpleCell(3)), sequence()); });
+  r.add("SpectralNorm", [] {
+    nn::SpectralNorm sn(nn::Dense(2));
+    Tree v = sn.init(key(), batch(), true);
+    return sn.apply(v, batch(), false);
+  });
+  r.add("WeightNorm", [] { return init_apply(nn::WeightNorm(nn::Dense(2)), batch()); });
 
   // ---- the module system ----
   r.add("DenyList", [] {
@@ -240,17 +246,11 @@ const Probes linen("flax.linen", [](Registrar& r) {
     pytree::FrozenDict<Array> d{{"a", Tree(x())}};
     return d.at("a").leaf();
   });
-  r.add("SpectralNorm", [] {
-    nn::SpectralNorm sn(nn::Dense(2));
-    Tree v = sn.init(key(), batch(), true);
-    return sn.apply(v, batch(), false);
-  });
   r.add("Variable", [] {
     Counter c;
     Tree v = c.init(key(), batch());
     return c.apply(v, batch(), nn::ApplyOptions{.mutable_ = "state"}).second;
   });
-  r.add("WeightNorm", [] { return init_apply(nn::WeightNorm(nn::Dense(2)), batch()); });
   r.add("apply", [] {
     auto fn = [](nn::Dense& d, const Array& x) { return d(x); };
     Tree v = nn::init(fn, nn::Dense(2))(key(), batch());
