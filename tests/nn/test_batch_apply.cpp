@@ -108,7 +108,7 @@ TEST_CASE("BatchApply errors: no input with num_dims axes; outputs that can't be
   auto total = [](const Array& a) { return sum(a); };
   testing::check_error<ValueError>(
       [&] {
-        nn::BatchApply(total)(ones({2, 3, 4}));
+        (void)nn::BatchApply(total)(ones({2, 3, 4}));
       },
       {"BatchApply", "shape ()", "(2, 3)"});
   testing::check_error<ValueError>([&] { nn::BatchApply(id, -1); }, {"BatchApply", "num_dims"});
