@@ -1,8 +1,9 @@
 // MGUCell and ConvLSTMCell (flax.linen.recurrent): Flax's parameter trees (names, shapes, order,
 // bias initializers, the same rng path as plain layers at those paths), each cell's output
 // against its step written out here from Flax's equations with the cell's own params,
-// initialize_carry, nn::RNN over a sequence against a loop of the cell (num_feature_axes of the
-// conv cell: len(kernel_size) + 1), gradients by finite differences, and the errors.
+// initialize_carry, nn::RNN over a sequence against a loop of the cell and under jit
+// (num_feature_axes of the conv cell: len(kernel_size) + 1), gradients by finite differences, and
+// the errors.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -173,6 +174,9 @@ TEST_CASE("RNN(MGUCell): params/MGUCell_0/... in a compact parent; equals a loop
     CHECK(allclose(at_time(ys, t), y));
     h = h2;
   }
+  // Under jit: the same outputs.
+  auto jrun = jit([&](const Array& x) { return MGUTagger().apply(v, x); });
+  CHECK(allclose(jrun(xs), ys, 1e-6f));
   // A root RNN adopts the cell as its field `cell`; reverse runs from the last step.
   nn::RNN root(nn::MGUCell(4), {.reverse = true, .keep_order = true});
   Tree rv{{"params", Tree{{"cell", cp}}}};
@@ -307,6 +311,8 @@ TEST_CASE(
   CHECK(allclose(tys, moveaxis(ys, 1, 0)));
   CHECK(allclose(last[0].leaf(), carry.first));
   CHECK(allclose(last[1].leaf(), carry.second));
+  auto jrun = jit([&](const Array& x) { return ConvLSTMTagger({3, 3}).apply(v, x); });
+  CHECK(allclose(jrun(xs), ys, 1e-6f));
   // A 1-D kernel: (batch, time, length, channels), two feature axes.
   Array x1 = random::normal(random::key(19), {2, 3, 6, 2});
   CHECK(ConvLSTMTagger({3}).init_with_output(random::key(0), x1).first.shape() ==
