@@ -123,12 +123,6 @@ FoldedInput fold_conv_input(const char* op, const Array& inputs, std::size_t ker
   flat.insert(flat.end(), shape.begin() + static_cast<std::ptrdiff_t>(nb), shape.end());
   return {reshape(inputs, flat), batch_shape};
 }
-Array unfold_conv_output(const Array& y, const Shape& batch_shape) {
-  if (batch_shape.size() == 1) return y;
-  Shape out = batch_shape;
-  out.insert(out.end(), y.shape().begin() + 1, y.shape().end());
-  return reshape(y, out);
-}
 
 // jnp.pad of one axis in mode 'wrap' (periodic) or 'reflect' (mirrored without repeating the
 // edge), as a gather: output j reads input ((j - lo) mod n), folded back for reflect. These
@@ -173,28 +167,44 @@ std::vector<std::int64_t> ones_if_empty(const std::vector<std::int64_t>& v, std:
 
 }  // namespace
 
-Array Conv::call(const Array& inputs) {
-  auto [x, batch_shape] = fold_conv_input("Conv", inputs, kernel_size.size(), features);
-  const std::size_t nk = kernel_size.size();
-  Padding pad = canonicalize_padding(padding, nk);
+namespace detail {
+
+Array unfold_conv_output(const Array& y, const Shape& batch_shape) {
+  if (batch_shape.size() == 1) return y;
+  Shape out = batch_shape;
+  out.insert(out.end(), y.shape().begin() + 1, y.shape().end());
+  return reshape(y, out);
+}
+
+ConvInput conv_input(const char* op, const Array& inputs, const ConvConfig& c) {
+  auto [x, batch_shape] = fold_conv_input(op, inputs, c.kernel_size.size(), c.features);
+  const std::size_t nk = c.kernel_size.size();
+  Padding pad = canonicalize_padding(c.padding, nk);
   if (pad.mode == "CIRCULAR" || pad.mode == "REFLECT") {
     // Flax pads the input by wrap/reflect so that a VALID conv keeps the size: (k_dilated - 1) / 2
     // before, k_dilated / 2 after.
-    const auto kd = ones_if_empty(kernel_dilation, nk);
+    const auto kd = ones_if_empty(c.kernel_dilation, nk);
     if (kd.size() != nk)
-      throw ValueError("Conv: kernel_dilation must have one entry per spatial dim (" +
-                       std::to_string(nk) + "), got " + attr_repr(kernel_dilation));
+      throw ValueError(std::string(op) + ": kernel_dilation must have one entry per spatial dim (" +
+                       std::to_string(nk) + "), got " + attr_repr(c.kernel_dilation));
     for (std::size_t i = 0; i < nk; ++i) {
-      const std::int64_t k = (kernel_size[i] - 1) * kd[i] + 1;
-      x = pad_axis("Conv", x, static_cast<int>(i) + 1, (k - 1) / 2, k / 2, pad.mode == "REFLECT");
+      const std::int64_t k = (c.kernel_size[i] - 1) * kd[i] + 1;
+      x = pad_axis(op, x, static_cast<int>(i) + 1, (k - 1) / 2, k / 2, pad.mode == "REFLECT");
     }
     pad = "VALID";
   } else if (pad.mode == "CAUSAL") {
     if (nk != 1) throw ValueError("Causal padding is only implemented for 1D convolutions.");
-    const auto kd = ones_if_empty(kernel_dilation, 1);
-    x = zero_pad_axis(x, 1, kd.at(0) * (kernel_size[0] - 1), 0);
+    const auto kd = ones_if_empty(c.kernel_dilation, 1);
+    x = zero_pad_axis(x, 1, kd.at(0) * (c.kernel_size[0] - 1), 0);
     pad = "VALID";
   }
+  return {x, batch_shape, pad};
+}
+
+}  // namespace detail
+
+Array Conv::call(const Array& inputs) {
+  auto [x, batch_shape, pad] = detail::conv_input("Conv", inputs, *this);
   const std::int64_t in_features = x.shape(-1);
   if (feature_group_count < 1 || in_features % feature_group_count != 0) {
     throw ValueError("Conv: the input features (" + std::to_string(in_features) +
@@ -212,7 +222,7 @@ Array Conv::call(const Array& inputs) {
                                   .rhs_dilation = kernel_dilation,
                                   .feature_group_count = feature_group_count});
   if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
-  return unfold_conv_output(y, batch_shape);
+  return detail::unfold_conv_output(y, batch_shape);
 }
 
 Array ConvTranspose::call(const Array& inputs) {
@@ -244,7 +254,7 @@ Array ConvTranspose::call(const Array& inputs) {
     }
   }
   if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
-  return unfold_conv_output(y, batch_shape);
+  return detail::unfold_conv_output(y, batch_shape);
 }
 
 Array Einsum::call(const Array& x, const std::optional<std::string>& call_str) {

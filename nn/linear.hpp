@@ -96,6 +96,20 @@ struct Conv : Module<Conv>, ConvConfig {
   Array call(const Array& x);
 };
 
+namespace detail {
+// The input of a Flax _Conv (Conv and ConvLocal) ready for lax: batch dims folded into one (an
+// input without any gets one), 'CIRCULAR'/'REFLECT'/'CAUSAL' applied as explicit input padding,
+// so `padding` is what lax gets. `op` names the layer in errors.
+struct ConvInput {
+  Array x;            // (batch, spatial..., features)
+  Shape batch_shape;  // the input's batch dims, restored on the output
+  Padding padding;
+};
+ConvInput conv_input(const char* op, const Array& inputs, const ConvConfig& c);
+// (batch, spatial..., features) back to (batch dims..., spatial..., features).
+Array unfold_conv_output(const Array& y, const Shape& batch_shape);
+}  // namespace detail
+
 struct ConvTransposeConfig {
   std::int64_t features = 0;
   std::vector<std::int64_t> kernel_size = {};

@@ -3,7 +3,9 @@
 
 #include <linum/nn/activation.hpp>
 #include <linum/nn/attention.hpp>
+#include <linum/nn/batch_apply.hpp>
 #include <linum/nn/combinators.hpp>
+#include <linum/nn/conv_local.hpp>
 #include <linum/nn/dense_general.hpp>
 #include <linum/nn/embedding.hpp>
 #include <linum/nn/initializers.hpp>
@@ -12,6 +14,7 @@
 #include <linum/nn/normalization.hpp>
 #include <linum/nn/normalization_wrappers.hpp>
 #include <linum/nn/recurrent.hpp>
+#include <linum/nn/recurrent_cells.hpp>
 #include <linum/nn/stochastic.hpp>
 #include <linum/nn/tabulate.hpp>
 #include <linum/nn/transforms.hpp>

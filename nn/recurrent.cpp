@@ -6,25 +6,27 @@
 
 namespace linum::nn {
 
-namespace {
-void check_cell(const RNNCellConfig& c, const Array& h, const Array& x, const char* who) {
+namespace detail {
+void check_cell(const Array& h, const Array& x, const char* who) {
   if (x.ndim() < 1) throw ValueError(std::string(who) + ": expected inputs with a feature axis");
   if (h.ndim() < 1 || h.shape(-1) <= 0) {
     throw ValueError(std::string(who) + ": expected a carry with a feature axis, got " +
                      linum::detail::aval_str(h));
   }
-  (void)c;
 }
-Shape carry_shape(const RNNCellConfig& c, const Shape& input_shape, const char* who) {
+Shape carry_shape(std::int64_t features, const Shape& input_shape, const char* who) {
   if (input_shape.empty())
     throw ValueError(std::string(who) + ".initialize_carry: input_shape must have a feature axis");
-  if (c.features <= 0)
+  if (features <= 0)
     throw ValueError(std::string(who) + ": features must be positive, got " +
-                     std::to_string(c.features));
+                     std::to_string(features));
   Shape s(input_shape.begin(), input_shape.end() - 1);
-  s.push_back(c.features);
+  s.push_back(features);
   return s;
 }
+}  // namespace detail
+
+namespace {
 // Dense(features=hidden, kernel_init, use_bias, name) as Flax's partial(Dense, ...) in the cells.
 Array dense(const RNNCellConfig& c, std::int64_t features, bool use_bias,
             const initializers::Initializer& kernel_init, const char* name, const Array& x) {
@@ -39,7 +41,7 @@ Array dense(const RNNCellConfig& c, std::int64_t features, bool use_bias,
 
 std::pair<LSTMCell::Carry, Array> LSTMCell::call(const Carry& carry, const Array& inputs) {
   const auto& [c, h] = carry;
-  check_cell(*this, h, inputs, "LSTMCell");
+  detail::check_cell(h, inputs, "LSTMCell");
   const std::int64_t n = h.shape(-1);
   // The input Dense before the hidden one, as Flax builds them (C++ leaves the operands of + in
   // any order): the order of the parameter tree and of tabulate's rows.
@@ -57,7 +59,7 @@ std::pair<LSTMCell::Carry, Array> LSTMCell::call(const Carry& carry, const Array
 }
 
 LSTMCell::Carry LSTMCell::initialize_carry(const Array& rng, const Shape& input_shape) const {
-  const Shape s = carry_shape(*this, input_shape, "LSTMCell");
+  const Shape s = detail::carry_shape(features, input_shape, "LSTMCell");
   Array keys = random::split(rng);
   return {carry_init(squeeze(slice(keys, {{0, 1}}), 0), s, param_dtype),
           carry_init(squeeze(slice(keys, {{1, 2}}), 0), s, param_dtype)};
@@ -73,7 +75,7 @@ std::pair<Array, std::optional<Array>> DenseParams::call(const Array& inputs) {
 std::pair<OptimizedLSTMCell::Carry, Array> OptimizedLSTMCell::call(const Carry& carry,
                                                                    const Array& inputs) {
   const auto& [c, h] = carry;
-  check_cell(*this, h, inputs, "OptimizedLSTMCell");
+  detail::check_cell(h, inputs, "OptimizedLSTMCell");
   const std::int64_t n = h.shape(-1);
   Arrays ki, kh, bh;
   for (const char* g : {"i", "f", "g", "o"}) {
@@ -96,14 +98,14 @@ std::pair<OptimizedLSTMCell::Carry, Array> OptimizedLSTMCell::call(const Carry& 
 
 OptimizedLSTMCell::Carry OptimizedLSTMCell::initialize_carry(const Array& rng,
                                                              const Shape& input_shape) const {
-  const Shape s = carry_shape(*this, input_shape, "OptimizedLSTMCell");
+  const Shape s = detail::carry_shape(features, input_shape, "OptimizedLSTMCell");
   Array keys = random::split(rng);
   return {carry_init(squeeze(slice(keys, {{0, 1}}), 0), s, param_dtype),
           carry_init(squeeze(slice(keys, {{1, 2}}), 0), s, param_dtype)};
 }
 
 std::pair<Array, Array> GRUCell::call(const Array& h, const Array& inputs) {
-  check_cell(*this, h, inputs, "GRUCell");
+  detail::check_cell(h, inputs, "GRUCell");
   const std::int64_t n = h.shape(-1);
   // Each input Dense before its hidden one, in Flax's order (see LSTMCell::call).
   auto gate = [&](const char* in, const char* hid) {
@@ -120,11 +122,11 @@ std::pair<Array, Array> GRUCell::call(const Array& h, const Array& inputs) {
 }
 
 Array GRUCell::initialize_carry(const Array& rng, const Shape& input_shape) const {
-  return carry_init(rng, carry_shape(*this, input_shape, "GRUCell"), param_dtype);
+  return carry_init(rng, detail::carry_shape(features, input_shape, "GRUCell"), param_dtype);
 }
 
 std::pair<Array, Array> SimpleCell::call(const Array& h, const Array& inputs) {
-  check_cell(*this, h, inputs, "SimpleCell");
+  detail::check_cell(h, inputs, "SimpleCell");
   const std::int64_t n = h.shape(-1);
   // The bias is the input Dense's (Flax: dense_i has use_bias=True, dense_h none); i before h.
   Array y = dense(*this, n, true, kernel_init, "i", inputs);
@@ -135,7 +137,7 @@ std::pair<Array, Array> SimpleCell::call(const Array& h, const Array& inputs) {
 }
 
 Array SimpleCell::initialize_carry(const Array& rng, const Shape& input_shape) const {
-  return carry_init(rng, carry_shape(*this, input_shape, "SimpleCell"), param_dtype);
+  return carry_init(rng, detail::carry_shape(features, input_shape, "SimpleCell"), param_dtype);
 }
 
 Array flip_sequences(const Array& inputs, const std::optional<Array>& seq_lengths,

@@ -115,6 +115,19 @@ Array flip_sequences(const Array& inputs, const std::optional<Array>& seq_length
                      int num_batch_dims, bool time_major);
 
 namespace detail {
+// A dense cell's checks: inputs and carry h have a feature axis (`who` names the cell).
+void check_cell(const Array& h, const Array& x, const char* who);
+// initialize_carry's shape of a dense cell: input_shape's batch dims + (features,).
+Shape carry_shape(std::int64_t features, const Shape& input_shape, const char* who);
+// Flax's cell.num_feature_axes: a constant of the dense cells, a method of cells whose count
+// depends on their fields (ConvLSTMCell: len(kernel_size) + 1).
+template <class Cell>
+int num_feature_axes(const Cell& cell) {
+  if constexpr (requires { cell.num_feature_axes(); })
+    return cell.num_feature_axes();
+  else
+    return Cell::num_feature_axes;
+}
 // Per batch element b (of one batch dim after the time axis 0), x[seq_lengths[b] - 1, b].
 Array select_last(const Array& stacked, const Array& seq_lengths);
 void check_rnn_input(const Array& inputs, int time_axis, int num_feature_axes);
@@ -219,7 +232,7 @@ struct RNN : Module<RNN>, RNNConfig {
     const bool tm = a.time_major.value_or(time_major);
     const bool rev = a.reverse.value_or(reverse);
     const bool keep = a.keep_order.value_or(keep_order);
-    const int nf = Cell::num_feature_axes;
+    const int nf = detail::num_feature_axes(cell);
     const int time_axis = tm ? 0 : x.ndim() - (nf + 1);
     detail::check_rnn_input(x, time_axis, nf);
     if (a.seq_lengths) detail::check_seq_lengths(*a.seq_lengths);
