@@ -159,6 +159,7 @@ struct WhileProbe : nn::Module<WhileProbe> {
 
 const Probes linen("flax.linen", [](Registrar& r) {
   // ---- layers ----
+  r.add("BatchApply", [] { return nn::BatchApply(relu)(ones({2, 3, 4})); });
   r.add("BatchNorm", [] {
     nn::BatchNorm bn({.use_running_average = false});
     Tree v = bn.init(key(), batch());
@@ -170,6 +171,13 @@ const Probes linen("flax.linen", [](Registrar& r) {
   });
   r.add("Conv", [] {
     return init_apply(nn::Conv({.features = 3, .kernel_size = {2, 2}}), image());
+  });
+  r.add("ConvLSTMCell", [] {
+    return init_apply(nn::RNN(nn::ConvLSTMCell({.features = 2, .kernel_size = {3}})),
+                      ones({1, 4, 5, 3}));
+  });
+  r.add("ConvLocal", [] {
+    return init_apply(nn::ConvLocal({.features = 2, .kernel_size = {2, 2}}), image());
   });
   r.add("ConvTranspose", [] {
     return init_apply(nn::ConvTranspose({.features = 3, .kernel_size = {2, 2}}), image());
@@ -204,6 +212,7 @@ const Probes linen("flax.linen", [](Registrar& r) {
     return nn::apply(fn, cell)(v, carry, batch()).second;
   });
   r.add("LayerNorm", [] { return init_apply(nn::LayerNorm(), batch()); });
+  r.add("MGUCell", [] { return init_apply(nn::RNN(nn::MGUCell(3)), sequence()); });
   r.add("Module", [] { return init_apply(ScaleBy(), batch()); });
   r.add("MultiHeadAttention", [] {
     return init_apply(nn::MultiHeadAttention({.num_heads = 1, .qkv_features = 2}), sequence());
