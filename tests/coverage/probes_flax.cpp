@@ -159,7 +159,9 @@ struct WhileProbe : nn::Module<WhileProbe> {
 
 const Probes linen("flax.linen", [](Registrar& r) {
   // ---- layers ----
-  r.add("BatchApply", [] { return nn::BatchApply(relu)(ones({2, 3, 4})); });
+  r.add("BatchApply", [] {
+    return nn::BatchApply([](const Array& a) { return relu(a); })(ones({2, 3, 4}));
+  });
   r.add("BatchNorm", [] {
     nn::BatchNorm bn({.use_running_average = false});
     Tree v = bn.init(key(), batch());
