@@ -16,7 +16,9 @@ jax_threefry_partitionable on, 'original' = off) it writes, in tests/fidelity/fi
                                derive_fixtures.INTERMEDIATES names); an optimizer's case has 'output'
                                (the loss before each step) and 'trajectory' {'1'..'4': variables}.
 These replace the files tests/fidelity/derive_fixtures.py derived from Flax's source: same names,
-same format, same inputs (its ramps), the header saying which versions wrote them. Afterwards it
+same format, same inputs (its ramps), the header saying which versions wrote them. EXTRA_MODELS
+and EXTRA_OPTIMIZERS are written by this script only (the derivation does not cover them), and
+for the models of TABULATE it writes <model>.tabulate.txt, the text of module.tabulate(key, ...). Afterwards it
 prints every leaf where the derived values differ from Flax's (run it before overwriting to see
 what the derivation got wrong, or with --check to only compare).
 """
@@ -38,6 +40,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "fidelity"))
 import derive_fixtures as derived  # noqa: E402  (inputs, cotangents, the derived values)
 
 MODES = derived.MODES
+OUT_DIR = [None]  # where main() writes (tabulate texts are written from run_model)
 
 
 class MLP(nn.Module):
@@ -112,6 +115,25 @@ class BidirectionalModel(nn.Module):
         return nn.Bidirectional(nn.RNN(nn.LSTMCell(4)), nn.RNN(nn.GRUCell(5)))(x)
 
 
+class SpectralDense(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.SpectralNorm(nn.Dense(3))(x, update_stats=True)
+
+
+class ConvLSTMModel(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        return nn.RNN(nn.ConvLSTMCell(3, (3, 3)))(x)
+
+
+class RematScanDense(nn.Module):
+    # nn.remat inside nn.scan: the lifted transforms nested (params stacked by the scan).
+    @nn.compact
+    def __call__(self, x):
+        return ScanResidual()(nn.remat(nn.Dense)(4)(x))
+
+
 # name -> (module, apply keyword arguments); the names, inputs and shapes of derive_fixtures.MODELS.
 MODELS = {
     "dense": (nn.Dense(3), {}),
@@ -142,10 +164,60 @@ MODELS = {
     "scan_lstm": (ScanLSTM(), {}),
 }
 
+# Layers the derivation does not cover: written by the real Flax only. name -> (module, apply
+# keyword arguments, the inputs' shapes; each input is derive_fixtures.ramp(shape, salt)).
+EXTRA_MODELS = {
+    "conv_local": (nn.ConvLocal(3, (3, 3)), {}, [(2, 5, 5, 2)]),
+    "conv_batch_dims": (nn.Conv(2, (3,)), {}, [(2, 3, 5, 2)]),
+    "instance_norm": (nn.InstanceNorm(), {}, [(2, 4, 4, 3)]),
+    "spectral_norm": (SpectralDense(), {"mutable": ["batch_stats"]}, [(4, 5)]),
+    "weight_norm": (nn.WeightNorm(nn.Dense(3)), {}, [(4, 5)]),
+    "rnn_mgu": (RNNModel(nn.MGUCell), {}, [(2, 5, 3)]),
+    "conv_lstm": (ConvLSTMModel(), {}, [(2, 3, 4, 4, 2)]),
+    "remat_scan_dense": (RematScanDense(), {}, [(2, 3)]),
+}
+
+# Models whose nn.tabulate text is written too (<model>.tabulate.txt, Flax's default console).
+TABULATE = ["mlp", "rnn_lstm", "rnn_optimized_lstm", "bidirectional", "scan_lstm", "conv_lstm",
+            "spectral_norm"]
+
 OPTIMIZERS = {
     "optax_sgd_momentum": optax.sgd(0.1, momentum=0.9),
     "optax_adam": optax.adam(0.05),
     "optax_adamw": optax.adamw(0.05, weight_decay=0.1),
+}
+
+# More of optax's alias.py on the same Dense regression, written by the real optax only.
+# name -> a function making the optimizer (some names are newer than others: a missing one is
+# reported and skipped).
+EXTRA_OPTIMIZERS = {
+    "optax_nesterov": lambda: optax.sgd(0.1, momentum=0.9, nesterov=True),
+    "optax_nadam": lambda: optax.nadam(0.05),
+    "optax_rmsprop": lambda: optax.rmsprop(0.05),
+    "optax_rmsprop_centered": lambda: optax.rmsprop(0.05, centered=True, momentum=0.5),
+    "optax_adagrad": lambda: optax.adagrad(0.1),
+    "optax_lamb": lambda: optax.lamb(0.05),
+    "optax_lion": lambda: optax.lion(0.01),
+    "optax_adafactor": lambda: optax.adafactor(0.05),
+    "optax_adabelief": lambda: optax.adabelief(0.05),
+    "optax_adadelta": lambda: optax.adadelta(0.5),
+    "optax_adamax": lambda: optax.adamax(0.05),
+    "optax_adamaxw": lambda: optax.adamaxw(0.05),
+    "optax_adan": lambda: optax.adan(0.05),
+    "optax_amsgrad": lambda: optax.amsgrad(0.05),
+    "optax_fromage": lambda: optax.fromage(0.05),
+    "optax_lars": lambda: optax.lars(0.05),
+    "optax_noisy_sgd": lambda: optax.noisy_sgd(0.05),
+    "optax_novograd": lambda: optax.novograd(0.05),
+    "optax_optimistic_gradient_descent": lambda: optax.optimistic_gradient_descent(0.05),
+    "optax_radam": lambda: optax.radam(0.05),
+    "optax_rprop": lambda: optax.rprop(0.05),
+    "optax_sgd_schedule": lambda: optax.sgd(optax.warmup_cosine_decay_schedule(0.0, 0.1, 2, 4)),
+    "optax_sign_sgd": lambda: optax.sign_sgd(0.05),
+    "optax_sm3": lambda: optax.sm3(0.05),
+    "optax_yogi": lambda: optax.yogi(0.05),
+    "optax_chain_clip_adam": lambda: optax.chain(optax.clip_by_global_norm(0.5),
+                                                 optax.adam(0.05)),
 }
 
 
@@ -159,9 +231,15 @@ def numpy_tree(t):
 
 
 def run_model(name, key):
-    module, kwargs = MODELS[name]
-    made = derived.MODELS[name](derived.rs.key(0))
-    inputs, derived_variables, cotangent = made[0], made[1], made[3]
+    if name in EXTRA_MODELS:
+        module, kwargs, shapes = EXTRA_MODELS[name]
+        salt = 300 + 10 * sorted(EXTRA_MODELS).index(name)
+        inputs = [derived.ramp(shape, salt + i) for i, shape in enumerate(shapes)]
+        derived_variables, cotangent = None, None
+    else:
+        module, kwargs = MODELS[name]
+        made = derived.MODELS[name](derived.rs.key(0))
+        inputs, derived_variables, cotangent = made[0], made[1], made[3]
 
     def apply(variables):
         out = module.apply(variables, *inputs, **kwargs)
@@ -171,6 +249,10 @@ def run_model(name, key):
     output = apply(variables)
     if cotangent is None:
         cotangent = derived.ramp(output.shape, 101)
+    if name in TABULATE:
+        text = module.tabulate(key, *inputs, **{k: v for k, v in kwargs.items() if k == "rngs"})
+        with open(os.path.join(OUT_DIR[0], f"{name}.tabulate.txt"), "w") as f:
+            f.write(text)
     grads = jax.grad(lambda v: jnp.sum(apply(v) * cotangent))(variables)
     case = {"inputs": {str(i): np.asarray(a) for i, a in enumerate(inputs)},
             "output": np.asarray(output)}
@@ -182,8 +264,12 @@ def run_model(name, key):
 
 
 def run_optimizer(name, key):
-    tx = OPTIMIZERS[name]
-    (x, target), derived_variables, _, _ = derived.OPTIMIZERS[name](derived.rs.key(0))
+    if name in EXTRA_OPTIMIZERS:
+        tx = EXTRA_OPTIMIZERS[name]()
+        (x, target), derived_variables = (derived.ramp((4, 4), 89), derived.ramp((4, 3), 97)), None
+    else:
+        tx = OPTIMIZERS[name]
+        (x, target), derived_variables, _, _ = derived.OPTIMIZERS[name](derived.rs.key(0))
     dense = nn.Dense(3)
     variables = dense.init(key, x)
 
@@ -215,6 +301,8 @@ def run_train_state(name, key):
 
 def differences(flax_tree, derived_tree, path=""):
     """The leaves where the derived fixture's values are not Flax's, bit for bit."""
+    if derived_tree is None:  # written by the real Flax only
+        return []
     if not isinstance(flax_tree, dict):
         a, b = np.asarray(flax_tree), np.asarray(derived_tree)
         if a.shape != b.shape or a.dtype != b.dtype or a.tobytes() != b.tobytes():
@@ -231,15 +319,23 @@ def main():
     parser.add_argument("--check", action="store_true", help="compare with the derived values only")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    report = []
+    OUT_DIR[0] = args.out
+    report, failed = [], []
     for mode, partitionable in MODES.items():
         jax.config.update("jax_threefry_partitionable", partitionable)
         derived.rs.Mode.partitionable = partitionable
         key = jax.random.PRNGKey(0)
-        for name in list(MODELS) + list(OPTIMIZERS) + list(derived.TRAIN_STATES):
-            run = (run_model if name in MODELS else run_optimizer if name in OPTIMIZERS
-                   else run_train_state)
-            variables, case, derived_variables = run(name, key)
+        names = (list(MODELS) + list(EXTRA_MODELS) + list(OPTIMIZERS) + list(EXTRA_OPTIMIZERS) +
+                 list(derived.TRAIN_STATES))
+        for name in names:
+            run = (run_model if name in MODELS or name in EXTRA_MODELS else
+                   run_optimizer if name in OPTIMIZERS or name in EXTRA_OPTIMIZERS else
+                   run_train_state)
+            try:
+                variables, case, derived_variables = run(name, key)
+            except Exception as e:  # report and go on: one model's failure loses no other file
+                failed.append(f"{name} ({mode}): {type(e).__name__}: {e}")
+                continue
             case = {"header": header(name), "model": name, "threefry_partitionable": partitionable,
                     **case}
             report += [f"{name} ({mode}): {d}"
@@ -255,6 +351,8 @@ def main():
           "every derived init value is Flax's, bit for bit")
     for line in report:
         print("  " + line)
+    for line in failed:
+        print("FAILED " + line)
 
 
 if __name__ == "__main__":
