@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/random/matrix_samplers.hpp>
@@ -25,6 +27,47 @@ double max_abs_diff(const Array& a, const Array& b) {
 }  // namespace
 
 TEST_SUITE("random matrix samplers") {
+  TEST_CASE("the real jax.random's multivariate_normal and orthogonal draws") {
+    // Printed by scripts/reference/jax_random_values.py with JAX 0.11.2 on 2026-11-27:
+    // multivariate_normal(key(17), mean, cov, (2,), method) and orthogonal(key(18), 3). They go
+    // through LAPACK (cholesky, eigh, svd, QR), whose last bits depend on the BLAS kernels, so
+    // they are compared to 2e-6; eigenvectors and singular vectors are LAPACK's, signs included.
+    struct Case {
+      bool partitionable;
+      const char* name;
+      std::vector<float> values;
+    };
+    const std::vector<Case> cases = {
+      {false, "multivariate_normal cholesky", {-0.7548278570175171f, -1.8403313159942627f, -0.7411704063415527f, 0.1180959939956665f, -1.8764106035232544f, 0.8902057409286499f}},
+      {false, "multivariate_normal eigh", {3.2062389850616455f, -1.3089652061462402f, -0.3330535888671875f, -0.03507792949676514f, -2.1919772624969482f, 0.0022087693214416504f}},
+      {false, "multivariate_normal svd", {2.957136631011963f, -2.2943222522735596f, -0.20475250482559204f, 1.8692731857299805f, -1.8238216638565063f, 1.0590338706970215f}},
+      {false, "orthogonal 3", {-0.07555234432220459f, 0.43684297800064087f, 0.8963594436645508f, -0.9116020798683167f, -0.39453208446502686f, 0.11543908715248108f, -0.40407127141952515f, 0.8084014058113098f, -0.4280346930027008f}},
+      {true, "multivariate_normal cholesky", {0.05603504180908203f, -0.9758960008621216f, 0.6745496988296509f, 0.5393336415290833f, -1.4424000978469849f, -0.08732086420059204f}},
+      {true, "multivariate_normal eigh", {-0.2308518886566162f, -1.3649072647094727f, -0.3913305401802063f, 1.7600905895233154f, -1.2641534805297852f, 0.08128169178962708f}},
+      {true, "multivariate_normal svd", {2.146772861480713f, -2.6431045532226562f, 1.422386646270752f, 1.6535778045654297f, -2.6011433601379395f, 0.3965584635734558f}},
+      {true, "orthogonal 3", {0.15790843963623047f, 0.40966302156448364f, 0.8984660506248474f, -0.9432486295700073f, 0.33177056908607483f, 0.014505399391055107f, -0.29214227199554443f, -0.84976726770401f, 0.43880343437194824f}},
+    };
+    const Array mean = linum::array({1.0f, -2.0f, 0.5f});
+    const Array cov = linum::array({{2.0f, 0.3f, 0.1f}, {0.3f, 1.0f, -0.2f}, {0.1f, -0.2f, 0.5f}});
+    for (const Case& c : cases) {
+      lr::ThreefryPartitionableScope scope(c.partitionable);
+      const std::string name = c.name;
+      CAPTURE(name);
+      CAPTURE(c.partitionable);
+      const Array got = name == "orthogonal 3"
+                            ? lr::orthogonal(lr::key(18), 3)
+                            : lr::multivariate_normal(lr::key(17), mean, cov, Shape{2}, std::nullopt,
+                                                      name.substr(name.find(' ') + 1));
+      const Array f = linum::astype(got, linum::float32);
+      const std::vector<float> g(f.data<float>(), f.data<float>() + linum::shape_size(f.shape()));
+      REQUIRE(g.size() == c.values.size());
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        INFO("element " << i << ": linum " << g[i] << ", JAX " << c.values[i]);
+        CHECK(std::abs(g[i] - c.values[i]) <= 2e-6f * (1.0f + std::abs(c.values[i])));
+      }
+    }
+  }
+
   TEST_CASE("multivariate_normal (cholesky) is mean + L z with z = normal(key, (n,))") {
     // cov = [[4, 2], [2, 3]] has the Cholesky factor L = [[2, 0], [1, sqrt(2)]] (by hand).
     const Array mean = linum::array({1.0f, -1.0f});
