@@ -5,25 +5,44 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/parallel.hpp>
 #include <linum/linum.hpp>
 
 namespace linum::bench {
 
-// Runs each workload at 1 and 2 BLAS threads, median of repetitions, wall-clock time.
+// The thread counts each workload runs at: 1 and 2, or the comma-separated list in
+// LINUM_BENCH_THREADS (e.g. "1,2,4,8,16" for scaling runs on a many-core machine).
+inline std::vector<std::int64_t> bench_threads() {
+  const char* env = std::getenv("LINUM_BENCH_THREADS");
+  if (!env || !*env) return {1, 2};
+  std::vector<std::int64_t> out;
+  for (const char* c = env; *c;) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end == c || n < 1) {
+      std::fprintf(stderr, "LINUM_BENCH_THREADS: expected thread counts like 1,2,4, got '%s'\n",
+                   env);
+      std::exit(2);
+    }
+    out.push_back(n);
+    c = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
+// Runs each workload at bench_threads() BLAS threads, median of repetitions, wall-clock time.
 inline void configure(benchmark::internal::Benchmark* b) {
-  b->ArgName("threads")
-      ->Arg(1)
-      ->Arg(2)
-      ->UseRealTime()
-      ->Repetitions(9)
-      ->ReportAggregatesOnly(true)
-      ->Unit(benchmark::kMillisecond);
+  b->ArgName("threads");
+  for (std::int64_t t : bench_threads()) b->Arg(t);
+  b->UseRealTime()->Repetitions(9)->ReportAggregatesOnly(true)->Unit(benchmark::kMillisecond);
 }
 
 // Sets the BLAS threads from the benchmark's argument. LINUM_BENCH_SERIAL_KERNELS=1 keeps the
@@ -32,6 +51,20 @@ inline void set_threads(const benchmark::State& state) {
   linum::set_num_threads(static_cast<int>(state.range(0)));
   const char* serial = std::getenv("LINUM_BENCH_SERIAL_KERNELS");
   linum::detail::set_parallel_kernels(!(serial && std::string(serial) == "1"));
+}
+
+// Which BLAS kernels run and how many threads by default, in the report's context (console and
+// JSON): numbers from another machine then say what they measured.
+inline void add_blas_context() {
+  const BlasInfo blas = blas_info();
+  benchmark::AddCustomContext("blas_core", blas.core);
+  benchmark::AddCustomContext(
+      "blas_core_chosen_by",
+      blas.chosen_by +
+          (blas.replaced_core.empty() ? "" : " (replaced " + blas.replaced_core + ")"));
+  benchmark::AddCustomContext("cpu_isa", to_string(blas.cpu_isa));
+  benchmark::AddCustomContext("blas_config", blas.config);
+  benchmark::AddCustomContext("default_threads", std::to_string(num_threads()));
 }
 
 // An array of shape `s` drawn from N(0, scale^2) with a fixed seed: the workloads' inputs.
