@@ -18,18 +18,17 @@
 
 namespace linum::bench {
 
-// The thread counts each workload runs at: 1 and 2, or the comma-separated list in
-// LINUM_BENCH_THREADS (e.g. "1,2,4,8,16" for scaling runs on a many-core machine).
-inline std::vector<std::int64_t> bench_threads() {
-  const char* env = std::getenv("LINUM_BENCH_THREADS");
-  if (!env || !*env) return {1, 2};
+// Positive integers from a comma-separated environment variable, or `fallback` when it is unset.
+// Registration runs before main, so a bad value ends the program with a message.
+inline std::vector<std::int64_t> env_counts(const char* var, std::vector<std::int64_t> fallback) {
+  const char* env = std::getenv(var);
+  if (!env || !*env) return fallback;
   std::vector<std::int64_t> out;
   for (const char* c = env; *c;) {
     char* end = nullptr;
     const long n = std::strtol(c, &end, 10);
     if (end == c || n < 1) {
-      std::fprintf(stderr, "LINUM_BENCH_THREADS: expected thread counts like 1,2,4, got '%s'\n",
-                   env);
+      std::fprintf(stderr, "%s: expected positive counts like 1,2,4, got '%s'\n", var, env);
       std::exit(2);
     }
     out.push_back(n);
@@ -38,11 +37,17 @@ inline std::vector<std::int64_t> bench_threads() {
   return out;
 }
 
-// Runs each workload at bench_threads() BLAS threads, median of repetitions, wall-clock time.
+// Runs each workload at 1 and 2 BLAS threads (or the list in LINUM_BENCH_THREADS, e.g.
+// "1,2,4,8,16" for scaling runs on a many-core machine), median of 9 repetitions (or
+// LINUM_BENCH_REPETITIONS: the code's count wins over --benchmark_repetitions), wall-clock time.
 inline void configure(benchmark::internal::Benchmark* b) {
   b->ArgName("threads");
-  for (std::int64_t t : bench_threads()) b->Arg(t);
-  b->UseRealTime()->Repetitions(9)->ReportAggregatesOnly(true)->Unit(benchmark::kMillisecond);
+  for (std::int64_t t : env_counts("LINUM_BENCH_THREADS", {1, 2})) b->Arg(t);
+  const auto reps = env_counts("LINUM_BENCH_REPETITIONS", {9});
+  b->UseRealTime()
+      ->Repetitions(static_cast<int>(reps.front()))
+      ->ReportAggregatesOnly(true)
+      ->Unit(benchmark::kMillisecond);
 }
 
 // Sets the BLAS threads from the benchmark's argument. LINUM_BENCH_SERIAL_KERNELS=1 keeps the
