@@ -28,11 +28,13 @@ def parse_args():
 ARGS = parse_args()
 # Debian's torch does its GEMMs in OpenBLAS (pthread build), whose own pool ignores
 # torch.set_num_threads: pin both before torch loads. OpenMP threads that spin after each
-# parallel region starve OpenBLAS's threads on 2 cores (W1 at 2 threads: 105 ms instead of 12
-# under load), so they sleep instead.
+# parallel region starve OpenBLAS's threads when the threads fill the CPUs (W1 at 2 threads on 2
+# cores: 105 ms instead of 12 under load), so they sleep instead; with CPUs to spare, OpenMP's
+# default policy, as linum's kernels run.
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(ARGS.threads)
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+if ARGS.threads >= len(os.sched_getaffinity(0)):
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 try:
     import torch
