@@ -5,23 +5,47 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/parallel.hpp>
 #include <linum/linum.hpp>
 
 namespace linum::bench {
 
-// Runs each workload at 1 and 2 BLAS threads, median of repetitions, wall-clock time.
+// Positive integers from a comma-separated environment variable, or `fallback` when it is unset.
+// Registration runs before main, so a bad value ends the program with a message.
+inline std::vector<std::int64_t> env_counts(const char* var, std::vector<std::int64_t> fallback) {
+  const char* env = std::getenv(var);
+  if (!env || !*env) return fallback;
+  std::vector<std::int64_t> out;
+  for (const char* c = env; *c;) {
+    char* end = nullptr;
+    const long n = std::strtol(c, &end, 10);
+    if (end == c || n < 1) {
+      std::fprintf(stderr, "%s: expected positive counts like 1,2,4, got '%s'\n", var, env);
+      std::exit(2);
+    }
+    out.push_back(n);
+    c = *end == ',' ? end + 1 : end;
+  }
+  return out;
+}
+
+// Runs each workload at 1 and 2 BLAS threads (or the list in LINUM_BENCH_THREADS, e.g.
+// "1,2,4,8,16" for scaling runs on a many-core machine), median of 9 repetitions (or
+// LINUM_BENCH_REPETITIONS: the code's count wins over --benchmark_repetitions), wall-clock time.
 inline void configure(benchmark::internal::Benchmark* b) {
-  b->ArgName("threads")
-      ->Arg(1)
-      ->Arg(2)
-      ->UseRealTime()
-      ->Repetitions(9)
+  b->ArgName("threads");
+  for (std::int64_t t : env_counts("LINUM_BENCH_THREADS", {1, 2})) b->Arg(t);
+  const auto reps = env_counts("LINUM_BENCH_REPETITIONS", {9});
+  b->UseRealTime()
+      ->Repetitions(static_cast<int>(reps.front()))
       ->ReportAggregatesOnly(true)
       ->Unit(benchmark::kMillisecond);
 }
@@ -32,6 +56,20 @@ inline void set_threads(const benchmark::State& state) {
   linum::set_num_threads(static_cast<int>(state.range(0)));
   const char* serial = std::getenv("LINUM_BENCH_SERIAL_KERNELS");
   linum::detail::set_parallel_kernels(!(serial && std::string(serial) == "1"));
+}
+
+// Which BLAS kernels run and how many threads by default, in the report's context (console and
+// JSON): numbers from another machine then say what they measured.
+inline void add_blas_context() {
+  const BlasInfo blas = blas_info();
+  benchmark::AddCustomContext("blas_core", blas.core);
+  benchmark::AddCustomContext(
+      "blas_core_chosen_by",
+      blas.chosen_by +
+          (blas.replaced_core.empty() ? "" : " (replaced " + blas.replaced_core + ")"));
+  benchmark::AddCustomContext("cpu_isa", to_string(blas.cpu_isa));
+  benchmark::AddCustomContext("blas_config", blas.config);
+  benchmark::AddCustomContext("default_threads", std::to_string(num_threads()));
 }
 
 // An array of shape `s` drawn from N(0, scale^2) with a fixed seed: the workloads' inputs.

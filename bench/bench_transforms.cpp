@@ -204,6 +204,7 @@ class Summary : public benchmark::ConsoleReporter {
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  linum::bench::add_blas_context();
   Summary rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   benchmark::Shutdown();

@@ -1,6 +1,8 @@
 // W2: one train step of Flax's guide CNN (examples/seed_models.hpp: Conv(32,3x3,SAME) relu
 // avg_pool2 Conv(64,3x3,SAME) relu avg_pool2 flatten Dense(256) relu Dense(10) log_softmax), NHWC
 // 28x28x1, batch 32, float32: value_and_grad of the mean cross-entropy plus an optim::adam update.
+// `W2_b128` is the same step at batch 128, where the GEMMs, convs and elementwise passes are large
+// enough to show how the kernels scale with threads.
 // `W2` writes the network with linum ops on a map of params; `W2_modules` is the same step through
 // that nn::Module CNN (init/apply on a Tree), so the two medians give the module layer's cost.
 // Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
@@ -21,7 +23,7 @@ namespace {
 using linum::Array;
 using Params = std::map<std::string, Array>;
 
-constexpr int kBatch = 32, kClasses = 10;
+constexpr int kBatch = 32, kLargeBatch = 128, kClasses = 10;
 
 using linum::bench::normal;
 
@@ -57,11 +59,10 @@ long minor_faults() {
 
 // The batch and its one-hot labels, the same for both versions of the step.
 struct W2Batch {
-  Array x = normal({kBatch, 28, 28, 1}, 1.0, 5);
-  Array labels;
-  W2Batch() {
-    std::vector<std::int32_t> l(kBatch);
-    for (int i = 0; i < kBatch; ++i) l[i] = (i * 7) % kClasses;
+  Array x, labels;
+  explicit W2Batch(int batch = kBatch) : x(normal({batch, 28, 28, 1}, 1.0, 5)) {
+    std::vector<std::int32_t> l(batch);
+    for (int i = 0; i < batch; ++i) l[i] = (i * 7) % kClasses;
     labels = linum::one_hot(linum::array(l), kClasses);
   }
 };
@@ -92,14 +93,19 @@ void run_train_steps(benchmark::State& state, P params, const Loss& loss) {
   state.counters["buffers/step"] = per_step(static_cast<double>(m1.num_allocs - m0.num_allocs));
 }
 
-void BM_W2(benchmark::State& state) {
+void run_w2(benchmark::State& state, int batch) {
   linum::bench::set_threads(state);
-  const W2Batch b;
+  const W2Batch b(batch);
   run_train_steps(state, init_params(), [&](const Params& p) {
     return -linum::mean(linum::sum(b.labels * cnn(p, b.x), 1));
   });
 }
+
+void BM_W2(benchmark::State& state) { run_w2(state, kBatch); }
 BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
+
+void BM_W2_b128(benchmark::State& state) { run_w2(state, kLargeBatch); }
+BENCHMARK(BM_W2_b128)->Name("W2_b128")->Apply(linum::bench::configure);
 
 // The same step under jit: value_and_grad + adam traced once into one program and replayed
 // (the optimizer's one-pass leaf kernels are for concrete leaves, so the replay runs its ops).
