@@ -3,8 +3,14 @@
 // line between rows.
 #include <linum/nn/tabulate.hpp>
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -130,13 +136,170 @@ Tree own_variables(const Tree& node, const Path& path, const std::set<Path>& cal
   return out;
 }
 
-// Splits a cell's text into lines.
-std::vector<std::string> lines_of(const std::string& s) {
+// Characters on the console: every character here is one column wide (UTF-8 continuation bytes
+// do not count).
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// rich's Console width: $COLUMNS, else the terminal on stdin, stdout or stderr, else 80.
+std::size_t console_width(const std::optional<int>& width) {
+  if (width) {
+    if (*width < 1) throw ValueError("nn::tabulate: width must be positive, got " + std::to_string(*width));
+    return static_cast<std::size_t>(*width);
+  }
+  if (const char* env = std::getenv("COLUMNS"); env && *env) {
+    const std::string v(env);
+    if (std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }) &&
+        v.size() < 6 && std::stoi(v) > 0)
+      return static_cast<std::size_t>(std::stoi(v));
+  }
+  for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    winsize ws{};
+    if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  }
+  return 80;
+}
+
+// rich.text's measure of a cell: (longest word, longest line).
+std::pair<std::size_t, std::size_t> measure(const std::string& text) {
+  std::size_t longest_line = 0, longest_word = 0, line = 0, word = 0;
+  for (char c : text + "\n") {
+    if (c == '\n') {
+      longest_line = std::max(longest_line, line);
+      line = 0;
+    } else {
+      ++line;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      longest_word = std::max(longest_word, word);
+      word = 0;
+    } else {
+      ++word;
+    }
+  }
+  const bool has_words = std::any_of(text.begin(), text.end(),
+                                     [](unsigned char c) { return !std::isspace(c); });
+  return {has_words ? longest_word : longest_line, longest_line};
+}
+
+// rich's ratio_reduce: takes `total` off `values` in proportion to `ratios`, at most `maximums`
+// each (Python's round: halves to even).
+std::vector<std::size_t> ratio_reduce(std::size_t total, std::vector<std::size_t> ratios,
+                                      const std::vector<std::size_t>& maximums,
+                                      const std::vector<std::size_t>& values) {
+  for (std::size_t i = 0; i < ratios.size(); ++i)
+    if (!maximums[i]) ratios[i] = 0;
+  std::size_t total_ratio = 0;
+  for (auto r : ratios) total_ratio += r;
+  if (!total_ratio) return values;
+  std::size_t remaining = total;
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (ratios[i] && total_ratio > 0) {
+      const double share = static_cast<double>(ratios[i]) * static_cast<double>(remaining) /
+                           static_cast<double>(total_ratio);
+      const auto distributed =
+          std::min(maximums[i], static_cast<std::size_t>(std::nearbyint(share)));
+      out.push_back(values[i] - distributed);
+      remaining -= distributed;
+      total_ratio -= ratios[i];
+    } else {
+      out.push_back(values[i]);
+    }
+  }
+  return out;
+}
+
+// rich's Table._calculate_column_widths for a table of wrappable columns with one space of
+// padding on each side and a border between and around them: each column as wide as its
+// longest line; while too wide, the widest columns are narrowed towards the next widest
+// (_collapse_widths), then all columns evenly. Returns the text widths (without padding).
+std::vector<std::size_t> fit_column_widths(const std::vector<const std::vector<std::string>*>& rows,
+                                           std::size_t console) {
+  const std::size_t ncol = rows.front()->size();
+  const std::size_t extra = ncol + 1;  // the borders
+  const std::size_t max_width = console > extra ? console - extra : 0;
+  std::vector<std::size_t> natural(ncol, 0);
+  for (const auto* r : rows)
+    for (std::size_t c = 0; c < ncol; ++c)
+      natural[c] = std::max(natural[c], std::min(measure((*r)[c]).second + 2, max_width));
+  std::vector<std::size_t> widths = natural;
+  for (auto& x : widths) x = std::max<std::size_t>(x, 1);
+  auto sum = [](const std::vector<std::size_t>& v) {
+    std::size_t t = 0;
+    for (auto x : v) t += x;
+    return t;
+  };
+  if (sum(widths) > max_width) {
+    std::size_t total = sum(widths);
+    while (total > max_width) {
+      const std::size_t excess = total - max_width;
+      const std::size_t widest = *std::max_element(widths.begin(), widths.end());
+      std::size_t second = 0;
+      for (auto x : widths)
+        if (x != widest) second = std::max(second, x);
+      const std::size_t difference = widest - second;
+      if (!difference) break;
+      std::vector<std::size_t> ratios(ncol);
+      for (std::size_t c = 0; c < ncol; ++c) ratios[c] = widths[c] == widest;
+      widths = ratio_reduce(excess, ratios, std::vector<std::size_t>(ncol, std::min(excess, difference)),
+                            widths);
+      total = sum(widths);
+    }
+    if (total > max_width)
+      widths = ratio_reduce(total - max_width, std::vector<std::size_t>(ncol, 1), widths, widths);
+    for (std::size_t c = 0; c < ncol; ++c) widths[c] = std::min(widths[c], natural[c]);
+  }
+  for (auto& x : widths) x = x >= 2 ? x - 2 : 0;
+  return widths;
+}
+
+// A cell's lines at `width` columns as rich wraps a Text (overflow "ellipsis"): each line split
+// before the word that no longer fits; a line still too wide loses its trailing spaces, then is
+// cut to width - 1 characters and "…".
+std::vector<std::string> wrap_cell(const std::string& text, std::size_t width) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
+  std::stringstream ss(text);
   std::string l;
-  while (std::getline(ss, l)) out.push_back(l);
-  if (out.empty()) out.emplace_back();
+  std::vector<std::string> source;
+  while (std::getline(ss, l)) source.push_back(l);
+  if (source.empty()) source.emplace_back();
+  for (const std::string& line : source) {
+    // Words as rich's regex \s*\S+\s*: leading spaces stay with the first word; a word is
+    // measured without its trailing spaces and moves the offset with them (divide_line).
+    std::vector<std::size_t> breaks;
+    std::size_t offset = 0, i = 0;
+    while (i < line.size()) {
+      const std::size_t start = i;
+      while (i < line.size() && line[i] == ' ') ++i;
+      while (i < line.size() && line[i] != ' ') ++i;
+      const std::size_t word_length = i - start;
+      while (i < line.size() && line[i] == ' ') ++i;
+      const std::size_t with_spaces = i - start;
+      if (offset <= width && width - offset >= word_length) {
+        offset += with_spaces;
+      } else if (word_length > width || offset) {
+        if (start) {
+          breaks.push_back(start);
+          offset = with_spaces;
+        } else if (word_length > width) {
+          offset = with_spaces;
+        }
+      }
+    }
+    breaks.push_back(line.size());
+    std::size_t from = 0;
+    for (std::size_t b : breaks) {
+      std::string piece = line.substr(from, b - from);
+      from = b;
+      while (piece.size() > width && !piece.empty() && piece.back() == ' ') piece.pop_back();
+      if (piece.size() > width) piece = piece.substr(0, width ? width - 1 : 0) + (width ? "…" : "");
+      out.push_back(piece);
+    }
+  }
   return out;
 }
 
@@ -205,16 +368,13 @@ std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& 
     footer.push_back(size_bytes(size, bytes));
   }
 
-  // Column widths over header, rows and footer (cells are ASCII; borders are box drawing).
+  // Column widths fitted to the console as rich fits them (cells are ASCII but for the "…" of a
+  // cut word; borders are box drawing).
   const std::size_t ncol = header.size();
-  std::vector<std::size_t> w(ncol, 0);
-  auto widen = [&](const std::vector<std::string>& cells) {
-    for (std::size_t c = 0; c < ncol; ++c)
-      for (const auto& l : lines_of(cells[c])) w[c] = std::max(w[c], l.size());
-  };
-  widen(header);
-  for (const auto& r : table) widen(r);
-  widen(footer);
+  std::vector<const std::vector<std::string>*> all_rows{&header};
+  for (const auto& r : table) all_rows.push_back(&r);
+  all_rows.push_back(&footer);
+  const std::vector<std::size_t> w = fit_column_widths(all_rows, console_width(opts.width));
   auto rule = [&](const char* l, const char* m, const char* r, const char* h) {
     std::string s = l;
     for (std::size_t c = 0; c < ncol; ++c) s += repeat(h, w[c] + 2) + (c + 1 < ncol ? m : r);
@@ -224,7 +384,7 @@ std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& 
     std::vector<std::vector<std::string>> ls;
     std::size_t h = 1;
     for (const auto& c : cells) {
-      ls.push_back(lines_of(c));
+      ls.push_back(wrap_cell(c, w[ls.size()]));
       h = std::max(h, ls.back().size());
     }
     std::string s;
@@ -232,7 +392,7 @@ std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& 
       s += bar;
       for (std::size_t c = 0; c < ncol; ++c) {
         const std::string t = i < ls[c].size() ? ls[c][i] : "";
-        const std::string pad(w[c] - t.size(), ' ');
+        const std::string pad(w[c] - display_width(t), ' ');
         // The footer's "Total" is right-justified in its column, as Flax's.
         s += ' ';
         s += right_last_text && c == 3 ? pad + t : t + pad;

@@ -14,6 +14,11 @@ namespace linum::nn {
 struct TabulateOptions {
   std::optional<int> depth = {};  // rows up to this path length; deeper variables fold upward
   Filter mutable_ = DenyList("intermediates");
+  // The console width the table is fitted to, as rich fits Flax's: too wide a table has its
+  // widest wrappable columns narrowed first, cells wrapped at spaces and words that do not fit cut
+  // with "…". Unset: $COLUMNS, else the width of the terminal on stdin, stdout or stderr, else
+  // 80, as rich's Console decides (Flax's table in a log file is 80 wide).
+  std::optional<int> width = {};
 };
 
 namespace detail {

@@ -39,7 +39,7 @@ bool has_line(const std::string& table, const std::string& needle) {
 }  // namespace
 
 TEST_CASE("tabulate(MLP): Flax's table — rows in call order, shapes, per-module params, totals") {
-  const std::string t = nn::tabulate(MLP(), random::key(0))(ones({16, 9}));
+  const std::string t = nn::tabulate(MLP(), random::key(0), {.width = 80})(ones({16, 9}));
   // Flax's docstring table for this model (flax/linen/summary.py).
   const std::string expected =
       "\n"
@@ -69,7 +69,7 @@ TEST_CASE("tabulate(MLP): Flax's table — rows in call order, shapes, per-modul
 
 TEST_CASE("tabulate: a column per collection, nested paths, and depth folding the subtree") {
   Array x = ones({8, 3});
-  const std::string t = nn::tabulate(Block(), random::key(0))(x);
+  const std::string t = nn::tabulate(Block(), random::key(0), {.width = 200})(x);
   // Parents come before children; batch_stats gets its own column.
   const auto ls = lines(t);
   CHECK(has_line(t, "┃ path          ┃ module    ┃ inputs       ┃ outputs      ┃ params"));
@@ -89,7 +89,7 @@ TEST_CASE("tabulate: a column per collection, nested paths, and depth folding th
   CHECK(has_line(t, "Total │ 36 (144 B)"));
   CHECK(has_line(t, "Total Parameters: 40 (160 B)"));
   // depth=1: no MLP_0/Dense_* rows; MLP_0's row totals its subtree (16 + 10 = 26).
-  const std::string d = nn::tabulate(Block(), random::key(0), {.depth = 1})(x);
+  const std::string d = nn::tabulate(Block(), random::key(0), {.depth = 1, .width = 200})(x);
   CHECK_FALSE(has_line(d, "Dense_0"));
   CHECK(has_line(d, "26 (104 B)"));
   CHECK(has_line(d, "Total Parameters: 40 (160 B)"));
