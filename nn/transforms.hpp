@@ -112,9 +112,26 @@ struct LiftedSelf {
 
 // ---- transformed module types ------------------------------------------------------------------
 
+namespace detail {
+// The base of a module-class transform (Flax's lift_transform: nn.vmap(Dense), nn.remat(Dense)):
+// calling it runs the wrapped module's call under the transform. Flax records and captures only
+// that inner call (tabulate's row for the transform's path is the wrapped class's first call,
+// capture_intermediates sows the wrapped call's output), so the transform's own call is a method
+// neither sees ("<lambda>", as a direct transform's body).
+template <class D>
+struct LiftedModule : Module<D> {
+  template <class... A>
+  decltype(auto) operator()(A&&... args) {
+    return this->method("<lambda>", [&]() -> decltype(auto) {
+      return static_cast<D&>(*this).call(std::forward<A>(args)...);
+    });
+  }
+};
+}  // namespace detail
+
 // nn.vmap(Module, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name).
 template <class M>
-struct Vmap : Module<Vmap<M>> {
+struct Vmap : detail::LiftedModule<Vmap<M>> {
   M target;
   lift::VmapOptions opts;
   Vmap(M t, lift::VmapOptions o) : target(std::move(t)), opts(std::move(o)) {
@@ -135,7 +152,7 @@ requires std::derived_from<M, ModuleBase> Vmap<M> vmap(M target, lift::VmapOptio
 // nn.scan(Module, variable_axes, variable_broadcast, variable_carry, split_rngs, in_axes,
 // out_axes, length, reverse): the module's call(carry, xs...) -> (carry, ys) runs over the xs.
 template <class M>
-struct Scan : Module<Scan<M>> {
+struct Scan : detail::LiftedModule<Scan<M>> {
   M target;
   lift::ScanOptions opts;
   // methods={name: options}: call_method(name, &M::method, carry, xs...) scans that
@@ -292,7 +309,7 @@ auto lifted_call(const M& target) {
 // nn.checkpoint / nn.remat(Module, variables, rngs): the module's call under lift::checkpoint;
 // class name CheckpointM as in Flax (lift.checkpoint's name).
 template <class M>
-struct Checkpoint : Module<Checkpoint<M>> {
+struct Checkpoint : detail::LiftedModule<Checkpoint<M>> {
   M target;
   Filter variables = true, rngs = true;
   Checkpoint(M t, Filter v, Filter r)
@@ -323,7 +340,7 @@ requires std::derived_from<M, ModuleBase> Checkpoint<M> remat(M target, Filter v
 // stacked, so nn::remat_scan(nn::Dense(8), {100}) holds a (100, 8, 8) kernel. (Flax's class name
 // is "Remat_scanDense"; here it is RematScanDense.)
 template <class M>
-struct RematScan : Module<RematScan<M>> {
+struct RematScan : detail::LiftedModule<RematScan<M>> {
   M target;
   std::vector<std::int64_t> lengths;
   lift::RematScanOptions opts;
@@ -351,7 +368,7 @@ RematScan<M> remat_scan(M target, std::vector<std::int64_t> lengths,
 // "Map_variablesM"; here MapVariablesM.)
 using VariablesMap = std::function<Tree(const Tree&)>;
 template <class M>
-struct MapVariables : Module<MapVariables<M>> {
+struct MapVariables : detail::LiftedModule<MapVariables<M>> {
   M target;
   Filter mapped_collections;
   VariablesMap trans_in_fn, trans_out_fn;
@@ -464,7 +481,7 @@ struct SlotJit {
 // (module_fields) has their scopes lifted with its own, as nn::vmap does. Call arguments that
 // are modules still run eagerly (same values).
 template <class M>
-struct Jit : Module<Jit<M>> {
+struct Jit : detail::LiftedModule<Jit<M>> {
   using Body = decltype(detail::lifted_call(std::declval<const M&>()));
   M target;
   std::shared_ptr<lift::LiftedJit<Body>> jitted;
@@ -509,7 +526,7 @@ struct Jit : Module<Jit<M>> {
 template <class M>
 requires std::derived_from<M, ModuleBase> Jit<M> jit(M target) { return Jit<M>(std::move(target)); }
 template <class M>
-struct FoldRngs : Module<FoldRngs<M>> {
+struct FoldRngs : detail::LiftedModule<FoldRngs<M>> {
   M target;
   explicit FoldRngs(M t) : target(std::move(t)) { detail::take_target(target, "fold_rngs"); }
   template <class... A>
