@@ -25,6 +25,10 @@ github.com/jax-ml/jax; github.com/google-deepmind/optax):
   params and inputs (closed forms; central differences where noted), rounded to float32 once
   (linum is checked to float32 rounding against them); optax's update rules likewise.
 Run with /usr/bin/python3 (numpy and msgpack only).
+
+The committed fixtures are now the real Flax's (scripts/flax_fixtures.py, which found every init
+value derived here exact): running this script overwrites them with the derived ones, for a
+machine without Flax; `git checkout tests/fidelity/fixtures` brings the real ones back.
 """
 import hashlib
 import os

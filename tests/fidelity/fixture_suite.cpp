@@ -12,15 +12,15 @@
 
 namespace fidelity {
 
-namespace {
-
-std::string read_file(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   REQUIRE_MESSAGE(f.good(), "cannot open fixture " << path);
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
 }
+
+namespace {
 
 std::vector<std::string> keys(const Tree& t) {
   std::vector<std::string> k;
@@ -62,24 +62,24 @@ std::vector<Array> Fixture::inputs() const {
 
 Fixture read_fixture(const std::string& model, const Mode& mode) {
   const std::string stem = std::string(LINUM_FIDELITY_FIXTURES) + "/" + model + "." + mode.name;
-  Fixture f{read_file(stem + ".msgpack"),
-            linum::serialization::msgpack_restore(read_file(stem + ".case.msgpack"))};
+  Fixture f{read_text(stem + ".msgpack"),
+            linum::serialization::msgpack_restore(read_text(stem + ".case.msgpack"))};
   const auto model_name = linum::serialization::str_value(f.case_tree["model"]);
   REQUIRE_MESSAGE((model_name && *model_name == model), stem << ".case.msgpack is not " << model);
   return f;
 }
 
 void check_bit_identical(const Tree& got, const Tree& want,
-                         const std::set<std::string>& qr_leaves) {
+                         const std::set<std::string>& rounded_leaves) {
   walk(got, want, "", [&](const Array& g, const Array& w, const std::string& path) {
     REQUIRE(g.dtype() == w.dtype());
-    const bool qr = qr_leaves.contains(path);
+    const bool rounded = rounded_leaves.contains(path);
     // float32 -> float64 is exact, so equal doubles are equal floats (0 ulps); signed zeros and
     // NaN payloads are covered by the byte comparison of the checkpoints.
     const auto gv = linum::testing::values(g), wv = linum::testing::values(w);
     for (std::size_t i = 0; i < wv.size(); ++i) {
       INFO("element ", i, ": linum ", exact(gv[i]), ", fixture ", exact(wv[i]));
-      if (qr)
+      if (rounded)
         CHECK(std::abs(gv[i] - wv[i]) <= 1e-6);
       else
         CHECK(gv[i] == wv[i]);

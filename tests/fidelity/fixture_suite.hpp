@@ -33,11 +33,13 @@ struct Model {
   std::function<Tree(const Array& key, const std::vector<Array>& inputs)> init;
   // model.apply(variables, *inputs) -> output.
   std::function<Array(const Tree& variables, const std::vector<Array>& inputs)> apply;
-  // Leaves drawn through a LAPACK QR (jax's orthogonal initializer: geqrf/orgqr), by path
-  // ("/params/LSTMCell_0/hi/kernel"). Their last bits depend on the BLAS kernels the host's LAPACK
-  // picks for its CPU (jaxlib's, the generator's and linum's may differ), so they are checked
-  // to a few float32 ulps instead of 0.
-  std::set<std::string> qr_leaves = {};
+  // Leaves whose init values come out of float computations that XLA and linum round
+  // differently, by path ("/params/LSTMCell_0/hi/kernel"): a LAPACK QR (jax's orthogonal
+  // initializer: geqrf/orgqr, whose last bits depend on the BLAS kernels picked for the CPU), and
+  // the kernels SpectralNorm/WeightNorm store at init (Flax stores them normalized: a power
+  // iteration or an l2 norm, summed in another order than XLA's dot). Checked to a few float32
+  // ulps instead of 0.
+  std::set<std::string> rounded_leaves = {};
   // apply(variables, *inputs, capture_intermediates=True)'s 'intermediates' collection, for the
   // models whose fixture records it.
   std::function<Tree(const Tree& variables, const std::vector<Array>& inputs)> intermediates = {};
@@ -49,13 +51,16 @@ struct Fixture {
   std::vector<Array> inputs() const;
 };
 
+// A whole file (REQUIREs it exists).
+std::string read_text(const std::string& path);
+
 // Reads <model>.<mode>.msgpack and .case.msgpack from the fixture directory (REQUIREs both).
 Fixture read_fixture(const std::string& model, const Mode& mode);
 
 // Same tree structure (dict keys in the same order), dtypes, shapes and float bits at every leaf;
-// leaves named in qr_leaves within 1e-6 (a few ulps of values of magnitude <= 1).
+// leaves named in rounded_leaves within 1e-6 (a few ulps of values of magnitude <= 1).
 void check_bit_identical(const Tree& got, const Tree& want,
-                         const std::set<std::string>& qr_leaves = {});
+                         const std::set<std::string>& rounded_leaves = {});
 
 // Same structure, and every element within float32 rounding of the fixture's:
 // |got - want| <= 1e-5 * (1 + |want|).
