@@ -17,6 +17,7 @@
 
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/module.hpp>
+#include <linum/nn/tabulate.hpp>
 #include <linum/nn/transforms.hpp>
 #include <linum/pytree/key_path.hpp>
 
@@ -86,6 +87,15 @@ struct SpectralNorm : Module<SpectralNorm>, SpectralNormConfig {
   const ModuleBase& layer_instance() const { return layer_.prototype(); }
   void setup() override;
   Array call(const Array& x, bool update_stats);
+  // Flax's update_stats is keyword-only: tabulate lists it after the inputs.
+  Array operator()(const Array& x, bool update_stats) {
+    return run_method(
+        "__call__", [&] { return call(x, update_stats); }, detail::is_compact<SpectralNorm>(),
+        [&] {
+          return detail::inputs_with_keywords(
+              {Tree(x)}, {{"update_stats", detail::keyword_bool(update_stats)}});
+        });
+  }
 
  private:
   detail::WrappedLayer layer_;

@@ -19,6 +19,7 @@
 #include <linum/nn/initializers.hpp>
 #include <linum/nn/linear.hpp>
 #include <linum/nn/module.hpp>
+#include <linum/nn/tabulate.hpp>
 #include <linum/nn/transforms.hpp>
 
 namespace linum::nn {
@@ -202,13 +203,23 @@ struct RNN : Module<RNN>, RNNConfig {
     return run_(*this, inputs, args, false).second;
   }
   std::pair<Tree, Array> call_with_carry(const Array& inputs, const RNNArgs& args = {}) {
-    // __call__ with return_carry: its inputs are recorded as __call__'s (tabulate).
-    return run_method(
-        "__call__", [&] { return run_(*this, inputs, args, true); }, detail::is_compact<RNN>(),
-        [&] { return detail::inputs_tree(inputs); });
+    return call_with_keywords(inputs, args, {});
   }
 
  private:
+  friend struct Bidirectional;
+  // __call__ with return_carry: its inputs are recorded as __call__'s (tabulate), followed by
+  // the keyword arguments a Python caller names (Bidirectional's), as Flax lists them.
+  std::pair<Tree, Array> call_with_keywords(const Array& inputs, const RNNArgs& args,
+                                            std::vector<std::pair<std::string, Tree>> keywords) {
+    return run_method(
+        "__call__", [&] { return run_(*this, inputs, args, true); }, detail::is_compact<RNN>(),
+        [&] {
+          return keywords.empty() ? detail::inputs_tree(inputs)
+                                  : detail::inputs_with_keywords({Tree(inputs)}, keywords);
+        });
+  }
+
   std::shared_ptr<ModuleBase> cell_, bound_;
   std::function<std::shared_ptr<ModuleBase>(const ModuleBase&)> share_;
   std::function<std::pair<Tree, Array>(RNN&, const Array&, const RNNArgs&, bool)> run_;
@@ -308,9 +319,22 @@ struct Bidirectional : Module<Bidirectional> {
  private:
   std::shared_ptr<RNN> fwd_, bwd_;
   std::pair<Tree, Array> run(const Array& inputs, const std::optional<Array>& seq_lengths) {
-    auto [cf, of] = fwd_->call_with_carry(inputs, {.seq_lengths = seq_lengths, .reverse = false});
-    auto [cb, ob] = bwd_->call_with_carry(
-        inputs, {.seq_lengths = seq_lengths, .reverse = true, .keep_order = true});
+    // The keyword arguments Flax's Bidirectional passes each RNN (tabulate lists them).
+    auto keywords = [&](bool reverse) {
+      std::vector<std::pair<std::string, Tree>> kw = {
+          {"initial_carry", Tree::none()},
+          {"init_key", Tree::none()},
+          {"seq_lengths", seq_lengths ? Tree(*seq_lengths) : Tree::none()},
+          {"return_carry", detail::keyword_bool(true)},
+          {"time_major", detail::keyword_bool(fwd_->time_major)},
+          {"reverse", detail::keyword_bool(reverse)}};
+      if (reverse) kw.emplace_back("keep_order", detail::keyword_bool(true));
+      return kw;
+    };
+    auto [cf, of] = fwd_->call_with_keywords(inputs, {.seq_lengths = seq_lengths, .reverse = false},
+                                             keywords(false));
+    auto [cb, ob] = bwd_->call_with_keywords(
+        inputs, {.seq_lengths = seq_lengths, .reverse = true, .keep_order = true}, keywords(true));
     return {Tree::tuple({cf, cb}), merge_fn(of, ob)};
   }
 };

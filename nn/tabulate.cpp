@@ -3,6 +3,8 @@
 // line between rows.
 #include <linum/nn/tabulate.hpp>
 
+#include <linum/nn/serialization.hpp>
+
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -44,6 +46,8 @@ bool nonempty_container(const Tree& v) {
   return (u.is_tuple() || u.is_list() || u.is_dict() || u.is_frozen_dict()) && u.size() > 0;
 }
 std::vector<std::string> yaml_lines(const Tree& t) {
+  // A keyword argument's Python scalar (keyword_bool) prints as its text.
+  if (auto text = serialization::str_value(t)) return {*text};
   if (t.is_box()) return yaml_lines(t.box_value());
   const bool seq = t.is_tuple() || t.is_list();
   const bool map = t.is_dict() || t.is_frozen_dict();
@@ -147,7 +151,8 @@ std::size_t display_width(const std::string& s) {
 // rich's Console width: $COLUMNS, else the terminal on stdin, stdout or stderr, else 80.
 std::size_t console_width(const std::optional<int>& width) {
   if (width) {
-    if (*width < 1) throw ValueError("nn::tabulate: width must be positive, got " + std::to_string(*width));
+    if (*width < 1)
+      throw ValueError("nn::tabulate: width must be positive, got " + std::to_string(*width));
     return static_cast<std::size_t>(*width);
   }
   if (const char* env = std::getenv("COLUMNS"); env && *env) {
@@ -180,8 +185,8 @@ std::pair<std::size_t, std::size_t> measure(const std::string& text) {
       ++word;
     }
   }
-  const bool has_words = std::any_of(text.begin(), text.end(),
-                                     [](unsigned char c) { return !std::isspace(c); });
+  const bool has_words =
+      std::any_of(text.begin(), text.end(), [](unsigned char c) { return !std::isspace(c); });
   return {has_words ? longest_word : longest_line, longest_line};
 }
 
@@ -245,8 +250,8 @@ std::vector<std::size_t> fit_column_widths(const std::vector<const std::vector<s
       if (!difference) break;
       std::vector<std::size_t> ratios(ncol);
       for (std::size_t c = 0; c < ncol; ++c) ratios[c] = widths[c] == widest;
-      widths = ratio_reduce(excess, ratios, std::vector<std::size_t>(ncol, std::min(excess, difference)),
-                            widths);
+      widths = ratio_reduce(excess, ratios,
+                            std::vector<std::size_t>(ncol, std::min(excess, difference)), widths);
       total = sum(widths);
     }
     if (total > max_width)
@@ -309,6 +314,17 @@ std::string repeat(const std::string& s, std::size_t n) {
   return r;
 }
 }  // namespace
+
+Tree keyword_bool(bool b) { return serialization::str_leaf(b ? "True" : "False"); }
+
+Tree inputs_with_keywords(Tree::seq_type args, std::vector<std::pair<std::string, Tree>> keywords) {
+  std::sort(keywords.begin(), keywords.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  Tree kw = Tree::dict();
+  for (auto& [k, v] : keywords) kw[k] = std::move(v);
+  args.push_back(std::move(kw));
+  return Tree::tuple(std::move(args));
+}
 
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
                             const TabulateOptions& opts) {

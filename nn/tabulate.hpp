@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <linum/nn/module.hpp>
@@ -29,6 +30,11 @@ struct TabulateCall {
   std::string type, method;
   Tree inputs, outputs;
 };
+// A Python bool passed as a keyword argument, as tabulate's inputs column shows it (True/False).
+Tree keyword_bool(bool b);
+// Flax's _process_inputs of a call with keyword arguments: (*args, kwargs), the kwargs a dict
+// with its keys sorted as PyYAML writes them.
+Tree inputs_with_keywords(Tree::seq_type args, std::vector<std::pair<std::string, Tree>> keywords);
 // The table for a run: every call recorded while init ran, and the variables init created.
 std::string render_tabulate(const std::vector<TabulateCall>& calls, const Tree& variables,
                             const TabulateOptions& opts);

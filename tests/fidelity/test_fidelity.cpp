@@ -367,9 +367,10 @@ TEST_CASE("fidelity: nn::tabulate's text is Flax's (rich's styling aside)") {
   check_tabulate("mlp", MLP());
   check_tabulate("rnn_lstm", RNNModel<nn::LSTMCell>());
   check_tabulate("rnn_optimized_lstm", RNNModel<nn::OptimizedLSTMCell>());
-  // Not bidirectional nor spectral_norm: Flax's inputs column lists keyword arguments (the ones
-  // Bidirectional passes its RNNs, init_key: None, ...; SpectralNorm's update_stats: True), which
-  // linum's tabulate does not record (README's deviations).
+  // Keyword arguments in the inputs column: those Bidirectional passes its RNNs (init_key: None,
+  // ...), SpectralNorm's keyword-only update_stats.
+  check_tabulate("bidirectional", BidirectionalModel());
+  check_tabulate("spectral_norm", SpectralDense());
   check_tabulate("scan_lstm", ScanLSTM());
   check_tabulate("conv_lstm", ConvLSTMModel());
 }
