@@ -93,9 +93,10 @@ struct RematScanDense : nn::Module<RematScanDense> {
 // A layer with one positional input: init(key, x) / apply(variables, x).
 template <class M>
 Model unary(std::string name, M m, std::set<std::string> rounded_leaves = {}) {
-  return {
-      std::move(name), [m](const Array& key, const Inputs& in) { return m.init(key, in.at(0)); },
-      [m](const Tree& v, const Inputs& in) { return m.apply(v, in.at(0)); }, std::move(rounded_leaves)};
+  return {std::move(name),
+          [m](const Array& key, const Inputs& in) { return m.init(key, in.at(0)); },
+          [m](const Tree& v, const Inputs& in) { return m.apply(v, in.at(0)); },
+          std::move(rounded_leaves)};
 }
 
 // The recurrent kernels of a cell under params/<cell>: orthogonal, drawn through a QR.
@@ -215,7 +216,8 @@ TEST_CASE(
       INFO(m.name, " (", std::string(mode.name), ")");
       const fidelity::Fixture f = fidelity::read_fixture(m.name, mode);
       const Tree init = m.init(linum::random::key(0), f.inputs());
-      fidelity::check_bit_identical(init, ser::msgpack_restore(f.variables_bytes), m.rounded_leaves);
+      fidelity::check_bit_identical(init, ser::msgpack_restore(f.variables_bytes),
+                                    m.rounded_leaves);
       // The fixture loads into linum's init (same structure, values within rounding) and linum
       // writes it back byte for byte; without rounded leaves linum's init is those bytes.
       const Tree loaded = ser::from_bytes(init, f.variables_bytes);
@@ -390,7 +392,6 @@ TEST_CASE("fidelity: to_bytes of TrainState.create(params, adam) is the fixture'
   }
 }
 
-
 namespace {
 
 // The paths and ranks of apply(..., capture_intermediates=True)'s 'intermediates'.
@@ -415,15 +416,19 @@ struct RNNWithCarry : nn::Module<RNNWithCarry> {
 
 }  // namespace
 
-TEST_CASE("fidelity: capture_intermediates through RNN and lifted modules captures what Flax's does") {
+TEST_CASE(
+    "fidelity: capture_intermediates through RNN and lifted modules captures what Flax's does") {
   // The real Flax 0.12.10's paths (scripts/reference/flax_probes.py, 2026-11-27): an RNN called
   // with return_carry sows its ((c, h), outputs); nn.remat sows the wrapped Dense's output once;
   // inside nn.vmap and nn.scan nothing is sown ('intermediates' is not one of their variable
   // collections), only the top module's own output.
   using Paths = std::map<std::string, int>;
-  CHECK(capture_of(RNNWithCarry(), linum::ones({2, 5, 3})) ==
-        Paths{{"RNN_0/__call__/0/0/0", 2}, {"RNN_0/__call__/0/0/1", 2}, {"RNN_0/__call__/0/1", 3},
-              {"__call__/0/0/0", 2}, {"__call__/0/0/1", 2}, {"__call__/0/1", 3}});
+  CHECK(capture_of(RNNWithCarry(), linum::ones({2, 5, 3})) == Paths{{"RNN_0/__call__/0/0/0", 2},
+                                                                    {"RNN_0/__call__/0/0/1", 2},
+                                                                    {"RNN_0/__call__/0/1", 3},
+                                                                    {"__call__/0/0/0", 2},
+                                                                    {"__call__/0/0/1", 2},
+                                                                    {"__call__/0/1", 3}});
   CHECK(capture_of(RematDense(), linum::ones({4, 5})) ==
         Paths{{"CheckpointDense_0/__call__/0", 2}, {"__call__/0", 2}});
   CHECK(capture_of(VmapDense(), linum::ones({2, 4, 5})) == Paths{{"__call__/0", 3}});

@@ -38,14 +38,40 @@ TEST_SUITE("random matrix samplers") {
       std::vector<float> values;
     };
     const std::vector<Case> cases = {
-      {false, "multivariate_normal cholesky", {-0.7548278570175171f, -1.8403313159942627f, -0.7411704063415527f, 0.1180959939956665f, -1.8764106035232544f, 0.8902057409286499f}},
-      {false, "multivariate_normal eigh", {3.2062389850616455f, -1.3089652061462402f, -0.3330535888671875f, -0.03507792949676514f, -2.1919772624969482f, 0.0022087693214416504f}},
-      {false, "multivariate_normal svd", {2.957136631011963f, -2.2943222522735596f, -0.20475250482559204f, 1.8692731857299805f, -1.8238216638565063f, 1.0590338706970215f}},
-      {false, "orthogonal 3", {-0.07555234432220459f, 0.43684297800064087f, 0.8963594436645508f, -0.9116020798683167f, -0.39453208446502686f, 0.11543908715248108f, -0.40407127141952515f, 0.8084014058113098f, -0.4280346930027008f}},
-      {true, "multivariate_normal cholesky", {0.05603504180908203f, -0.9758960008621216f, 0.6745496988296509f, 0.5393336415290833f, -1.4424000978469849f, -0.08732086420059204f}},
-      {true, "multivariate_normal eigh", {-0.2308518886566162f, -1.3649072647094727f, -0.3913305401802063f, 1.7600905895233154f, -1.2641534805297852f, 0.08128169178962708f}},
-      {true, "multivariate_normal svd", {2.146772861480713f, -2.6431045532226562f, 1.422386646270752f, 1.6535778045654297f, -2.6011433601379395f, 0.3965584635734558f}},
-      {true, "orthogonal 3", {0.15790843963623047f, 0.40966302156448364f, 0.8984660506248474f, -0.9432486295700073f, 0.33177056908607483f, 0.014505399391055107f, -0.29214227199554443f, -0.84976726770401f, 0.43880343437194824f}},
+        {false,
+         "multivariate_normal cholesky",
+         {-0.7548278570175171f, -1.8403313159942627f, -0.7411704063415527f, 0.1180959939956665f,
+          -1.8764106035232544f, 0.8902057409286499f}},
+        {false,
+         "multivariate_normal eigh",
+         {3.2062389850616455f, -1.3089652061462402f, -0.3330535888671875f, -0.03507792949676514f,
+          -2.1919772624969482f, 0.0022087693214416504f}},
+        {false,
+         "multivariate_normal svd",
+         {2.957136631011963f, -2.2943222522735596f, -0.20475250482559204f, 1.8692731857299805f,
+          -1.8238216638565063f, 1.0590338706970215f}},
+        {false,
+         "orthogonal 3",
+         {-0.07555234432220459f, 0.43684297800064087f, 0.8963594436645508f, -0.9116020798683167f,
+          -0.39453208446502686f, 0.11543908715248108f, -0.40407127141952515f, 0.8084014058113098f,
+          -0.4280346930027008f}},
+        {true,
+         "multivariate_normal cholesky",
+         {0.05603504180908203f, -0.9758960008621216f, 0.6745496988296509f, 0.5393336415290833f,
+          -1.4424000978469849f, -0.08732086420059204f}},
+        {true,
+         "multivariate_normal eigh",
+         {-0.2308518886566162f, -1.3649072647094727f, -0.3913305401802063f, 1.7600905895233154f,
+          -1.2641534805297852f, 0.08128169178962708f}},
+        {true,
+         "multivariate_normal svd",
+         {2.146772861480713f, -2.6431045532226562f, 1.422386646270752f, 1.6535778045654297f,
+          -2.6011433601379395f, 0.3965584635734558f}},
+        {true,
+         "orthogonal 3",
+         {0.15790843963623047f, 0.40966302156448364f, 0.8984660506248474f, -0.9432486295700073f,
+          0.33177056908607483f, 0.014505399391055107f, -0.29214227199554443f, -0.84976726770401f,
+          0.43880343437194824f}},
     };
     const Array mean = linum::array({1.0f, -2.0f, 0.5f});
     const Array cov = linum::array({{2.0f, 0.3f, 0.1f}, {0.3f, 1.0f, -0.2f}, {0.1f, -0.2f, 0.5f}});
@@ -54,10 +80,10 @@ TEST_SUITE("random matrix samplers") {
       const std::string name = c.name;
       CAPTURE(name);
       CAPTURE(c.partitionable);
-      const Array got = name == "orthogonal 3"
-                            ? lr::orthogonal(lr::key(18), 3)
-                            : lr::multivariate_normal(lr::key(17), mean, cov, Shape{2}, std::nullopt,
-                                                      name.substr(name.find(' ') + 1));
+      const Array got = name == "orthogonal 3" ? lr::orthogonal(lr::key(18), 3)
+                                               : lr::multivariate_normal(
+                                                     lr::key(17), mean, cov, Shape{2}, std::nullopt,
+                                                     name.substr(name.find(' ') + 1));
       const Array f = linum::astype(got, linum::float32);
       const std::vector<float> g(f.data<float>(), f.data<float>() + linum::shape_size(f.shape()));
       REQUIRE(g.size() == c.values.size());
@@ -96,8 +122,8 @@ TEST_SUITE("random matrix samplers") {
     const Array cov = linum::array({{2.0, 0.6, -0.4}, {0.6, 1.0, 0.2}, {-0.4, 0.2, 0.5}});
     for (const char* method : {"cholesky", "svd", "eigh"}) {
       CAPTURE(method);
-      const Array x = lr::multivariate_normal(lr::key(3), mean, cov, Shape{40000}, std::nullopt,
-                                              method);
+      const Array x =
+          lr::multivariate_normal(lr::key(3), mean, cov, Shape{40000}, std::nullopt, method);
       CHECK(x.dtype() == linum::float64);
       const Array m = linum::mean(x, 0);
       const Array c = x - m;
@@ -113,9 +139,10 @@ TEST_SUITE("random matrix samplers") {
     // slightly negative zero eigenvalue, whose square root is NaN, in JAX as here.)
     const Array cov = linum::array({{1.0, 1.0}, {1.0, 1.0}});
     {
-      const Array x = lr::multivariate_normal(lr::key(1), linum::array({0.0, 3.0}), cov,
-                                              Shape{100}, std::nullopt, "svd");
-      const Array d = linum::take(x, linum::Array(0), 1) - (linum::take(x, linum::Array(1), 1) - 3.0);
+      const Array x = lr::multivariate_normal(lr::key(1), linum::array({0.0, 3.0}), cov, Shape{100},
+                                              std::nullopt, "svd");
+      const Array d =
+          linum::take(x, linum::Array(0), 1) - (linum::take(x, linum::Array(1), 1) - 3.0);
       CHECK(linum::max(linum::abs(d)).item<double>() < 1e-7);
       CHECK(linum::std(linum::take(x, linum::Array(0), 1)).item<double>() > 0.5);
     }
@@ -150,9 +177,9 @@ TEST_SUITE("random matrix samplers") {
                          doctest::Contains("cov.ndim >= 2"), linum::ValueError);
     CHECK_THROWS_WITH_AS(lr::multivariate_normal(lr::key(0), linum::zeros({2}), linum::eye(3)),
                          doctest::Contains("cov.shape == (..., n, n) for n=2"), linum::ValueError);
-    CHECK_THROWS_WITH_AS(lr::multivariate_normal(lr::key(0), linum::zeros({2}), cov, std::nullopt,
-                                                 linum::int32),
-                         doctest::Contains("multivariate_normal"), linum::ValueError);
+    CHECK_THROWS_WITH_AS(
+        lr::multivariate_normal(lr::key(0), linum::zeros({2}), cov, std::nullopt, linum::int32),
+        doctest::Contains("multivariate_normal"), linum::ValueError);
     CHECK_THROWS_AS(lr::multivariate_normal(linum::zeros({2}), linum::zeros({2}), cov),
                     linum::TypeError);
   }
@@ -163,8 +190,8 @@ TEST_SUITE("random matrix samplers") {
     const Array key = lr::key(11);
     const Array q = lr::orthogonal(key, 5, {}, linum::float64, 3);
     CHECK(q.shape() == Shape{5, 3});
-    CHECK(max_abs_diff(linum::matmul(linum::transpose(q), q), linum::eye(3, -1, 0, linum::float64)) <
-          1e-13);
+    CHECK(max_abs_diff(linum::matmul(linum::transpose(q), q),
+                       linum::eye(3, -1, 0, linum::float64)) < 1e-13);
     const Array r = linum::matmul(linum::transpose(q), lr::normal(key, {5, 3}, linum::float64));
     for (int i = 0; i < 3; ++i) {
       CHECK(r.data<double>()[i * 3 + i] > 0);
