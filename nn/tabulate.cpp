@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -168,26 +169,19 @@ std::size_t console_width(const std::optional<int>& width) {
   return 80;
 }
 
-// rich.text's measure of a cell: (longest word, longest line).
-std::pair<std::size_t, std::size_t> measure(const std::string& text) {
-  std::size_t longest_line = 0, longest_word = 0, line = 0, word = 0;
+// rich.text's measure of a cell's widest extent: its longest line (the fitting below uses only
+// the maximum of rich's (longest word, longest line) measure).
+std::size_t longest_line(const std::string& text) {
+  std::size_t longest = 0, line = 0;
   for (char c : text + "\n") {
     if (c == '\n') {
-      longest_line = std::max(longest_line, line);
+      longest = std::max(longest, line);
       line = 0;
     } else {
       ++line;
     }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      longest_word = std::max(longest_word, word);
-      word = 0;
-    } else {
-      ++word;
-    }
   }
-  const bool has_words =
-      std::any_of(text.begin(), text.end(), [](unsigned char c) { return !std::isspace(c); });
-  return {has_words ? longest_word : longest_line, longest_line};
+  return longest;
 }
 
 // rich's ratio_reduce: takes `total` off `values` in proportion to `ratios`, at most `maximums`
@@ -230,16 +224,13 @@ std::vector<std::size_t> fit_column_widths(const std::vector<const std::vector<s
   std::vector<std::size_t> natural(ncol, 0);
   for (const auto* r : rows)
     for (std::size_t c = 0; c < ncol; ++c)
-      natural[c] = std::max(natural[c], std::min(measure((*r)[c]).second + 2, max_width));
+      natural[c] = std::max(natural[c], std::min(longest_line((*r)[c]) + 2, max_width));
   std::vector<std::size_t> widths = natural;
   for (auto& x : widths) x = std::max<std::size_t>(x, 1);
   auto sum = [](const std::vector<std::size_t>& v) {
-    std::size_t t = 0;
-    for (auto x : v) t += x;
-    return t;
+    return std::accumulate(v.begin(), v.end(), std::size_t{0});
   };
-  if (sum(widths) > max_width) {
-    std::size_t total = sum(widths);
+  if (std::size_t total = sum(widths); total > max_width) {
     while (total > max_width) {
       const std::size_t excess = total - max_width;
       const std::size_t widest = *std::max_element(widths.begin(), widths.end());

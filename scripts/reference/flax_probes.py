@@ -5,12 +5,17 @@ Each probe names the linum test that checks the same thing; run where flax is in
   python3 scripts/reference/flax_probes.py
 """
 import json
+import os
+import sys
 
 import jax
 import jax.numpy as jnp
 import flax
 import flax.linen as nn
 from flax.core import FrozenDict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from flax_fixtures import RematDense, ScanResidual, VmapDense  # noqa: E402  (the zoo's own)
 
 KEY = jax.random.PRNGKey(0)
 
@@ -108,32 +113,6 @@ class RNNCarry(nn.Module):
     @nn.compact
     def __call__(self, x):
         return nn.RNN(nn.LSTMCell(4), return_carry=True)(x)
-
-
-class RematDense(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        return nn.remat(nn.Dense)(3)(x)
-
-
-class VmapDense(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        return nn.vmap(nn.Dense, variable_axes={"params": 0}, split_rngs={"params": True},
-                       in_axes=0)(3)(x)
-
-
-class ScanBlock(nn.Module):
-    @nn.compact
-    def __call__(self, c, _):
-        return c + nn.relu(nn.Dense(4)(c)), None
-
-
-class ScanResidual(nn.Module):
-    @nn.compact
-    def __call__(self, x):
-        return nn.scan(ScanBlock, variable_axes={"params": 0}, split_rngs={"params": True},
-                       length=3)()(x, None)[0]
 
 
 def captured(module, x):
