@@ -11,6 +11,14 @@ namespace linum::detail {
 
 namespace {
 
+// The block kernels of p when jit may fuse it into an elementwise chain: the
+// parameterless float primitives of the families below, else nullptr.
+const FusedOp* fused_op(const Primitive& p) {
+  if (const FusedOp* op = fused_elementwise_op(p)) return op;
+  if (const FusedOp* op = fused_math_op(p)) return op;
+  return fused_special_op(p);
+}
+
 struct Fuser {
   Program& program;
   const std::vector<ShapeDtype>& var_aval;

@@ -27,11 +27,11 @@ struct FusedOp {
   FusedScalar<double> s64 = nullptr;
 };
 
-// The block kernels of a parameterless elementwise float primitive, else nullptr.
-const FusedOp* fused_op(const Primitive& p);
-// The same lookup for the primitives of ops/elementwise_math.cpp and ops/special.cpp, which
-// fused_op falls back to.
-const FusedOp* fused_math_op(const Primitive& p);
-const FusedOp* fused_special_op(const Primitive& p);
+// The block kernels of a parameterless elementwise float primitive of one op family, else
+// nullptr. Each table sits beside its primitives, whose per-element code (anonymous-namespace
+// structs) its entries instantiate; jit_fusion.cpp decides which families a chain may use.
+const FusedOp* fused_elementwise_op(const Primitive& p);  // ops/elementwise.cpp
+const FusedOp* fused_math_op(const Primitive& p);         // ops/elementwise_math.cpp
+const FusedOp* fused_special_op(const Primitive& p);      // ops/special.cpp
 
 }  // namespace linum::detail
