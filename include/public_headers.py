@@ -21,6 +21,7 @@ PRIVATE = {
     "linum/autodiff/ops/kernel_util.hpp",
     "linum/autodiff/ops/lapack.hpp",
     "linum/autodiff/ops/linalg_util.hpp",
+    "linum/autodiff/ops/reduction_util.hpp",
     "linum/autodiff/ops/simd.hpp",
     "linum/autodiff/ops/small_gemm.hpp",
     "linum/autodiff/ops/special_math.hpp",
