@@ -51,7 +51,8 @@ auto make_perturbed_fun(F fun, std::int64_t num_samples = 1000, double sigma = 0
     // One perturbed evaluation, weighted by the magic box; the baseline term when given.
     auto estimate = [&](const Array& k, const X& xs, const R* baseline) -> R {
       const X z = tree_utils::tree_random_like(
-          k, xs, [&](const Array& kk, const Shape& s, DType dt) { return noise.sample(kk, s, dt); });
+          k, xs,
+          [&](const Array& kk, const Shape& s, DType dt) { return noise.sample(kk, s, dt); });
       const X shifted = tree_apply_skip_empty(
           xs, [&](const Array& a, const Array& b) { return stop_gradient(a + sigma * b); }, z);
       const X sample = tree_apply_skip_empty(

@@ -58,8 +58,7 @@ Array tree_squared_norm(const Arrays& xs) {
   Array acc;
   for (const Array& x : xs) {
     if (!x.valid()) continue;
-    const Array s =
-        is_complex(x.dtype()) ? sum(square(real(x)) + square(imag(x))) : sum(square(x));
+    const Array s = is_complex(x.dtype()) ? sum(square(real(x)) + square(imag(x))) : sum(square(x));
     acc = acc.valid() ? acc + s : s;
   }
   return acc.valid() ? acc : Array(0);

@@ -130,8 +130,7 @@ T projection_hyperplane(const T& x, const std::type_identity_t<T>& a, const Arra
 template <class T>
 T projection_halfspace(const T& x, const std::type_identity_t<T>& a, const Array& b) {
   detail::check_same_structure("projection_halfspace", "a", x, a);
-  return linum::detail::tree_rebuild(x,
-                                     detail::halfspace(detail::leaves(x), detail::leaves(a), b));
+  return linum::detail::tree_rebuild(x, detail::halfspace(detail::leaves(x), detail::leaves(a), b));
 }
 
 }  // namespace linum::optim::projections

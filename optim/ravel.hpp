@@ -23,7 +23,8 @@ Array ravel_tree(const T& tree) {
 }
 template <class T>
 T unravel_like(const T& like, const Array& flat, const char* fn) {
-  return linum::detail::tree_rebuild(like, unravel_leaves(flat, linum::detail::tree_arrays(like), fn));
+  return linum::detail::tree_rebuild(like,
+                                     unravel_leaves(flat, linum::detail::tree_arrays(like), fn));
 }
 
 }  // namespace linum::optim::detail

@@ -62,15 +62,22 @@ TEST_CASE("projection_non_negative and projection_box: jnp.relu / jnp.clip leafw
   check_close(pj::projection_box(x, 0.0, 2.0), {0.0, 2.0, 2.0});
   check_close(pj::projection_box(x, zeros({3}), full({3}, 2.0)), {0.0, 2.0, 2.0});
   const Params t{{"a", f32({-1.0, 2.0})}, {"b", f32({3.0})}};
-  const Params lo{{"a", Array(0.0)}, {"b", Array(0.0)}}, hi{{"a", f32({1.0, 1.5})}, {"b", Array(2.0)}};
+  const Params lo{{"a", Array(0.0)}, {"b", Array(0.0)}},
+      hi{{"a", f32({1.0, 1.5})}, {"b", Array(2.0)}};
   const Params boxed = pj::projection_box(t, lo, hi);
   check_close(boxed.at("a"), {0.0, 1.5});
   check_close(boxed.at("b"), {2.0});
   CHECK(boxed.at("a").dtype() == float32);
-  check_error<ValueError>([&] { pj::projection_box(t, Params{{"a", Array(0.0)}}, hi); },
-                          {"projection_box", "lower", "structure"});
-  check_error<ValueError>([&] { pj::projection_box(t, lo, Params{{"c", Array(0.0)}, {"b", Array(1.0)}}); },
-                          {"projection_box", "upper"});
+  check_error<ValueError>(
+      [&] {
+        pj::projection_box(t, Params{{"a", Array(0.0)}}, hi);
+      },
+      {"projection_box", "lower", "structure"});
+  check_error<ValueError>(
+      [&] {
+        pj::projection_box(t, lo, Params{{"c", Array(0.0)}, {"b", Array(1.0)}});
+      },
+      {"projection_box", "upper"});
 }
 
 TEST_CASE("projection_hypercube: box(0, scale), scale 1 by default, scalar or array") {
@@ -88,8 +95,10 @@ TEST_CASE("projection_simplex: optax's algorithm, as numpy runs it, and the near
   // gives the same points to 1e-7: [0.15, 0, 0.3, 0, 0.1, 0.45] and [0.1, 0, 0.25, 0, 0.05, 0.4].
   const Array p1 = pj::projection_simplex(kX2);
   CHECK(p1.dtype() == float32);
-  check_close(p1, {0.15000003576278687, 0.0, 0.30000001192092896, 0.0, 0.10000002384185791,
-                   0.4500000476837158}, 0, 1e-7);
+  check_close(
+      p1,
+      {0.15000003576278687, 0.0, 0.30000001192092896, 0.0, 0.10000002384185791, 0.4500000476837158},
+      0, 1e-7);
   check_close(p1, {0.15, 0.0, 0.3, 0.0, 0.1, 0.45}, 0, 1e-6);
   const Array p08 = pj::projection_simplex(kX2, 0.8);
   check_close(p08, {0.10000000149011612, 0.0, 0.25, 0.0, 0.05000000074505806, 0.4000000059604645},
@@ -128,8 +137,11 @@ TEST_CASE("projection_simplex: a whole pytree is one vector (optax's docstring e
   const float inf = std::numeric_limits<float>::infinity();
   check_close(pj::projection_simplex(array({0.0f, 0.0f, -inf})), {0.5, 0.5, 0.0});
   check_close(pj::projection_simplex(array({0.0f, 0.0f, -inf}), 0.8), {0.4, 0.4, 0.0}, 0, 1e-7);
-  check_error<ValueError>([&] { pj::projection_simplex(kX2, f32({1.0, 2.0})); },
-                          {"projection_simplex", "scale", "scalar", "(2,)"});
+  check_error<ValueError>(
+      [&] {
+        pj::projection_simplex(kX2, f32({1.0, 2.0}));
+      },
+      {"projection_simplex", "scale", "scalar", "(2,)"});
 }
 
 TEST_CASE("projection_simplex: its derivative is optax's custom JVP, in every mode") {
@@ -153,12 +165,13 @@ TEST_CASE("projection_simplex: its derivative is optax's custom JVP, in every mo
 
 TEST_CASE("projection_simplex under vmap (scale batched too) and jit agrees with the eager loop") {
   // numpy per row: [0.35, 0.15, 0.5, 0], [0, 0, 0, 0.5], [0.5, 0.5, 0.5, 0.5].
-  const Array xs = astype(array(std::vector<double>{0.3, 0.1, 0.45, -0.2, 1.0, -1.0, 0.5, 2.0, 0.0, 0.0, 0.0, 0.0}, {3, 4}),
-                          float32);
+  const Array xs = astype(
+      array(std::vector<double>{0.3, 0.1, 0.45, -0.2, 1.0, -1.0, 0.5, 2.0, 0.0, 0.0, 0.0, 0.0},
+            {3, 4}),
+      float32);
   const Array scales = f32({1.0, 0.5, 2.0});
-  const Array batched = vmap([](const Array& x, const Array& s) {
-    return pj::projection_simplex(x, s);
-  })(xs, scales);
+  const Array batched =
+      vmap([](const Array& x, const Array& s) { return pj::projection_simplex(x, s); })(xs, scales);
   const std::vector<double> b = values(batched);
   check_close(b, {0.35, 0.15, 0.5, 0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 0.5}, 0, 1e-7);
   for (std::int64_t r = 0; r < 3; ++r) {
@@ -192,7 +205,8 @@ TEST_CASE("projection_l1_sphere / l1_ball: sign * simplex(|x|), the ball only ou
   auto f = [](const Array& x) { return pj::projection_l1_ball(x); };
   check_close(grad(f)(Array(0.0f)), {1.0});
   // A batched radius under vmap: each row takes its own branch.
-  const Array rows = vmap([&](const Array& r) { return pj::projection_l1_ball(y, r); })(f32({2.0, 13.0}));
+  const Array rows =
+      vmap([&](const Array& r) { return pj::projection_l1_ball(y, r); })(f32({2.0, 13.0}));
   check_close(rows[0], {0.25, -0.75, 0.0, 0.0, 1.0}, 0, 1e-7);
   check_close(rows[1], values(y));
 }
@@ -254,13 +268,24 @@ TEST_CASE("projection_vector / hyperplane / halfspace: optax's test values and c
   check_close(std::get<0>(again), {7.0 / 25}, 1e-14);
   check_close(std::get<1>(again), {26.0 / 25}, 1e-14);
   // Errors: leaf shapes must match (optax asserts it), b is a scalar, structures agree.
-  check_error<ValueError>([] { pj::projection_vector(f32({1.0, 2.0}), f32({1.0, 2.0, 3.0})); },
-                          {"projection_vector", "(2,)", "(3,)"});
-  check_error<ValueError>([] { pj::projection_hyperplane(f32({1.0}), f32({1.0}), f32({1.0, 2.0})); },
-                          {"projection_hyperplane", "b", "scalar"});
   check_error<ValueError>(
-      [] { pj::projection_halfspace(Params{{"w", Array(1.0)}}, Params{{"v", Array(1.0)}}, 0.0); },
+      [] {
+        pj::projection_vector(f32({1.0, 2.0}), f32({1.0, 2.0, 3.0}));
+      },
+      {"projection_vector", "(2,)", "(3,)"});
+  check_error<ValueError>(
+      [] {
+        pj::projection_hyperplane(f32({1.0}), f32({1.0}), f32({1.0, 2.0}));
+      },
+      {"projection_hyperplane", "b", "scalar"});
+  check_error<ValueError>(
+      [] {
+        pj::projection_halfspace(Params{{"w", Array(1.0)}}, Params{{"v", Array(1.0)}}, 0.0);
+      },
       {"projection_halfspace", "a", "structure"});
-  check_error<ValueError>([] { pj::projection_l2_ball(f32({1.0}), f32({1.0, 2.0})); },
-                          {"projection_l2_ball", "scale", "scalar"});
+  check_error<ValueError>(
+      [] {
+        pj::projection_l2_ball(f32({1.0}), f32({1.0, 2.0}));
+      },
+      {"projection_l2_ball", "scale", "scalar"});
 }

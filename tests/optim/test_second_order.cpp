@@ -67,10 +67,15 @@ TEST_CASE("hvp: the Hessian times a flat vector, shaped like params") {
   for (int i = 0; i < 3; ++i) fd[i] = (gp[i] - gm[i]) / (2 * eps);
   check_close(ravel(out), fd, 1e-8, 1e-8);
   // v is ravel_pytree's vector: its size and dtype are checked as JAX's unravel checks them.
-  check_error<ValueError>([] { so::hvp(loss, f64({1.0, 2.0}), params(), inputs(), targets()); },
-                          {"hvp", "expected an array of shape (3,)", "(2,)"});
+  check_error<ValueError>(
+      [] {
+        so::hvp(loss, f64({1.0, 2.0}), params(), inputs(), targets());
+      },
+      {"hvp", "expected an array of shape (3,)", "(2,)"});
   check_error<TypeError>(
-      [] { so::hvp(loss, astype(f64({1.0, 2.0, 3.0}), float32), params(), inputs(), targets()); },
+      [] {
+        so::hvp(loss, astype(f64({1.0, 2.0, 3.0}), float32), params(), inputs(), targets());
+      },
       {"hvp", "float32", "float64"});
 }
 
@@ -89,7 +94,8 @@ TEST_CASE("hessian_diag: the Hessian's diagonal, vmapped, equals a loop of hvp")
   check_close(diag, looped, 1e-15);
   // float32 params: the identity rows are float32 too, and so is the diagonal.
   Params p32{{"w", astype(f64({0.3, -0.2}), float32)}, {"b", Array(0.7f)}};
-  const Array d32 = so::hessian_diag(loss, p32, astype(inputs(), float32), astype(targets(), float32));
+  const Array d32 =
+      so::hessian_diag(loss, p32, astype(inputs(), float32), astype(targets(), float32));
   CHECK(d32.dtype() == float32);
   check_close(d32, {h[0], h[4], h[8]}, 1e-5);
 }
