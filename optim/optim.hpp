@@ -1,5 +1,6 @@
-// linum::optim: optax's gradient transformations, optimizers, linesearches, losses and schedules
-// over any pytree of Arrays, and flax's TrainState.
+// linum::optim: optax's gradient transformations, optimizers, linesearches, losses, schedules,
+// projections, perturbations and second-order helpers over any pytree of Arrays, and flax's
+// TrainState.
 #pragma once
 
 #include <linum/optim/accumulation.hpp>
@@ -22,10 +23,13 @@
 #include <linum/optim/monitoring.hpp>
 #include <linum/optim/multi_normal.hpp>
 #include <linum/optim/numerics.hpp>
+#include <linum/optim/perturbations.hpp>
 #include <linum/optim/privacy.hpp>
+#include <linum/optim/projections.hpp>
 #include <linum/optim/scale_gradient.hpp>
 #include <linum/optim/scaling.hpp>
 #include <linum/optim/schedule.hpp>
+#include <linum/optim/second_order.hpp>
 #include <linum/optim/state_utils.hpp>
 #include <linum/optim/train_state.hpp>
 #include <linum/optim/transform.hpp>

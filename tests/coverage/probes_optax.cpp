@@ -23,6 +23,8 @@ Params params() { return {{"w", array({0.5f, -1.0f, 2.0f})}, {"b", array({0.25f}
 Params grads() { return {{"w", array({0.1f, 0.2f, -0.3f})}, {"b", array({-0.5f})}}; }
 // Per-example gradients: a batch axis of 2 on every leaf.
 Params per_example() { return {{"w", ones({2, 3})}, {"b", ones({2, 1})}}; }
+// Inputs for a linear model with params(): three examples of three features.
+Array m3() { return reshape(astype(arange(9), float32), {3, 3}); }
 Array quadratic(const Params& p) { return sum(square(p.at("w"))) + sum(square(p.at("b"))); }
 
 // One update of tx from its initial state (with params).
@@ -695,6 +697,48 @@ const Probes tree_utils("optax.tree_utils", [](Registrar& r) {
   r.add("tree_linf_norm", [] { return tu::tree_norm(params(), "inf"); });
   r.add("tree_scalar_mul", [] { return tu::tree_scale(2.0, params()); });
   r.add("tree_add_scalar_mul", [] { return tu::tree_add_scale(params(), 2.0, grads()); });
+});
+
+// optax.projections, optax.second_order and optax.perturbations: each function called once.
+const Probes projections("optax.projections", [](Registrar& r) {
+  namespace pj = optim::projections;
+  r.add("projection_box", [] { return pj::projection_box(x(), -0.5, 0.5); });
+  r.add("projection_halfspace", [] { return pj::projection_halfspace(params(), grads(), 0.1); });
+  r.add("projection_hypercube", [] { return pj::projection_hypercube(x()); });
+  r.add("projection_hyperplane", [] { return pj::projection_hyperplane(params(), grads(), 0.1); });
+  r.add("projection_l1_ball", [] { return pj::projection_l1_ball(params()); });
+  r.add("projection_l1_sphere", [] { return pj::projection_l1_sphere(params(), 2.0); });
+  r.add("projection_l2_ball", [] { return pj::projection_l2_ball(params()); });
+  r.add("projection_l2_sphere", [] { return pj::projection_l2_sphere(params(), 2.0); });
+  r.add("projection_linf_ball", [] { return pj::projection_linf_ball(params()); });
+  r.add("projection_non_negative", [] { return pj::projection_non_negative(params()); });
+  r.add("projection_simplex", [] { return pj::projection_simplex(params()); });
+  r.add("projection_vector", [] { return pj::projection_vector(params(), grads()); });
+});
+
+// A loss(params, inputs, targets) for optax.second_order: squared error of a linear model.
+Array linear_loss(const Params& p, const Array& inputs, const Array& targets) {
+  return sum(square(matmul(inputs, p.at("w")) + p.at("b") - targets));
+}
+
+const Probes second_order("optax.second_order", [](Registrar& r) {
+  namespace so = optim::second_order;
+  r.add("fisher_diag", [] { return so::fisher_diag(linear_loss, params(), m3(), x()); });
+  r.add("hessian_diag", [] { return so::hessian_diag(linear_loss, params(), m3(), x()); });
+  r.add("hvp", [] {
+    return so::hvp(linear_loss, array({1.0f, 0.0f, 0.0f, 0.0f}), params(), m3(), x());
+  });
+});
+
+const Probes perturbations("optax.perturbations", [](Registrar& r) {
+  namespace pt = optim::perturbations;
+  r.add("Gumbel", [] { return pt::Gumbel().sample(random::PRNGKey(0), {3}); });
+  r.add("Normal", [] { return pt::Normal().log_prob(x()); });
+  r.add("make_perturbed_fun", [] {
+    auto f = [](const Array& v) { return sum(maximum(v, 0.0f)); };
+    return grad(optim::perturbations::make_perturbed_fun(f, 8), argnums<1>)(random::PRNGKey(0),
+                                                                            x());
+  });
 });
 
 }  // namespace
