@@ -38,6 +38,7 @@ LINUM_FLAX_ERROR(InvalidScopeError);
 LINUM_FLAX_ERROR(NameInUseError);
 LINUM_FLAX_ERROR(AssignSubModuleError);
 LINUM_FLAX_ERROR(CallCompactUnboundModuleError);
+LINUM_FLAX_ERROR(CallShareScopeOnUnboundModuleError);
 LINUM_FLAX_ERROR(CallSetupUnboundModuleError);
 LINUM_FLAX_ERROR(ApplyModuleInvalidMethodError);
 LINUM_FLAX_ERROR(TransformTargetError);

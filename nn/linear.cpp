@@ -258,17 +258,9 @@ Array ConvTranspose::call(const Array& inputs) {
 }
 
 Array Einsum::call(const Array& x, const std::optional<std::string>& call_str) {
-  // Flax's merge_param: the equation comes from the constructor or the call, exactly once.
-  if (einsum_str && call_str)
-    throw ValueError(
-        "Einsum: parameter \"einsum_str\" was passed to the constructor and at "
-        "call time. Should be passed just once.");
-  if (!einsum_str && !call_str)
-    throw ValueError(
-        "Einsum: parameter \"einsum_str\" must be passed to the constructor or at "
-        "call time.");
+  const std::string eq_given = merge_param("einsum_str", einsum_str, call_str, "Einsum");
   std::string eq;
-  for (char c : einsum_str ? *einsum_str : *call_str)
+  for (char c : eq_given)
     if (c != ' ') eq += c;
   const auto arrow = eq.find("->");
   if (arrow == std::string::npos)

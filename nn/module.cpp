@@ -60,7 +60,7 @@ struct ModuleState {
   std::shared_ptr<ChildList> children = std::make_shared<ChildList>();
   std::map<std::string, Scope> name_scopes;  // compact_name_scope children, reused per call
   // Fields registered with submodule(): offset in the module object, and how to unbind them.
-  std::vector<std::pair<std::uintptr_t, void (*)(std::uintptr_t)>> members;
+  std::vector<std::pair<std::uintptr_t, ModuleBase::MemberVisit>> members;
   // Adopted through submodule(): the name the module had before (unbind_state restores it).
   bool adopted = false;
   std::optional<std::string> unbound_name;
@@ -215,6 +215,54 @@ using detail::g_detached;
 using detail::g_path_recorders;
 using detail::g_running;
 using detail::register_child;
+
+void detail::merge_param_error(const std::string& who, const std::string& name, bool both) {
+  if (both) {
+    throw ValueError(
+        who + ": parameter \"" + name +
+        "\" was passed to the constructor and at call time. Should be passed just once.");
+  }
+  throw ValueError(who + ": parameter \"" + name +
+                   "\" must be passed to the constructor or at call time.");
+}
+
+// ---- method interceptors ----
+
+namespace detail {
+namespace {
+thread_local std::vector<Interceptor> g_interceptors;
+}  // namespace
+
+InstalledInterceptor::InstalledInterceptor(Interceptor f) {
+  if (!f) throw ValueError("nn::intercept_methods: expected an interceptor, got an empty function");
+  g_interceptors.push_back(std::move(f));
+}
+InstalledInterceptor::~InstalledInterceptor() { g_interceptors.pop_back(); }
+bool interceptors_installed() { return !g_interceptors.empty(); }
+
+Tree run_interceptors(ModuleBase& m, const char* name, const Tree& args,
+                      const std::function<Tree()>& method) {
+  // The ones installed when the call starts, outermost (first installed) first, as Flax's.
+  const std::vector<Interceptor> chain = g_interceptors;
+  const InterceptorContext context{m, name, method};
+  std::function<Tree(std::size_t)> run = [&](std::size_t i) -> Tree {
+    if (i == chain.size()) return method();
+    return chain[i]([&run, i] { return run(i + 1); }, args, context);
+  };
+  return run(0);
+}
+
+void bad_value_tree(const Tree& got, const char* expected) {
+  throw TypeError(std::string("nn::intercept_methods: an interceptor returned a ") +
+                  std::string(pytree::kind_name(got.kind())) + " where the method returns " +
+                  expected);
+}
+const Tree::seq_type& value_tree_items(const Tree& t, std::size_t n, const char* expected) {
+  if ((!t.is_tuple() && !t.is_list()) || t.items().size() != n)
+    bad_value_tree(t, (std::string(expected) + " of " + std::to_string(n)).c_str());
+  return t.items();
+}
+}  // namespace detail
 
 Tree sow_append(const Tree& xs, const Tree& x) {
   if (!xs.is_tuple()) {
@@ -412,13 +460,16 @@ std::vector<std::string> ModuleBase::path() const {
 }
 
 void ModuleBase::ensure_bound() {
-  auto& s = *state_;
-  if (s.scope) return;
-  if (!s.parent || !s.parent->scope) {
+  if (state_->scope) return;
+  if (!state_->parent || !state_->parent->scope) {
+    // A field of a module whose setup has not run yet is bound by that setup (which replaces
+    // this module's state).
+    if (bind_as_pending_field()) return;
     throw lift::CallCompactUnboundModuleError(
         "Can't call compact methods on unbound modules (in linum: a module's compact `call` runs "
         "inside init/apply, or on the module bind() returns)");
   }
+  auto& s = *state_;
   const std::string n = s.name ? *s.name : s.type_name() + "_" + std::to_string(*s.auto_index);
   if (s.parent->scope->name_reserved(n)) {
     throw lift::NameInUseError("Could not create submodule \"" + n + "\" in Module " +
@@ -444,7 +495,14 @@ void ModuleBase::ensure_setup() {
       m->state_->in_setup = false;
     }
   } exit{this};
-  setup();
+  if (detail::interceptors_installed() && defines_setup()) {
+    detail::run_interceptors(*this, "setup", Tree::tuple(), [this] {
+      setup();
+      return Tree::none();
+    });
+  } else {
+    setup();
+  }
 }
 
 void ModuleBase::attach_as_child(ModuleBase& parent, const std::string& name) {
@@ -482,16 +540,87 @@ void ModuleBase::attach_as_child(ModuleBase& parent, const std::string& name) {
   state_->adopt_cache = cache;
   cache->entries[key] = {std::move(original), state_};
   register_child(*parent.state_, adopted_name, *this, state_->children);
-  ensure_setup();
+  // Its setup waits for its first method call (ensure_bound, enter_method).
 }
 
-void ModuleBase::remember_member(const void* field, void (*unbind)(std::uintptr_t)) {
+void ModuleBase::remember_member(const void* field, MemberVisit visit) {
   const auto base = reinterpret_cast<std::uintptr_t>(dynamic_cast<const void*>(this));
   const auto at = reinterpret_cast<std::uintptr_t>(field);
   if (at < base || at >= base + object_size()) return;  // not a field of this object
-  const std::pair<std::uintptr_t, void (*)(std::uintptr_t)> entry{at - base, unbind};
+  const std::pair<std::uintptr_t, MemberVisit> entry{at - base, visit};
   auto& members = state_->members;
   if (std::find(members.begin(), members.end(), entry) == members.end()) members.push_back(entry);
+}
+
+namespace {
+template <class F>
+struct VisitWith : ModuleBase::ModuleVisitor {
+  F f;
+  explicit VisitWith(F fn) : f(std::forward<F>(fn)) {}
+  void operator()(ModuleBase& m) override { f(m); }
+};
+}  // namespace
+
+template <class F>
+void ModuleBase::for_each_member(F&& f) {
+  // Copied: a setup run from f registers more members.
+  const auto members = state_->members;
+  const auto base = reinterpret_cast<std::uintptr_t>(dynamic_cast<void*>(this));
+  VisitWith<F&> visit(f);
+  for (const auto& [offset, each] : members) each(base + offset, visit);
+}
+
+bool ModuleBase::bind_as_pending_field() {
+  if (is_bound()) return true;
+  // The running modules are alive; their fields are reached through the recorded offsets. The
+  // owner whose object holds this one is set up first; a field held in a container on the heap
+  // is found by setting up the pending fields in order.
+  for (bool any : {false, true}) {
+    for (auto it = g_running.rbegin(); it != g_running.rend(); ++it)
+      if ((*it)->setup_field_owner(*this, any)) return true;
+  }
+  return false;
+}
+
+bool ModuleBase::setup_field_owner(const ModuleBase& target, bool any_pending) {
+  const auto t = reinterpret_cast<std::uintptr_t>(dynamic_cast<const void*>(&target));
+  bool found = false;
+  for_each_member([&](ModuleBase& m) {
+    if (found || !m.state_->scope) return;
+    const auto b = reinterpret_cast<std::uintptr_t>(dynamic_cast<void*>(&m));
+    const bool holds = b <= t && t < b + m.object_size();
+    if (!holds && !any_pending) return;
+    if (!holds && m.state_->setup_called && m.state_->members.empty()) return;
+    m.ensure_setup();
+    found = target.is_bound() || m.setup_field_owner(target, any_pending);
+  });
+  return found;
+}
+
+void ModuleBase::setup_all_fields() {
+  for_each_member([](ModuleBase& m) {
+    if (!m.state_->scope) return;
+    m.ensure_setup();
+    m.setup_all_fields();
+  });
+}
+
+void share_scope(ModuleBase& module, ModuleBase& other) {
+  if (!module.is_bound() || !other.is_bound())
+    throw lift::CallShareScopeOnUnboundModuleError("Can't call `share_scope` on unbound modules");
+  const Scope ms = module.scope(), os = other.scope();
+  bool other_inside = false;
+  for (std::optional<Scope> s = os; s && !other_inside; s = s->parent()) other_inside = *s == ms;
+  ModuleBase& update = other_inside ? other : module;
+  Scope target = other_inside ? ms : os;
+  const Scope old = *update.state_->scope;
+  update.state_->scope = target;
+  update.for_each_member([&](ModuleBase& m) {
+    auto& child = m.state_->scope;
+    if (!child) return;
+    const std::optional<Scope> parent = child->parent();
+    if (parent && *parent == old) child = target.push(child->name());
+  });
 }
 
 void ModuleBase::unbind_state() {
@@ -499,7 +628,8 @@ void ModuleBase::unbind_state() {
   // same fields in this copy.
   const std::shared_ptr<detail::ModuleState> old = state_;
   const auto base = reinterpret_cast<std::uintptr_t>(dynamic_cast<void*>(this));
-  for (const auto& [offset, unbind] : old->members) unbind(base + offset);
+  VisitWith unbind([](ModuleBase& m) { m.unbind_state(); });
+  for (const auto& [offset, each] : old->members) each(base + offset, unbind);
   auto fresh = std::make_shared<detail::ModuleState>();
   fresh->type = old->type;
   if (old->adopted)

@@ -106,13 +106,22 @@ struct ModuleState;
 // (configuration structs, numbers, functions) have no Tree form.
 template <class T>
 struct ValueTree : std::false_type {};
+// `from` rebuilds the C++ value from a Tree of that form (what an interceptor returns), or throws
+// a TypeError saying what it expected.
+[[noreturn]] void bad_value_tree(const Tree& got, const char* expected);
+const Tree::seq_type& value_tree_items(const Tree& t, std::size_t n, const char* expected);
 template <>
 struct ValueTree<Array> : std::true_type {
   static Tree make(const Array& a) { return Tree(a); }
+  static Array from(const Tree& t) {
+    if (!t.is_leaf()) bad_value_tree(t, "an Array");
+    return t.leaf();
+  }
 };
 template <>
 struct ValueTree<Tree> : std::true_type {
   static Tree make(const Tree& t) { return t; }
+  static Tree from(const Tree& t) { return t; }
 };
 template <class T>
 constexpr bool has_value_tree_v = ValueTree<std::remove_cvref_t<T>>::value;
@@ -120,10 +129,21 @@ template <class T>
 Tree value_tree(const T& v) {
   return ValueTree<std::remove_cvref_t<T>>::make(v);
 }
+template <class T>
+T from_value_tree(const Tree& t) {
+  return ValueTree<T>::from(t);
+}
 template <class... T>
 struct ValueTree<std::tuple<T...>> : std::bool_constant<(has_value_tree_v<T> && ...)> {
   static Tree make(const std::tuple<T...>& t) {
     return std::apply([](const auto&... e) { return Tree::tuple({value_tree(e)...}); }, t);
+  }
+  static std::tuple<T...> from(const Tree& t) {
+    const auto& items = value_tree_items(t, sizeof...(T), "a tuple");
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return std::tuple<T...>(from_value_tree<T>(items[I])...);
+    }
+    (std::index_sequence_for<T...>{});
   }
 };
 template <class A, class B>
@@ -131,16 +151,30 @@ struct ValueTree<std::pair<A, B>> : std::bool_constant<has_value_tree_v<A> && ha
   static Tree make(const std::pair<A, B>& p) {
     return Tree::tuple({value_tree(p.first), value_tree(p.second)});
   }
+  static std::pair<A, B> from(const Tree& t) {
+    const auto& items = value_tree_items(t, 2, "a pair");
+    return {from_value_tree<A>(items[0]), from_value_tree<B>(items[1])};
+  }
 };
 template <class T>
 struct ValueTree<std::optional<T>> : std::bool_constant<has_value_tree_v<T>> {
   static Tree make(const std::optional<T>& o) { return o ? value_tree(*o) : Tree::none(); }
+  static std::optional<T> from(const Tree& t) {
+    if (t.is_none()) return std::nullopt;
+    return from_value_tree<T>(t);
+  }
 };
 template <class T>
 struct ValueTree<std::vector<T>> : std::bool_constant<has_value_tree_v<T>> {
   static Tree make(const std::vector<T>& v) {
     Tree out = Tree::list();
     for (const auto& e : v) out.items().push_back(value_tree(e));
+    return out;
+  }
+  static std::vector<T> from(const Tree& t) {
+    if (!t.is_list() && !t.is_tuple()) bad_value_tree(t, "a list");
+    std::vector<T> out;
+    for (const auto& e : t.items()) out.push_back(from_value_tree<T>(e));
     return out;
   }
 };
@@ -177,6 +211,65 @@ struct NoInputs {
   Tree operator()() const { return Tree::tuple(); }
 };
 }  // namespace detail
+
+// flax.linen.merge_param: a setting given either as a field or as a call argument, exactly once
+// (Dropout's deterministic, BatchNorm's use_running_average); `who` names the caller in errors.
+namespace detail {
+[[noreturn]] void merge_param_error(const std::string& who, const std::string& name, bool both);
+}
+template <class T>
+T merge_param(const std::string& name, const std::optional<T>& a, const std::optional<T>& b,
+              const std::string& who = "merge_param") {
+  if (a.has_value() == b.has_value()) detail::merge_param_error(who, name, a.has_value());
+  return a ? *a : *b;
+}
+
+// flax.linen.share_scope(module, other): the two use one scope, so a module that wraps another
+// keeps its parameter tree (a LoRA wrapper's params land beside the wrapped Dense's). When
+// other's scope is inside module's (a child module's setup registered), the child takes
+// module's scope; otherwise module takes other's. Children registered under the replaced scope
+// move along; both must be bound (CallShareScopeOnUnboundModuleError).
+void share_scope(ModuleBase& module, ModuleBase& other);
+
+// ---- method interceptors (flax.linen.intercept_methods) ----
+// What an interceptor sees of the call: the module, the method's name ("__call__", "setup", a
+// named method's name) and the method itself, which skips the interceptors installed inside.
+struct InterceptorContext {
+  ModuleBase& module;
+  std::string method_name;
+  std::function<Tree()> orig_method;
+};
+// interceptor(next, args, context) -> the method's output. `next()` runs the interceptors
+// installed inside this one and then the method, and returns its output as a Tree (an Array as a
+// leaf, a pair or tuple as a tuple, nothing as None); what the interceptor returns becomes the
+// output, so it must have the method's form. `args` are the call's positional arguments that
+// have a Tree form, as a tuple. C++ methods are typed, so an interceptor cannot change the
+// arguments (Flax's next_fun(*args) can).
+using Interceptor = std::function<Tree(const std::function<Tree()>& next, const Tree& args,
+                                       const InterceptorContext& context)>;
+// Flax's `with nn.intercept_methods(interceptor): body()`: every module method call in this
+// thread while body runs goes through the interceptor; the first installed is the outermost.
+template <class F>
+decltype(auto) intercept_methods(Interceptor interceptor, F&& body);
+
+namespace detail {
+struct InstalledInterceptor {
+  explicit InstalledInterceptor(Interceptor f);
+  ~InstalledInterceptor();
+  InstalledInterceptor(const InstalledInterceptor&) = delete;
+  InstalledInterceptor& operator=(const InstalledInterceptor&) = delete;
+};
+bool interceptors_installed();
+// The installed interceptors around `method` for a call of `name` on `m`.
+Tree run_interceptors(ModuleBase& m, const char* name, const Tree& args,
+                      const std::function<Tree()>& method);
+}  // namespace detail
+
+template <class F>
+decltype(auto) intercept_methods(Interceptor interceptor, F&& body) {
+  detail::InstalledInterceptor installed(std::move(interceptor));
+  return std::forward<F>(body)();
+}
 
 namespace detail {
 // str(key) of a Python dict key, as Flax's state dict names a container's entries: strings as
@@ -361,8 +454,20 @@ class ModuleBase {
   Array perturb(const std::string& name, const Array& value,
                 const std::string& collection = "perturbations");
 
+  // How a field registered with submodule() is walked: visit(m) for each of its modules (vector
+  // elements too).
+  struct ModuleVisitor {
+    virtual void operator()(ModuleBase& m) = 0;
+
+   protected:
+    ~ModuleVisitor() = default;
+  };
+  using MemberVisit = void (*)(std::uintptr_t field, ModuleVisitor& visit);
+
   // ---- setup-style children ----
-  // setup(): children registered with submodule(name, member); runs once, when bound.
+  // setup(): children registered with submodule(name, member). Runs once per bound instance, at
+  // its first method call (Flax runs it at the first attribute access): a child registered in a
+  // parent's setup is set up only if it is used, so lifted copies do not set up whole subtrees.
   virtual void setup() {}
   // self.name = Module(...) in setup: binds `member` as the child `name` of this module.
   // Containers name their modules <name><suffix> (Flax's _get_suffix_value_pairs): a vector,
@@ -378,9 +483,9 @@ class ModuleBase {
                   "optional, variant) of modules");
     detail::for_each_submodule(
         name, member, [&](const std::string& n, ModuleBase& m) { m.attach_as_child(*this, n); });
-    remember_member(&member, [](std::uintptr_t at) {
+    remember_member(&member, [](std::uintptr_t at, ModuleVisitor& visit) {
       detail::for_each_submodule("", *reinterpret_cast<T*>(at),
-                                 [](const std::string&, ModuleBase& m) { m.unbind_state(); });
+                                 [&](const std::string&, ModuleBase& m) { visit(m); });
     });
     return member;
   }
@@ -428,7 +533,8 @@ class ModuleBase {
   decltype(auto) run_method(const char* method_name, F&& body, bool compact = true,
                             const I& inputs = {}) {
     // A non-compact method of an unbound module runs as plain code (Flax allows it).
-    if (!compact && !is_bound()) return body();
+    if (!compact && !is_bound() && !bind_as_pending_field())
+      return intercepted(method_name, std::forward<F>(body), inputs);
     enter_method(compact);
     struct Exit {
       ModuleBase* m;
@@ -438,10 +544,10 @@ class ModuleBase {
     const detail::CallRecorder* rec = detail::call_recorder();
     const std::size_t call = rec ? rec->start(*this, method_name, inputs()) : 0;
     if constexpr (std::is_void_v<decltype(body())>) {
-      body();
+      intercepted(method_name, std::forward<F>(body), inputs);
       if (rec) rec->end(call, Tree::none());
     } else {
-      decltype(auto) y = body();
+      decltype(auto) y = intercepted(method_name, std::forward<F>(body), inputs);
       capture(method_name, y);
       if (rec) {
         if constexpr (detail::has_value_tree_v<decltype(y)>)
@@ -453,13 +559,53 @@ class ModuleBase {
     }
   }
   void set_explicit_name(std::string n);
+  // body() through the installed interceptors (nn::intercept_methods), or directly when there are
+  // none. An output without a Tree form is seen as None and cannot be replaced; a method returning
+  // a reference is not intercepted.
+  template <class F, class I>
+  decltype(auto) intercepted(const char* method_name, F&& body, const I& inputs) {
+    using R = decltype(body());
+    if (!detail::interceptors_installed()) return body();
+    if constexpr (std::is_void_v<R>) {
+      detail::run_interceptors(*this, method_name, inputs(), [&] {
+        body();
+        return Tree::none();
+      });
+    } else if constexpr (!std::is_reference_v<R> && detail::has_value_tree_v<R>) {
+      return detail::from_value_tree<std::remove_cv_t<R>>(detail::run_interceptors(
+          *this, method_name, inputs(), [&] { return detail::value_tree(body()); }));
+    } else if constexpr (!std::is_reference_v<R>) {
+      std::optional<R> out;
+      const Tree t = detail::run_interceptors(*this, method_name, inputs(), [&] {
+        out.emplace(body());
+        return Tree::none();
+      });
+      if (!out || !t.is_none())
+        detail::bad_value_tree(t, "the method's own output (it has no Tree form)");
+      return R(std::move(*out));
+    } else {
+      return body();
+    }
+  }
+  // Whether this class defines its own setup (Flax intercepts only methods a class defines).
+  virtual bool defines_setup() const = 0;
   // The bytes of the most-derived object, for telling member fields from other modules.
   virtual std::size_t object_size() const = 0;
 
  private:
-  // Records how unbind_state() reaches a field registered with submodule() in a copy of this
-  // module: `unbind(address)` with the field's address there (fields only, not heap objects).
-  void remember_member(const void* field, void (*unbind)(std::uintptr_t));
+  // Records how unbind_state() and the deferred setups reach a field registered with
+  // submodule() in this module or a copy: `visit(address, ...)` with the field's address there
+  // (fields only, not heap objects).
+  void remember_member(const void* field, MemberVisit visit);
+  // A module field whose owner's setup has not run yet is unbound until it does. When such a
+  // field is used inside a running method, runs the setups that register it (Flax's attribute
+  // access does); false when no running module holds it.
+  bool bind_as_pending_field();
+  bool setup_field_owner(const ModuleBase& target, bool any_pending);
+  template <class F>
+  void for_each_member(F&& f);
+  // bind() gives an interactive module whose fields are read directly: every setup runs now.
+  void setup_all_fields();
   void enter_method(bool compact);
   void exit_method(bool compact);
   void check_initialization_allowed(const char* what) const;
@@ -479,6 +625,7 @@ class ModuleBase {
 
   std::shared_ptr<detail::ModuleState> state_;
   friend struct detail::ModuleState;
+  friend void share_scope(ModuleBase& module, ModuleBase& other);
   template <class D>
   friend class Module;
 };
@@ -598,6 +745,12 @@ class Module : public ModuleBase {
 
   std::string type_name() const override { return detail::demangled_type_name(typeid(D)); }
   std::size_t object_size() const override { return sizeof(D); }
+  bool defines_setup() const override {
+    if constexpr (requires { &D::setup; })
+      return !std::is_same_v<decltype(&D::setup), void (ModuleBase::*)()>;
+    else
+      return true;  // a private override
+  }
   std::shared_ptr<ModuleBase> clone_base() const override {
     auto c = std::make_shared<D>(self());
     c->reset_state();
@@ -772,6 +925,7 @@ class Module : public ModuleBase {
   D bind(const Tree& variables, const Rngs& rngs = {}, const Filter& mutable_ = false) const {
     D m = clone();
     m.bind_root(lift::bind(variables, rngs, mutable_));
+    m.setup_all_fields();
     return m;
   }
   bool preserves_adopted_names() const override {

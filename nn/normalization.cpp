@@ -12,19 +12,6 @@
 namespace linum::nn {
 
 namespace {
-// flax.linen.module.merge_param: exactly one of the field and the call argument is given.
-bool merge_param(const char* name, std::optional<bool> field, std::optional<bool> arg) {
-  if (field && arg) {
-    throw ValueError(std::string("BatchNorm: parameter \"") + name +
-                     "\" was passed both to the constructor and to the call; pass it only once");
-  }
-  if (!field && !arg) {
-    throw ValueError(std::string("BatchNorm: parameter \"") + name +
-                     "\" must be passed to the constructor or to the call");
-  }
-  return field ? *field : *arg;
-}
-
 std::vector<int> canonical_axes(const std::vector<int>& axes, int ndim, const char* who) {
   return linum::detail::normalize_axes(Axes(axes), ndim, who);
 }
@@ -100,7 +87,7 @@ void check_input(const Array& x, const char* who) {
 
 Array BatchNorm::call(const Array& x, std::optional<bool> use_running_average_arg) {
   const bool use_ra =
-      merge_param("use_running_average", use_running_average, use_running_average_arg);
+      merge_param("use_running_average", use_running_average, use_running_average_arg, "BatchNorm");
   check_input(x, "BatchNorm");
   const int ax = linum::detail::normalize_axis(axis, x.ndim(), "BatchNorm");
   std::vector<int> reduction;

@@ -32,7 +32,7 @@ struct BatchNorm : Module<BatchNorm>, BatchNormConfig {
   explicit BatchNorm(BatchNormConfig c) : BatchNormConfig(std::move(c)) {
     if (name) named(*name);
   }
-  // use_running_average given here overrides (and must agree with) the field, as merge_param.
+  // use_running_average given here or in the field, exactly once (nn::merge_param).
   Array call(const Array& x, std::optional<bool> use_running_average = std::nullopt);
 };
 

@@ -7,15 +7,11 @@
 namespace linum::nn {
 
 Array Dropout::call(const Array& x, std::optional<bool> deterministic_arg) {
-  if (deterministic && deterministic_arg) {
-    throw ValueError("Dropout: deterministic was passed both to the constructor and to the call");
-  }
-  if (!deterministic && !deterministic_arg) {
-    throw ValueError("Dropout: deterministic must be passed to the constructor or to the call");
-  }
+  const bool is_deterministic =
+      merge_param("deterministic", deterministic, deterministic_arg, "Dropout");
   if (rate < 0.0 || rate > 1.0)
     throw ValueError("Dropout: rate must be in [0, 1], got " + std::to_string(rate));
-  if (rate == 0.0 || (deterministic ? *deterministic : *deterministic_arg)) return x;
+  if (rate == 0.0 || is_deterministic) return x;
   if (rate == 1.0) return zeros_like(x);
   const double keep_prob = 1.0 - rate;
   Array rng = make_rng(rng_collection);

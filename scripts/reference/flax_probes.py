@@ -108,6 +108,74 @@ probe("setup count: vmap(Inner)", lambda: setup_counts(wrapped(
     jnp.ones((3, 1, 2))))
 
 
+# linum's spelling of a transformed method is Flax's function form inside a plain method
+# (tests/nn/test_transforms_cases.cpp, "setup runs once per module instance ..."): Flax's
+# test_nested_setup_calls_count and test_multimethod_setup_calls written that way.
+class A33Fn(nn.Module):
+    def setup(self):
+        COUNT[0] += 1
+        self.d = nn.Dense(2)
+
+    def foo(self, x):
+        return nn.remat(lambda m, x: m.d(x))(self, x)
+
+    def bar(self, x):
+        return nn.remat(lambda m, x: m.d(x))(self, x)
+
+
+class B33Fn(nn.Module):
+    def setup(self):
+        self.a = A33Fn()
+
+    def __call__(self, x):
+        return self.a.foo(x), self.a.bar(x)
+
+
+CALLS = [0]
+
+
+class CounterFn(nn.Module):
+    def setup(self):
+        COUNT[0] += 1
+        self.dense = nn.Dense(2, use_bias=False)
+
+    def __call__(self, x):
+        def f(m, x):
+            CALLS[0] += 1
+            return m.dense(x)
+        return nn.remat(f)(self, x)
+
+
+def repeat_fn(mdl_def):
+    class RepeatFn(nn.Module):
+        def setup(self):
+            self.lyrs = [mdl_def() for _ in range(4)]
+
+        def __call__(self, x):
+            def f(m, x):
+                for lyr in m.lyrs:
+                    lyr(x)
+                return x
+            return nn.remat(f)(self, x)
+    return RepeatFn
+
+
+def nested_counts():
+    model = repeat_fn(repeat_fn(repeat_fn(CounterFn)))()
+    x = jnp.ones((2,))
+    out = {}
+    COUNT[0] = CALLS[0] = 0
+    v = model.init(KEY, x)
+    out["init"] = [COUNT[0], CALLS[0]]
+    COUNT[0] = CALLS[0] = 0
+    model.apply(v, x)
+    out["apply"] = [COUNT[0], CALLS[0]]
+    return out
+
+
+probe("setup count: B33 in function form", lambda: setup_counts(B33Fn(), X2))
+probe("setup count: nested remat in function form (setups, calls)", nested_counts)
+
 # capture_intermediates: what each lifted wrapper and an RNN with return_carry capture.
 class RNNCarry(nn.Module):
     @nn.compact

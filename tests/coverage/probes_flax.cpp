@@ -76,6 +76,17 @@ struct BroadcastScan : nn::Module<BroadcastScan> {
     return scanned(*this, zeros({x.shape(1)}), x, ones({x.shape(1)})).first;
   }
 };
+// share_scope: a child Dense registered in setup takes its parent's scope.
+struct SharedScopeLoRA : nn::Module<SharedScopeLoRA> {
+  nn::Dense child{2};
+  void setup() override {
+    submodule("child", child);
+    nn::share_scope(*this, child);
+  }
+  Array call(const Array& x) {
+    return child(x) + param("bias_delta", nn::initializers::zeros_init(), Shape{2});
+  }
+};
 struct MappedDense : nn::Module<MappedDense> {
   Array call(const Array& x) {
     // The kernel is used negated; at init the variables are created before the mapping.
@@ -279,6 +290,16 @@ const Probes linen("flax.linen", [](Registrar& r) {
   r.add("compact", [] { return init_apply(ScalarLoss(), batch()); });
   r.add("compact_name_scope", [] { return init_apply(Scoped(), batch()); });
   r.add("tabulate", [] { return nn::tabulate(nn::Dense(2), key())(batch()); });
+  r.add("intercept_methods", [] {
+    auto twice = [](const std::function<Tree()>& next, const Tree&, const nn::InterceptorContext&) {
+      return Tree(next().leaf() * 2.0f);
+    };
+    nn::Dense d(2);
+    Tree v = d.init(key(), batch());
+    return nn::intercept_methods(twice, [&] { return d.apply(v, batch()); });
+  });
+  r.add("share_scope", [] { return init_apply(SharedScopeLoRA(), batch()); });
+  r.add("merge_param", [] { return nn::merge_param<int>("rate", std::nullopt, 2); });
 
   // ---- metadata boxes ----
   r.add("Partitioned", [] { return PartitionedDense().init(key(), batch()); });

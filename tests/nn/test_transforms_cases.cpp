@@ -301,8 +301,10 @@ TEST_CASE("two nn::remat methods share their setup child; setup runs per transfo
   CHECK(same(y.first, y.second));
   const Tree& d = v["params"]["a"]["d"];
   CHECK(allclose(y.first, matmul(x, d["kernel"].leaf()) + d["bias"].leaf()));
-  // Flax counts 4: one _validate_setup call, one outside the transforms, one per transform.
-  // linum has no validation call: 1 + 2.
+  // Set up at a's first method call, then once in each transform's copy: what Flax counts for
+  // nn.remat over a function inside plain methods, linum's spelling. Flax's decorated methods
+  // (test_multimethod_setup_calls) count 4: each decorated call on an instance not yet set up
+  // also runs an abstract _validate_setup.
   CHECK(g_setup33 == 3);
   // Grad through the remat method equals the closed form's.
   Tree g = linum::grad([&](const Tree& p) { return sum(B33().apply(p, x).second); })(v);
@@ -612,4 +614,118 @@ TEST_CASE("nn::checkpoint over a module holding a field: grads equal the plain c
   const Tree& dp = gp["params"]["A30_0"]["Dense_0"];
   CHECK(allclose(d["kernel"].leaf(), dp["kernel"].leaf()));
   CHECK(allclose(d["bias"].leaf(), dp["bias"].leaf()));
+}
+
+namespace {
+// Flax's test_nested_setup_calls_count: Repeat<M>'s setup makes N copies of M; both Repeat's and
+// Counter's calls are remat methods, nested D = 3 deep, so 4^3 = 64 Counters run.
+int g_counter_setups = 0, g_counter_calls = 0;
+struct CounterNested : nn::Module<CounterNested> {
+  nn::Dense dense{nn::DenseConfig{.features = 2, .use_bias = false}};
+  void setup() override {
+    ++g_counter_setups;
+    submodule("dense", dense);
+  }
+  Array call(const Array& x) {
+    return nn::remat([](CounterNested& m, const Array& x) {
+      ++g_counter_calls;
+      return m.dense(x);
+    })(*this, x);
+  }
+};
+template <class M>
+struct RepeatNested : nn::Module<RepeatNested<M>> {
+  std::vector<M> lyrs = std::vector<M>(4);
+  void setup() override { this->submodule("lyrs", lyrs); }
+  Array call(const Array& x) {
+    return nn::remat([](RepeatNested& m, const Array& x) {
+      for (auto& l : m.lyrs) l(x);
+      return x;
+    })(*this, x);
+  }
+};
+}  // namespace
+
+TEST_CASE("setup runs once per module instance through nested nn::remat methods") {
+  // Flax's test_nested_setup_calls_count builds this model with decorated methods and counts
+  // 128 setups (64 abstract _validate_setup runs, 64 real) and 64 calls. Written with nn.remat
+  // over a function inside plain methods, as linum spells it, Flax counts the same 128: each
+  // Counter is set up when its method is entered and once more in remat's copy. A child is set up
+  // only when used, so the lifted copies do not set up whole subtrees again (eagerly, 320).
+  using Model = RepeatNested<RepeatNested<RepeatNested<CounterNested>>>;
+  Array x = ones({2});
+  g_counter_setups = g_counter_calls = 0;
+  Tree v = Model().init(random::key(0), x);
+  CHECK(g_counter_setups == 128);
+  CHECK(g_counter_calls == 64);
+  CHECK(v["params"]["lyrs_3"]["lyrs_3"]["lyrs_3"]["dense"]["kernel"].leaf().shape() == Shape{2, 2});
+  g_counter_setups = g_counter_calls = 0;
+  Model().apply(v, x);
+  CHECK(g_counter_setups == 128);
+  CHECK(g_counter_calls == 64);
+  // Differentiated, each remat runs its body again in the backward pass (linum re-executes where
+  // JAX replays its trace), so each level's copies run twice.
+  g_counter_setups = g_counter_calls = 0;
+  linum::grad([&](const Tree& p) { return sum(Model().apply(p, x)); })(v);
+  CHECK(g_counter_calls == 128);
+  CHECK(g_counter_setups == 256);
+}
+
+namespace {
+// A child registered in setup is set up at its first use; one never used is never set up, so
+// the params its setup would make do not exist (as in Flax, whose setup runs on attribute access).
+int g_used_setups = 0, g_unused_setups = 0;
+struct UsedChild : nn::Module<UsedChild> {
+  Array w;
+  void setup() override {
+    ++g_used_setups;
+    w = param("w", nn::initializers::ones_init(), Shape{2});
+  }
+  Array call(const Array& x) { return x * w; }
+};
+struct UnusedChild : nn::Module<UnusedChild> {
+  void setup() override {
+    ++g_unused_setups;
+    param("never", nn::initializers::ones_init(), Shape{2});
+  }
+  Array call(const Array& x) { return x; }
+};
+struct HoldsChildren : nn::Module<HoldsChildren> {
+  UsedChild used;
+  UnusedChild unused;
+  void setup() override {
+    submodule("used", used);
+    submodule("unused", unused);
+  }
+  Array call(const Array& x) { return used(x); }
+};
+// A grandchild held in a vector (on the heap) of a child not yet set up, called directly.
+struct VectorChild : nn::Module<VectorChild> {
+  std::vector<nn::Dense> layers{nn::Dense(3), nn::Dense(3)};
+  void setup() override { submodule("layers", layers); }
+  Array call(const Array& x) { return layers[0](x); }
+};
+struct ReachesIntoVector : nn::Module<ReachesIntoVector> {
+  VectorChild child;
+  void setup() override { submodule("child", child); }
+  Array call(const Array& x) { return child.layers[1](x); }
+};
+}  // namespace
+
+TEST_CASE("a setup child is set up at its first use, and never when unused") {
+  Array x = ones({2});
+  g_used_setups = g_unused_setups = 0;
+  Tree v = HoldsChildren().init(random::key(0), x);
+  CHECK(g_used_setups == 1);
+  CHECK(g_unused_setups == 0);
+  CHECK(v["params"].as_dict().keys() == std::vector<std::string>{"used"});
+  // bind() is for reading fields directly: it sets up every field at once.
+  Tree v2 = v;
+  v2["params"]["unused"] = Tree::dict({{"never", Tree(ones({2}))}});
+  HoldsChildren bound = HoldsChildren().bind(v2);
+  CHECK(g_unused_setups == 1);
+  CHECK(bound.used.w.shape() == Shape{2});
+  // A module held in a container of a child whose setup has not run is found when called.
+  Tree vv = ReachesIntoVector().init(random::key(0), ones({1, 2}));
+  CHECK(vv["params"]["child"].as_dict().keys() == std::vector<std::string>{"layers_1"});
 }
