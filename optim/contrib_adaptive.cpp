@@ -27,9 +27,8 @@ std::array<Array, 3> adopt_leaf(const AdoptConfig& c, const Array& first, const 
   return {u, cast(m, c.mu_dtype), v};
 }
 
-std::array<Array, 4> ademamix_leaf(const AdemamixConfig& c, const Array& count_inc,
-                                   const Array& g, const Array& m1, const Array& m2,
-                                   const Array& nu) {
+std::array<Array, 4> ademamix_leaf(const AdemamixConfig& c, const Array& count_inc, const Array& g,
+                                   const Array& m1, const Array& m2, const Array& nu) {
   if (!g.valid()) return {};
   Array a = update_moment(g, m1, c.b1, 1);
   Array b = update_moment(g, m2, c.b3, 1);

@@ -38,8 +38,8 @@ struct ScalarOrSchedule {
   Schedule schedule;
   ScalarOrSchedule(double v) : value(v) {}  // NOLINT(google-explicit-constructor)
   template <class F>
-  requires(std::is_invocable_r_v<double, const F&, std::int64_t> &&
-           !std::is_arithmetic_v<F>) ScalarOrSchedule(F f)  // NOLINT(google-explicit-constructor)
+  requires(std::is_invocable_r_v<double, const F&, std::int64_t> && !std::is_arithmetic_v<F>)
+      ScalarOrSchedule(F f)  // NOLINT(google-explicit-constructor)
       : schedule(std::move(f)) {}
   double at(const Array& count, const char* fn) const {
     return schedule ? schedule(concrete_count(count, fn)) : value;
@@ -65,9 +65,8 @@ struct AdemamixConfig {
   double b1, b2, b3, alpha, eps, eps_root;
 };
 // {update, m1, m2, nu}.
-std::array<Array, 4> ademamix_leaf(const AdemamixConfig& c, const Array& count_inc,
-                                   const Array& g, const Array& m1, const Array& m2,
-                                   const Array& nu);
+std::array<Array, 4> ademamix_leaf(const AdemamixConfig& c, const Array& count_inc, const Array& g,
+                                   const Array& m1, const Array& m2, const Array& nu);
 // {update, m, n}.
 std::array<Array, 3> simplified_ademamix_leaf(const AdemamixConfig& c, const Array& t_inc,
                                               const Array& g, const Array& m, const Array& n);
@@ -101,10 +100,10 @@ struct ScaleByAdopt : Transformation<ScaleByAdopt> {
              detail::rebuild_walked(s.nu, l[1])}};
   }
 };
-inline ScaleByAdopt scale_by_adopt(double b1 = 0.9, double b2 = 0.9999, double eps = 1e-6,
-                                   std::optional<DType> mu_dtype = std::nullopt,
-                                   bool nesterov = false, bool use_clipping = true,
-                                   AdoptClipValueFn clip_value_fn = detail::adopt_default_clip_value) {
+inline ScaleByAdopt scale_by_adopt(
+    double b1 = 0.9, double b2 = 0.9999, double eps = 1e-6,
+    std::optional<DType> mu_dtype = std::nullopt, bool nesterov = false, bool use_clipping = true,
+    AdoptClipValueFn clip_value_fn = detail::adopt_default_clip_value) {
   ScaleByAdopt t;
   t.c = {b1, b2, eps, mu_dtype, nesterov, use_clipping};
   t.clip_value_fn = std::move(clip_value_fn);
@@ -117,9 +116,9 @@ auto adopt(LR learning_rate, double b1 = 0.9, double b2 = 0.9999, double eps = 1
            std::optional<DType> mu_dtype = std::nullopt, bool nesterov = false,
            bool use_clipping = true,
            AdoptClipValueFn clip_value_fn = detail::adopt_default_clip_value) {
-  return chain(scale_by_adopt(b1, b2, eps, mu_dtype, nesterov, use_clipping,
-                              std::move(clip_value_fn)),
-               scale_by_learning_rate(std::move(learning_rate)));
+  return chain(
+      scale_by_adopt(b1, b2, eps, mu_dtype, nesterov, use_clipping, std::move(clip_value_fn)),
+      scale_by_learning_rate(std::move(learning_rate)));
 }
 
 // optax.contrib.scale_by_ademamix: (m1_hat + alpha * m2) / (sqrt(nu_hat + eps_root) + eps), m1
@@ -158,9 +157,8 @@ struct ScaleByAdemamix : Transformation<ScaleByAdemamix> {
   }
 };
 inline ScaleByAdemamix scale_by_ademamix(double b1 = 0.9, double b2 = 0.999,
-                                         ScalarOrSchedule b3 = 0.9999,
-                                         ScalarOrSchedule alpha = 6.0, double eps = 1e-8,
-                                         double eps_root = 0.0,
+                                         ScalarOrSchedule b3 = 0.9999, ScalarOrSchedule alpha = 6.0,
+                                         double eps = 1e-8, double eps_root = 0.0,
                                          std::optional<DType> mu_dtype = std::nullopt) {
   ScaleByAdemamix t;
   t.b1 = b1, t.b2 = b2, t.eps = eps, t.eps_root = eps_root, t.mu_dtype = mu_dtype;
@@ -188,14 +186,13 @@ struct ScaleBySimplifiedAdemamix : Transformation<ScaleBySimplifiedAdemamix> {
   ScalarOrSchedule alpha{0.0};
   template <class P>
   ScaleBySimplifiedAdEMAMixState<P> init(const P& params) const {
-    return {zero_count(), tree_utils::tree_zeros_like(params),
-            tree_utils::tree_zeros_like(params)};
+    return {zero_count(), tree_utils::tree_zeros_like(params), tree_utils::tree_zeros_like(params)};
   }
   template <class U, class P, class Q>
   std::pair<U, ScaleBySimplifiedAdEMAMixState<P>> update_impl(
       const U& updates, const ScaleBySimplifiedAdEMAMixState<P>& s, const Q*) const {
-    const detail::AdemamixConfig c{
-        b1, b2, 0.0, alpha.at(s.t, "scale_by_simplified_ademamix"), eps, eps_root};
+    const detail::AdemamixConfig c{b1,  b2,      0.0, alpha.at(s.t, "scale_by_simplified_ademamix"),
+                                   eps, eps_root};
     Array t = safe_increment(s.t);
     auto [out, l] = detail::map_leaves<3>(
         updates, static_cast<const U*>(nullptr), false,
@@ -203,13 +200,14 @@ struct ScaleBySimplifiedAdemamix : Transformation<ScaleBySimplifiedAdemamix> {
           return detail::simplified_ademamix_leaf(c, t, g, m, n);
         },
         s.m, s.n);
-    return {std::move(out), {t, detail::rebuild_walked(s.m, l[0]), detail::rebuild_walked(s.n, l[1])}};
+    return {std::move(out),
+            {t, detail::rebuild_walked(s.m, l[0]), detail::rebuild_walked(s.n, l[1])}};
   }
 };
 inline ScaleBySimplifiedAdemamix scale_by_simplified_ademamix(double b1 = 0.99, double b2 = 0.95,
-                                                             ScalarOrSchedule alpha = 0.0,
-                                                             double eps = 1e-8,
-                                                             double eps_root = 0.0) {
+                                                              ScalarOrSchedule alpha = 0.0,
+                                                              double eps = 1e-8,
+                                                              double eps_root = 0.0) {
   ScaleBySimplifiedAdemamix t;
   t.b1 = b1, t.b2 = b2, t.eps = eps, t.eps_root = eps_root, t.alpha = std::move(alpha);
   return t;

@@ -67,9 +67,10 @@ Array orthogonalize_via_newton_schulz(const Array& x_in, const Array& ns_coeffs,
                                       const std::optional<MuonDimensionNumbers>& dims_in) {
   const int nd = x_in.ndim();
   if (nd != 2 && !dims_in)
-    throw ValueError("orthogonalize_via_newton_schulz: Input must have shape (m, n) or weight "
-                     "dimension numbers must be provided. Got shape=" +
-                     shape_str(x_in.shape()));
+    throw ValueError(
+        "orthogonalize_via_newton_schulz: Input must have shape (m, n) or weight "
+        "dimension numbers must be provided. Got shape=" +
+        shape_str(x_in.shape()));
   if (ns_coeffs.ndim() > 2 || ns_coeffs.ndim() == 0 || ns_coeffs.shape(-1) != 3)
     throw ValueError(
         "orthogonalize_via_newton_schulz: Newton-Schulz coefficients must have shape (3,) or "
@@ -79,16 +80,17 @@ Array orthogonalize_via_newton_schulz(const Array& x_in, const Array& ns_coeffs,
   // A matrix always uses rows x columns, whatever dimension numbers came (as optax).
   const MuonDimensionNumbers dims = nd == 2 ? MuonDimensionNumbers{} : *dims_in;
   if (nd < 2)
-    throw ValueError("orthogonalize_via_newton_schulz: Muon optimized parameters must have rank "
-                     ">= 2, got x.ndim=" +
-                     std::to_string(nd));
+    throw ValueError(
+        "orthogonalize_via_newton_schulz: Muon optimized parameters must have rank "
+        ">= 2, got x.ndim=" +
+        std::to_string(nd));
   const auto red = normalize(dims.reduction_axis, nd), out = normalize(dims.output_axis, nd);
   for (int a : red)
     if (std::find(out.begin(), out.end(), a) != out.end())
-      throw ValueError("orthogonalize_via_newton_schulz: Normalized reduction axes and output "
-                       "axes must be disjoint, got " +
-                       axes_str(red) + " and " + axes_str(out) + " for shape " +
-                       shape_str(x_in.shape()));
+      throw ValueError(
+          "orthogonalize_via_newton_schulz: Normalized reduction axes and output "
+          "axes must be disjoint, got " +
+          axes_str(red) + " and " + axes_str(out) + " for shape " + shape_str(x_in.shape()));
   std::vector<int> batch;
   for (int a = 0; a < nd; ++a)
     if (std::find(red.begin(), red.end(), a) == red.end() &&
@@ -98,9 +100,10 @@ Array orthogonalize_via_newton_schulz(const Array& x_in, const Array& ns_coeffs,
   perm.insert(perm.end(), red.begin(), red.end());
   perm.insert(perm.end(), out.begin(), out.end());
   if (perm.size() != static_cast<std::size_t>(nd))
-    throw ValueError("orthogonalize_via_newton_schulz: an axis is repeated in the dimension "
-                     "numbers: reduction " +
-                     axes_str(red) + ", output " + axes_str(out));
+    throw ValueError(
+        "orthogonalize_via_newton_schulz: an axis is repeated in the dimension "
+        "numbers: reduction " +
+        axes_str(red) + ", output " + axes_str(out));
   const Shape& shape = x_in.shape();
   const std::int64_t m = prod(shape, red), n = prod(shape, out);
   Array x = reshape(transpose(x_in, perm), {prod(shape, batch), m, n});
@@ -134,8 +137,8 @@ Array orthogonalize_via_newton_schulz(const Array& x_in, const Array& ns_coeffs,
   }
   if (transposed) x = linalg::matrix_transpose(x);
   std::vector<int> inv(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] =
-      static_cast<int>(i);
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    inv[static_cast<std::size_t>(perm[i])] = static_cast<int>(i);
   return transpose(reshape(x, unflat), inv);
 }
 
@@ -158,7 +161,8 @@ Array muon_coeffs_array(const NsCoeffs& coeffs, int ns_steps, DType dtype) {
                      " rows, more than ns_steps=" + std::to_string(ns_steps) +
                      " (optax: Not enough coeffs to perform " + std::to_string(ns_steps) +
                      " steps)");
-  if (coeffs.rows.empty()) throw ValueError("scale_by_muon: ns_coeffs has no rows, expected (n, 3)");
+  if (coeffs.rows.empty())
+    throw ValueError("scale_by_muon: ns_coeffs has no rows, expected (n, 3)");
   std::vector<double> flat;
   for (const auto& r : coeffs.rows) flat.insert(flat.end(), r.begin(), r.end());
   return astype(reshape(array(flat), {static_cast<std::int64_t>(coeffs.rows.size()), 3}), dtype);
@@ -172,8 +176,8 @@ std::array<Array, 2> muon_leaf(const MuonConfig& c, const Array& count_inc, cons
   Array mu_hat = c.nesterov ? c.beta * bias_correction(m, c.beta, safe_increment(count_inc)) +
                                   (1.0 - c.beta) * bias_correction(g, c.beta, count_inc)
                             : bias_correction(m, c.beta, count_inc);
-  Array u = orthogonalize_via_newton_schulz(mu_hat, ns_coeffs, c.ns_steps, c.preconditioning,
-                                            c.eps, dims);
+  Array u = orthogonalize_via_newton_schulz(mu_hat, ns_coeffs, c.ns_steps, c.preconditioning, c.eps,
+                                            dims);
   if (c.adaptive) u = sum(conj(mu_hat) * u) * u;
   return {u, cast(m, c.mu_dtype)};
 }

@@ -108,8 +108,7 @@ struct ScaleByMuon : Transformation<ScaleByMuon> {
             detail::muon_coeffs_array(ns_coeffs, c.ns_steps, detail::scalar_dtype(params))};
   }
   template <class U, class P, class Q>
-  std::pair<U, MuonState<P>> update_impl(const U& updates, const MuonState<P>& s,
-                                         const Q*) const {
+  std::pair<U, MuonState<P>> update_impl(const U& updates, const MuonState<P>& s, const Q*) const {
     Array count = safe_increment(s.count);
     const auto dims = detail::muon_dim_nums(updates, weight_dimension_numbers);
     std::size_t i = 0;
@@ -139,9 +138,9 @@ struct ScaleByShape : StatelessTransformation<ScaleByShape> {
     std::size_t i = 0;
     return linum::detail::tree_apply(updates, [&](const Array& u) {
       const auto& d = dims.at(i++);
-      return u.valid() ? detail::muon_shape_scale(u, d.value_or(MuonDimensionNumbers{}),
-                                                  consistent_rms)
-                       : u;
+      return u.valid()
+                 ? detail::muon_shape_scale(u, d.value_or(MuonDimensionNumbers{}), consistent_rms)
+                 : u;
     });
   }
 };
@@ -168,29 +167,28 @@ auto muon(LR learning_rate, NsCoeffs ns_coeffs = {3.4445, -4.7750, 2.0315}, int 
           Mask weight_decay_mask = {}, std::optional<DType> mu_dtype = std::nullopt,
           MuonOptions options = {}) {
   const MuonDimNumsFn user = options.muon_weight_dimension_numbers;
-  MuonDimNumsFn dims = user ? user
-                            : MuonDimNumsFn([](const pytree::KeyPath&, const Array&) {
-                                return std::optional<MuonDimensionNumbers>(MuonDimensionNumbers{});
-                              });
+  MuonDimNumsFn dims = user ? user : MuonDimNumsFn([](const pytree::KeyPath&, const Array&) {
+    return std::optional<MuonDimensionNumbers>(MuonDimensionNumbers{});
+  });
   auto label_fn = [user](const pytree::KeyPath& path, const Array& x) -> std::string {
     const bool is_muon = user ? user(path, x).has_value() : x.ndim() == 2;
     return is_muon ? "muon" : "adam";
   };
   std::map<std::string, GradientTransformation<P>> txs;
-  txs.emplace("muon", GradientTransformation<P>(chain(
-                          scale_by_muon(std::move(ns_coeffs), ns_steps, beta, eps, mu_dtype,
-                                        options.nesterov, options.adaptive,
-                                        options.preconditioning, dims),
-                          ScaleByShape{{}, dims, options.consistent_rms},
-                          add_decayed_weights(weight_decay, std::move(weight_decay_mask)),
-                          scale_by_learning_rate(learning_rate))));
+  txs.emplace("muon",
+              GradientTransformation<P>(chain(
+                  scale_by_muon(std::move(ns_coeffs), ns_steps, beta, eps, mu_dtype,
+                                options.nesterov, options.adaptive, options.preconditioning, dims),
+                  ScaleByShape{{}, dims, options.consistent_rms},
+                  add_decayed_weights(weight_decay, std::move(weight_decay_mask)),
+                  scale_by_learning_rate(learning_rate))));
   auto adam = [&](auto lr) {
     return GradientTransformation<P>(adamw(std::move(lr), options.adam_b1, options.adam_b2, eps,
                                            options.adam_eps_root, mu_dtype,
                                            options.adam_weight_decay, NoMask{}, options.nesterov));
   };
-  txs.emplace("adam", options.adam_learning_rate ? adam(*options.adam_learning_rate)
-                                                 : adam(learning_rate));
+  txs.emplace("adam",
+              options.adam_learning_rate ? adam(*options.adam_learning_rate) : adam(learning_rate));
   return partition(std::move(txs), std::move(label_fn));
 }
 

@@ -36,8 +36,9 @@ Array schedule_free_eval_leaf(const Array& b1, const Array& y, const Array& z) {
 void check_schedule_free_b1(double b1, const char* fn) {
   // optax divides by b1 (and documents that it must be strictly positive).
   if (!(b1 > 0.0))
-    throw ValueError(std::string(fn) + ": b1 must be strictly positive (the averaged iterate is "
-                                       "recovered by dividing by it), got " +
+    throw ValueError(std::string(fn) +
+                     ": b1 must be strictly positive (the averaged iterate is "
+                     "recovered by dividing by it), got " +
                      std::to_string(b1));
 }
 

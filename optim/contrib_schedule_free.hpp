@@ -76,8 +76,8 @@ struct ScheduleFree : ForwardingTransformation<ScheduleFree<Base, LR>> {
     S next = state;
     next.max_lr = maximum(state.max_lr, lr);
     next.step_count = safe_increment(state.step_count);
-    auto [ck, weight_sum] = detail::schedule_free_weight(next.max_lr, state.weight_sum,
-                                                         weight_lr_power);
+    auto [ck, weight_sum] =
+        detail::schedule_free_weight(next.max_lr, state.weight_sum, weight_lr_power);
     next.weight_sum = weight_sum;
     auto [base_updates, base_state] =
         detail::inner_update(base_optimizer, grads, state.base_optimizer_state, params, extra);
@@ -101,8 +101,8 @@ ScheduleFree<Base, LR> schedule_free(Base base_optimizer, LR learning_rate, doub
                                      double weight_lr_power = 2.0,
                                      std::optional<DType> state_dtype = std::nullopt) {
   detail::check_schedule_free_b1(b1, "schedule_free");
-  return ScheduleFree<Base, LR>{
-      {}, std::move(base_optimizer), std::move(learning_rate), b1, weight_lr_power, state_dtype};
+  return ScheduleFree<Base, LR>{{}, std::move(base_optimizer), std::move(learning_rate),
+                                b1, weight_lr_power,           state_dtype};
 }
 
 // optax.contrib.schedule_free_eval_params(state, params): the averaged iterate x, where to
@@ -111,7 +111,9 @@ template <class S, class P>
 P schedule_free_eval_params(const ScheduleFreeState<S, P>& state, const P& params) {
   return linum::detail::tree_apply_skip_empty(
       params,
-      [&](const Array& y, const Array& z) { return detail::schedule_free_eval_leaf(state.b1, y, z); },
+      [&](const Array& y, const Array& z) {
+        return detail::schedule_free_eval_leaf(state.b1, y, z);
+      },
       state.z);
 }
 
@@ -138,8 +140,8 @@ auto schedule_free_sgd(double learning_rate = 1.0, WS warmup_steps = std::nullop
   if constexpr (std::is_same_v<WD, std::nullopt_t>) {
     return schedule_free(sgd(lr), lr, b1, weight_lr_power, state_dtype);
   } else {
-    return schedule_free(chain(add_decayed_weights(static_cast<double>(weight_decay)), sgd(lr)),
-                         lr, b1, weight_lr_power, state_dtype);
+    return schedule_free(chain(add_decayed_weights(static_cast<double>(weight_decay)), sgd(lr)), lr,
+                         b1, weight_lr_power, state_dtype);
   }
 }
 
