@@ -12,6 +12,9 @@
 #include <linum/optim/base.hpp>
 #include <linum/optim/clipping.hpp>
 #include <linum/optim/combine.hpp>
+#include <linum/optim/contrib_adaptive.hpp>
+#include <linum/optim/contrib_muon.hpp>
+#include <linum/optim/contrib_schedule_free.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
 #include <linum/optim/inject.hpp>

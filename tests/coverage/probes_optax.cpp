@@ -673,6 +673,56 @@ const Probes schedules("optax.schedules", [](Registrar& r) {
 const Probes contrib("optax.contrib", [](Registrar& r) {
   add_all(r, optax_probes(),
           {"DifferentiallyPrivateAggregateState", "differentially_private_aggregate", "dpsgd"});
+  namespace o = optim;
+  using P = Params;
+  r.add("schedule_free", [] { return step(o::schedule_free(o::sgd(0.1), 0.1)); });
+  r.add("schedule_free_sgd", [] { return step(o::schedule_free_sgd(0.1)); });
+  r.add("schedule_free_adamw", [] { return step(o::schedule_free_adamw(0.1)); });
+  r.add("schedule_free_eval_params", [] {
+    auto tx = o::schedule_free_sgd(0.1);
+    return o::schedule_free_eval_params(tx.init(params()), params());
+  });
+  r.add("ScheduleFreeState", [] {
+    auto tx = o::schedule_free_sgd(0.1);
+    using S = o::state_t<decltype(o::sgd(0.1)), P>;
+    return as<o::ScheduleFreeState<S, P>>(tx.init(params())).z;
+  });
+  // Muon orthogonalizes matrices: a 2 x 3 leaf beside the 1-D ones (which muon gives to AdamW).
+  auto matrix_params = [] {
+    P p = params();
+    p["k"] = array({{0.5f, -1.0f, 2.0f}, {0.25f, 1.5f, -0.75f}});
+    return p;
+  };
+  r.add("muon", [matrix_params] {
+    auto tx = o::muon<P>(0.1);
+    return tx.update(matrix_params(), tx.init(matrix_params()), matrix_params()).first;
+  });
+  r.add("scale_by_muon", [] {
+    auto tx = o::scale_by_muon();
+    Array g = array({{0.5f, -1.0f, 2.0f}, {0.25f, 1.5f, -0.75f}});
+    return tx.update(g, tx.init(g)).first;
+  });
+  r.add("MuonState", [] {
+    Array g = array({{0.5f, -1.0f}, {0.25f, 1.5f}});
+    return as<o::MuonState<Array>>(o::scale_by_muon().init(g)).ns_coeffs;
+  });
+  r.add("MuonDimensionNumbers", [] {
+    return o::orthogonalize_via_newton_schulz(ones({2, 2, 3}), array({3.4445, -4.7750, 2.0315}), 5,
+                                              "frobenius", 1e-8, o::MuonDimensionNumbers{{1}, {2}});
+  });
+  r.add("adopt", [] { return step(o::adopt(0.1)); });
+  r.add("scale_by_adopt", [] { return step(o::scale_by_adopt()); });
+  r.add("ademamix", [] { return step(o::ademamix(0.1)); });
+  r.add("scale_by_ademamix", [] { return step(o::scale_by_ademamix()); });
+  r.add("ScaleByAdemamixState",
+        [] { return as<o::ScaleByAdemamixState<P>>(o::scale_by_ademamix().init(params())).m2; });
+  r.add("simplified_ademamix", [] { return step(o::simplified_ademamix(0.1)); });
+  r.add("scale_by_simplified_ademamix", [] { return step(o::scale_by_simplified_ademamix()); });
+  r.add("ScaleBySimplifiedAdEMAMixState", [] {
+    return as<o::ScaleBySimplifiedAdEMAMixState<P>>(
+               o::scale_by_simplified_ademamix().init(params()))
+        .n;
+  });
 });
 
 const Probes microbatching("optax.microbatching", [](Registrar& r) {

@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Known answers for tests/optim/test_contrib_*.cpp: an independent NumPy implementation of
+optax 0.2.8's contrib optimizers (written from optax/contrib/_{schedule_free,muon,adopt,
+ademamix}.py at tag v0.2.8), on the trajectory problem of reference_optax.py.
+
+  /usr/bin/python3 tests/optim/reference_optax_contrib.py
+
+It first replays the docstring examples of schedule_free_adamw and adopt (f(x) = sum(x**2) from
+[1, 2, 3], five steps) and asserts that the printed objective values match the ones optax's docs
+show. Then it prints, in float64 with 17 significant digits, the 3-step trajectories that the
+C++ tests embed (params b then w, row-major), and the extra values named in each section.
+"""
+import math
+
+import numpy as np
+
+from reference_optax import (A, P0, add_decayed_weights, bc, chain, fmt, lr, scale_by_adam, sgd,
+                             tmap, trajectory, zeros)
+
+# ---- schedule_free (optax/contrib/_schedule_free.py) ---------------------------------------------
+
+
+def schedule_free(base, learning_rate, b1=0.9, weight_lr_power=2.0):
+    """State: (b1, weight_sum, step_count (from 1), max_lr, base_state, z)."""
+    binit, bupdate = base
+
+    def init(p):
+        return (b1, 0.0, 1, 0.0, binit(p), tmap(np.copy, p))
+
+    def update(g, s, p, **e):
+        sb1, wsum, step, max_lr, bs, z = s
+        rate = learning_rate(step) if callable(learning_rate) else learning_rate
+        max_lr = max(max_lr, rate)
+        weight = max_lr**weight_lr_power
+        total = wsum + weight
+        ck = 0.0 if total == 0 else weight / total  # nan_to_num(0 / 0) = 0
+        bu, bs = bupdate(g, bs, p, **e)
+        z2 = tmap(lambda a, b: a + b, z, bu)
+        prev_x = tmap(lambda y, zi: (y - (1.0 - b1) * zi) / b1, p, z)
+        x = tmap(lambda xi, zi: (1.0 - ck) * xi + ck * zi, prev_x, z2)
+        new_p = tmap(lambda xi, zi: b1 * xi + (1.0 - b1) * zi, x, z2)
+        return tmap(lambda a, b: a - b, new_p, p), (sb1, total, step + 1, max_lr, bs, z2)
+
+    return init, update
+
+
+def eval_params(s, p):
+    b1, z = s[0], s[5]
+    return tmap(lambda y, zi: (y - (1.0 - b1) * zi) / b1, p, z)
+
+
+def warmup_constant(peak, warmup_steps):
+    return lambda t: peak * min(t, warmup_steps) / warmup_steps
+
+
+def scale_by_rms_debiased(decay, eps):
+    """scale_by_rms(eps_in_sqrt=False, bias_correction=True): g / (sqrt(nu_hat) + eps)."""
+
+    def update(g, s, p, **e):
+        c, nu = s
+        nu = tmap(lambda x, v: (1 - decay) * x * x + decay * v, g, nu)
+        c += 1
+        return tmap(lambda x, v: x / (np.sqrt(bc(v, decay, c)) + eps), g, nu), (c, nu)
+
+    return (lambda p: (0, zeros(p))), update
+
+
+def schedule_free_sgd(learning_rate=1.0, warmup_steps=None, b1=0.9, weight_decay=None,
+                      weight_lr_power=2.0):
+    if warmup_steps is not None:
+        learning_rate = warmup_constant(learning_rate, warmup_steps)
+    opt = sgd(learning_rate)
+    if weight_decay is not None:
+        opt = chain(add_decayed_weights(weight_decay), opt)
+    return schedule_free(opt, learning_rate, b1, weight_lr_power)
+
+
+def schedule_free_adamw(learning_rate=0.0025, warmup_steps=None, b1=0.9, b2=0.999, eps=1e-8,
+                        weight_decay=0.0, weight_lr_power=2.0):
+    if warmup_steps is not None:
+        learning_rate = warmup_constant(learning_rate, warmup_steps)
+    opt = chain(scale_by_rms_debiased(b2, eps), add_decayed_weights(weight_decay), lr(learning_rate))
+    return schedule_free(opt, learning_rate, b1, weight_lr_power)
+
+
+# ---- muon (optax/contrib/_muon.py) ---------------------------------------------------------------
+
+STANDARD = [(3.4445, -4.7750, 2.0315)]
+DION = [(4.0848, -6.8946, 2.9270), (3.9505, -6.3029, 2.6377), (3.7418, -5.5913, 2.3037),
+        (2.8769, -3.1427, 1.2046), (2.8366, -3.0525, 1.2012)]
+
+
+def newton_schulz(x, coeffs, ns_steps=5, preconditioning="frobenius", eps=1e-8):
+    """orthogonalize_via_newton_schulz on one matrix; coeffs: one row (repeated ns_steps
+    times) or a list of rows (one per iteration)."""
+    rows = coeffs * ns_steps if len(coeffs) == 1 else coeffs
+    transposed = x.shape[0] > x.shape[1]
+    if transposed:
+        x = x.T
+    if preconditioning == "frobenius":
+        x = x / (np.linalg.norm(x, "fro") + eps)
+    elif preconditioning == "spectral":
+        x = x / (np.linalg.norm(x, 2) + eps)
+    for i, (c0, c1, c2) in enumerate(rows):
+        a = x @ x.T
+        if i == 0 and preconditioning == "aol":
+            s = (1.0 / np.sqrt(np.maximum(np.abs(a).sum(axis=-1), eps)))[:, None]
+            x, a = x * s, a * s * s.T
+        elif i == 0 and preconditioning == "schatten":
+            s = 1.0 / math.sqrt(max(np.linalg.norm(a, "fro"), eps))
+            x, a = x * s, a * s * s
+        x = c0 * x + (c1 * a + c2 * a @ a) @ x
+    return x.T if transposed else x
+
+
+def scale_by_muon(coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, nesterov=True,
+                  adaptive=False, preconditioning="frobenius"):
+    if len(coeffs) > 1:
+        coeffs = coeffs[-ns_steps:]
+
+    def update(g, s, p, **e):
+        c, mu = s
+        mu = tmap(lambda x, m: (1 - beta) * x + beta * m, g, mu)
+        c += 1
+        if nesterov:
+            mh = tmap(lambda m, x: beta * bc(m, beta, c + 1) + (1 - beta) * bc(x, beta, c), mu, g)
+        else:
+            mh = tmap(lambda m: bc(m, beta, c), mu)
+        u = tmap(lambda m: newton_schulz(m, coeffs, ns_steps, preconditioning, eps), mh)
+        if adaptive:
+            u = tmap(lambda m, y: np.sum(m * y) * y, mh, u)
+        return u, (c, mu)
+
+    return (lambda p: (0, zeros(p))), update
+
+
+def scale_by_shape(consistent_rms=None):
+    def f(u):
+        fan_in, fan_out = u.shape[0], u.shape[1]
+        if consistent_rms is None:
+            return math.sqrt(max(1, fan_out / fan_in)) * u
+        return math.sqrt(max(fan_in, fan_out)) * consistent_rms * u
+
+    return (lambda p: None), (lambda g, s, p, **e: (tmap(f, g), s))
+
+
+def muon(lr_, coeffs=STANDARD, ns_steps=5, beta=0.95, eps=1e-8, weight_decay=0.0, nesterov=True,
+         adaptive=False, preconditioning="frobenius", adam_b1=0.9, adam_b2=0.999,
+         adam_eps_root=0.0, adam_weight_decay=0.0, adam_lr=None, consistent_rms=None):
+    """partition: 2-D leaves (here only w) through the muon chain, the others through adamw."""
+    adam_lr = lr_ if adam_lr is None else adam_lr
+    mu_init, mu_update = chain(
+        scale_by_muon(coeffs, ns_steps, beta, eps, nesterov, adaptive, preconditioning),
+        scale_by_shape(consistent_rms), add_decayed_weights(weight_decay), lr(lr_))
+    ad_init, ad_update = chain(
+        scale_by_adam(adam_b1, adam_b2, eps, adam_eps_root, nesterov),
+        add_decayed_weights(adam_weight_decay), lr(adam_lr))
+    sub = lambda t, two_d: {k: v for k, v in t.items() if (v.ndim == 2) == two_d}
+
+    def init(p):
+        return mu_init(sub(p, True)), ad_init(sub(p, False))
+
+    def update(g, s, p, **e):
+        um, sm = mu_update(sub(g, True), s[0], sub(p, True))
+        ua, sa = ad_update(sub(g, False), s[1], sub(p, False))
+        return {**um, **ua}, (sm, sa)
+
+    return init, update
+
+
+# ---- adopt (optax/contrib/_adopt.py) -------------------------------------------------------------
+
+
+def scale_by_adopt(b1=0.9, b2=0.9999, eps=1e-6, nesterov=False, use_clipping=True,
+                   clip_value_fn=lambda x: x**0.25):
+    def update(g, s, p, **e):
+        c, mu, nu = s
+        b2_ = b2 if c > 0 else 0.0
+        b1_ = b1 if c > 0 else 1.0
+        nu2 = tmap(lambda x, v: (1 - b2_) * x * x + b2_ * v, g, nu)
+        mu_u = tmap(lambda x, v: x / np.maximum(np.sqrt(v), eps), g, nu)  # the previous nu
+        if use_clipping:
+            cv = clip_value_fn(float(c))
+            mu_u = tmap(lambda x: np.clip(x, -cv, cv), mu_u)
+        mu = tmap(lambda x, m: (1 - b1_) * x + b1_ * m, mu_u, mu)
+        u = tmap(lambda x, m: (1 - b1_) * x + b1_ * m, mu_u, mu) if nesterov else mu
+        return u, (c + 1, mu, nu2)
+
+    return (lambda p: (0, zeros(p), zeros(p))), update
+
+
+def adopt(lr_, b1=0.9, b2=0.9999, eps=1e-6, nesterov=False, use_clipping=True,
+          clip_value_fn=lambda x: x**0.25):
+    return chain(scale_by_adopt(b1, b2, eps, nesterov, use_clipping, clip_value_fn), lr(lr_))
+
+
+# ---- ademamix (optax/contrib/_ademamix.py) -------------------------------------------------------
+
+
+def scale_by_ademamix(b1=0.9, b2=0.999, b3=0.9999, alpha=6.0, eps=1e-8, eps_root=0.0):
+    def update(g, s, p, **e):
+        c, cm2, m1, m2, nu = s
+        cb3 = b3(cm2) if callable(b3) else b3
+        ca = alpha(cm2) if callable(alpha) else alpha
+        m1 = tmap(lambda x, m: (1 - b1) * x + b1 * m, g, m1)
+        m2 = tmap(lambda x, m: (1 - cb3) * x + cb3 * m, g, m2)
+        nu = tmap(lambda x, v: (1 - b2) * x * x + b2 * v, g, nu)
+        c, cm2 = c + 1, cm2 + 1
+        u = tmap(lambda a, b, v: (bc(a, b1, c) + ca * b) / (np.sqrt(bc(v, b2, c) + eps_root) + eps),
+                 m1, m2, nu)
+        return u, (c, cm2, m1, m2, nu)
+
+    return (lambda p: (0, 0, zeros(p), zeros(p), zeros(p))), update
+
+
+def ademamix(lr_, b1=0.9, b2=0.999, b3=0.9999, alpha=5.0, eps=1e-8, eps_root=0.0, wd=0.0):
+    return chain(scale_by_ademamix(b1, b2, b3, alpha, eps, eps_root), add_decayed_weights(wd),
+                 lr(lr_))
+
+
+def scale_by_simplified_ademamix(b1=0.99, b2=0.95, alpha=0.0, eps=1e-8, eps_root=0.0):
+    def update(g, s, p, **e):
+        t, m, n = s
+        ca = alpha(t) if callable(alpha) else alpha
+        m = tmap(lambda x, y: x + b1 * y, g, m)
+        n = tmap(lambda x, y: x * x + b2 * (y - x * x), g, n)  # lerp(b2, g*g, n)
+        t += 1
+        u = tmap(lambda a, x, v: (a + ca * x) / (np.sqrt(bc(v, b2, t) + eps_root) + eps), m, g, n)
+        return u, (t, m, n)
+
+    return (lambda p: (0, zeros(p), zeros(p))), update
+
+
+def simplified_ademamix(lr_, b1=0.99, b2=0.95, alpha=0.0, eps=1e-8, eps_root=0.0, wd=0.0):
+    return chain(scale_by_simplified_ademamix(b1, b2, alpha, eps, eps_root),
+                 add_decayed_weights(wd), lr(lr_))
+
+
+# ---- runs ----------------------------------------------------------------------------------------
+
+
+def docstring_eval(tx, steps=5):
+    """The schedule_free docstrings print f at schedule_free_eval_params after each step."""
+    init, update = tx
+    p = {"x": np.array([1.0, 2.0, 3.0])}
+    s = init(p)
+    out = []
+    for _ in range(steps):
+        u, s = update({"x": 2 * p["x"]}, s, p)
+        p = tmap(lambda a, b: a + b, p, u)
+        out.append("%.2E" % float(np.sum(eval_params(s, p)["x"] ** 2)))
+    return out
+
+
+def docstring(tx, steps=5):
+    init, update = tx
+    p = {"x": np.array([1.0, 2.0, 3.0])}
+    s = init(p)
+    out = []
+    for _ in range(steps):
+        u, s = update({"x": 2 * p["x"]}, s, p)
+        p = tmap(lambda a, b: a + b, p, u)
+        out.append("%.2E" % float(np.sum(p["x"] ** 2)))
+    return out
+
+
+TRAJECTORIES = {  # name -> (the C++ call it stands for, the reference transformation)
+    "schedule_free_sgd": ("schedule_free_sgd(0.1)", schedule_free_sgd(0.1)),
+    "schedule_free_sgd warmup wd": ("schedule_free_sgd(0.2, 2, 0.8, 0.05, 1.5)",
+                                    schedule_free_sgd(0.2, 2, 0.8, 0.05, 1.5)),
+    "schedule_free_adamw": ("schedule_free_adamw(0.1)", schedule_free_adamw(0.1)),
+    "schedule_free_adamw warmup wd": ("schedule_free_adamw(0.1, 2, 0.7, 0.99, 1e-6, 0.02)",
+                                      schedule_free_adamw(0.1, 2, 0.7, 0.99, 1e-6, 0.02)),
+    "muon": ("muon(0.1)", muon(0.1)),
+    "muon dion wd": ("muon(0.05, dion, 5, 0.9, 1e-8, 0.1), adam_learning_rate 0.01",
+                     muon(0.05, DION, 5, 0.9, weight_decay=0.1, adam_lr=0.01)),
+    "muon aol adaptive": ("muon(0.1, standard, 4), aol, adaptive, no nesterov",
+                          muon(0.1, STANDARD, 4, nesterov=False, adaptive=True,
+                               preconditioning="aol")),
+    "muon schatten rms": ("muon(0.1), schatten, consistent_rms 0.2",
+                          muon(0.1, preconditioning="schatten", consistent_rms=0.2)),
+    "muon spectral": ("muon(0.1), spectral", muon(0.1, preconditioning="spectral")),
+    "adopt": ("adopt(0.1)", adopt(0.1)),
+    "adopt nesterov no clipping": ("adopt(0.1, 0.8, 0.99, 1e-6, nullopt, true, false)",
+                                   adopt(0.1, 0.8, 0.99, 1e-6, nesterov=True, use_clipping=False)),
+    "ademamix": ("ademamix(0.1)", ademamix(0.1)),
+    "ademamix schedules": ("ademamix(0.1, 0.8, 0.9, b3(t) = 0.9 + 0.01 t, alpha(t) = t + 1, "
+                           "1e-6, 1e-8, wd 0.01)",
+                           ademamix(0.1, 0.8, 0.9, lambda t: 0.9 + 0.01 * t, lambda t: t + 1.0,
+                                    1e-6, 1e-8, 0.01)),
+    "simplified_ademamix": ("simplified_ademamix(0.1)", simplified_ademamix(0.1)),
+    "simplified_ademamix alpha wd": ("simplified_ademamix(0.05, 0.9, 0.8, 2.0, 1e-6, 0.0, 0.01)",
+                                     simplified_ademamix(0.05, 0.9, 0.8, 2.0, 1e-6, 0.0, 0.01)),
+}
+
+DOCSTRINGS = {  # optax 0.2.8's docstring examples: the printed objective values
+    "schedule_free_adamw(1.0)": (docstring_eval, schedule_free_adamw(1.0),
+                                 "5.00E+00 3.05E+00 1.73E+00 8.94E-01 4.13E-01"),
+    "adopt(0.003)": (docstring, adopt(0.003), "1.40E+01 1.40E+01 1.40E+01 1.40E+01 1.40E+01"),
+}
+
+
+def main():
+    for name, (run, tx, want) in DOCSTRINGS.items():
+        got = " ".join(run(tx))
+        assert got == want, (name, got, want)
+    print("docstrings: %d optimizers match optax's printed values" % len(DOCSTRINGS))
+    print("// schedule_free_sgd() docstring (float64):", " ".join(docstring_eval(
+        schedule_free_sgd())))
+
+    for name, (call, tx) in TRAJECTORIES.items():
+        print("// %s: %s" % (name, call))
+        for x in trajectory(tx):
+            print("{%s}," % fmt(x))
+
+    # schedule_free_eval_params after the 3 steps of schedule_free_sgd(0.1).
+    init, update = schedule_free_sgd(0.1)
+    p, s = P0, init(P0)
+    for _ in range(3):
+        u, s = update(tmap(lambda a, x: a * x, A, p), s, p)
+        p = tmap(lambda a, b: a + b, p, u)
+    e = eval_params(s, p)
+    print("// schedule_free_eval_params after 3 steps of schedule_free_sgd(0.1)")
+    print("{%s}," % fmt(np.concatenate([e["b"], e["w"].ravel()])))
+
+    # One scale_by_muon() output on a fixed 4 x 6 matrix, and its singular values.
+    g = np.array([[0.3, -1.2, 0.5, 2.0, -0.7, 0.1], [1.1, 0.4, -0.9, 0.2, 0.6, -1.5],
+                  [-0.8, 0.9, 1.3, -0.4, 0.05, 0.7], [0.2, -0.3, 0.8, 1.6, -1.1, 0.9]])
+    u = newton_schulz(g, STANDARD)  # the first step's mu_hat is g itself (nesterov or not)
+    print("// scale_by_muon() on the 4 x 6 matrix: update, then its singular values")
+    print("{%s}," % fmt(u.ravel()))
+    print("{%s}," % fmt(np.linalg.svd(u, compute_uv=False)))
+
+
+if __name__ == "__main__":
+    main()
