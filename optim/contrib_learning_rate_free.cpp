@@ -2,6 +2,10 @@
 // with linum ops in optax's order of operations.
 #include <linum/optim/contrib_learning_rate_free.hpp>
 
+#include <cmath>
+#include <string>
+#include <vector>
+
 namespace linum::optim::detail {
 
 Array dadapt_dlr(const DAdaptConfig& c, const Array& estim_lr, double sched,
@@ -66,6 +70,26 @@ void check_dog_init_step(const std::string& type) {
   if (type != "distance" && type != "learning_rate" && type != "heuristic")
     throw ValueError("scale_by_dog: Invalid init_step specification: init_step_type='" + type +
                      "' (expected \"distance\", \"learning_rate\" or \"heuristic\")");
+}
+
+std::array<Array, 4> mechanic_scalars(const MechanicConfig& c, const Array& h, const Array& r,
+                                      const Array& m, const Array& v, const Array& s) {
+  const DType dt = s.dtype();
+  std::vector<double> b(static_cast<std::size_t>(c.num_betas));
+  for (int i = 0; i < c.num_betas; ++i) b[static_cast<std::size_t>(i)] = 1.0 - std::pow(0.1, i + 1);
+  Array betas = astype(array(b), dt);
+  Array hh = astype(h, dt);
+  Array clipped_h = clip(ones_like(m) * hh, -m, m);  // lax.clamp(-m, h, m)
+  Array m2 = maximum(betas * m, abs(hh) + c.eps);
+  Array v2 = (betas * betas) * v + hh * hh;
+  Array r2 = betas * r + clipped_h * s;
+  Array wealth = (c.s_init / c.num_betas) * m2 + maximum(r2, 0.0);
+  return {r2, m2, v2, wealth / (sqrt(v2) + c.eps)};
+}
+
+void check_mechanize(const MechanicConfig& c) {
+  if (c.num_betas < 1)
+    throw ValueError("mechanize: num_betas must be at least 1, got " + std::to_string(c.num_betas));
 }
 
 }  // namespace linum::optim::detail

@@ -1,7 +1,8 @@
 // optax.contrib's learning-rate-free optimizers, which estimate the step size from the distance
 // travelled and the gradients seen: D-Adaptation AdamW (dadapt_adamw), Prodigy (prodigy),
 // Distance over Gradients (dog, scale_by_dog) and over Weighted Gradients (dowg, scale_by_dowg),
-// and COntinuous COin Betting (cocob, scale_by_cocob), with optax's states. Their scalar state
+// COntinuous COin Betting (cocob, scale_by_cocob), and the Mechanic tuner of any optimizer's
+// step size (mechanize), with optax's states. Their scalar state
 // fields (estimates, sums) are in the params' lowest dtype, as optax keeps them. The per-leaf and
 // scalar math is in contrib_learning_rate_free.cpp.
 #pragma once
@@ -16,6 +17,7 @@
 #include <linum/optim/combine.hpp>
 #include <linum/optim/contrib_adaptive.hpp>
 #include <linum/optim/transform.hpp>
+#include <linum/optim/wrappers.hpp>
 
 namespace linum::optim {
 
@@ -42,6 +44,13 @@ template <class P, class C = Array>
 struct DoWGState {
   BOOST_HANA_DEFINE_STRUCT(DoWGState, (P, init_params), (C, weighted_sq_norm_grads),
                            (C, estim_sq_dist));
+};
+
+// count: int32; r, m, v, s: one entry per beta (num_betas), in the params' lowest dtype.
+template <class S, class P, class C = Array>
+struct MechanicState {
+  BOOST_HANA_DEFINE_STRUCT(MechanicState, (S, base_optimizer_state), (C, count), (C, r), (C, m),
+                           (C, v), (C, s), (P, x0));
 };
 
 template <class P>
@@ -77,6 +86,15 @@ std::array<Array, 5> cocob_leaf(double alpha, const Array& g, const Array& p, co
                                 const Array& cumulative, const Array& scale,
                                 const Array& subgradients, const Array& reward);
 void check_dog_init_step(const std::string& type);
+
+struct MechanicConfig {
+  double weight_decay, eps, s_init;
+  int num_betas;
+};
+// Mechanic's scalar step from h = <g + decay, delta_prev>: the new {r, m, v, s}.
+std::array<Array, 4> mechanic_scalars(const MechanicConfig& c, const Array& h, const Array& r,
+                                      const Array& m, const Array& v, const Array& s);
+void check_mechanize(const MechanicConfig& c);
 }  // namespace detail
 
 // optax.contrib.dadapt_adamw(learning_rate, betas, eps, estim_lr0, weight_decay): AdamW whose
@@ -362,6 +380,64 @@ auto cocob(LR learning_rate = 1.0, double alpha = 100.0, double eps = 1e-8,
            double weight_decay = 0.0, Mask mask = {}) {
   return chain(add_decayed_weights(weight_decay, std::move(mask)),
                scale_by_learning_rate(std::move(learning_rate), false), scale_by_cocob(alpha, eps));
+}
+
+// optax.contrib.mechanize(base_optimizer, weight_decay, eps, s_init, num_betas): learns the
+// scale sum(s) of the base optimizer's updates online; params become x0 - sum(s) * delta, delta
+// the base updates accumulated (negated) since x0 (the params at the first step). s is a
+// coin-betting wealth per beta 1 - 0.1**i (i = 1..num_betas). Needs params; passes optax's extra
+// arguments to the base optimizer.
+template <class Base>
+struct Mechanize : ForwardingTransformation<Mechanize<Base>> {
+  Base base_optimizer;
+  detail::MechanicConfig c{1e-2, 1e-8, 1e-6, 6};
+  template <class P>
+  auto init(const P& params) const {
+    using S = state_t<Base, P>;
+    const DType dt = tree_utils::tree_dtype(params, "lowest");
+    const Shape n{c.num_betas};
+    return MechanicState<S, P>{
+        base_optimizer.init(params), zero_count(), zeros(n, dt), zeros(n, dt), zeros(n, dt),
+        full(n, c.s_init, dt),       params};
+  }
+  template <class U, class S, class Q>
+  std::pair<U, S> run(const U& updates, const S& state, const Q* params,
+                      const ExtraArgs<Q>* extra) const {
+    if (!params) throw_no_params("mechanize");
+    auto [neg_updates, base_state] =
+        detail::inner_update(base_optimizer, updates, state.base_optimizer_state, params, extra);
+    S next = state;
+    next.base_optimizer_state = std::move(base_state);
+    next.count = safe_increment(state.count);
+    next.x0 = tree_utils::tree_where(equal(state.count, zeros({}, state.count.dtype())), *params,
+                                     state.x0);
+    Array s_sum = sum(state.s);
+    Array decay = c.weight_decay * s_sum * tree_utils::tree_l2_norm(updates) /
+                  (tree_utils::tree_l2_norm(*params) + c.eps);
+    U decayed = linum::detail::tree_apply_skip_empty(
+        updates, [&](const Array& g, const Array& p) { return g + decay * p; }, *params);
+    U delta_prev = linum::detail::tree_apply_skip_empty(
+        *params, [&](const Array& p, const Array& x0) { return (x0 - p) / (s_sum + c.eps); },
+        next.x0);
+    Array h = tree_utils::tree_vdot(decayed, delta_prev);
+    auto [r, m, v, s] = detail::mechanic_scalars(c, h, state.r, state.m, state.v, state.s);
+    next.r = r, next.m = m, next.v = v, next.s = s;
+    Array s_total = sum(s);
+    U out = linum::detail::tree_apply_skip_empty(
+        delta_prev,
+        [&](const Array& d, const Array& u, const Array& x0, const Array& p) {
+          return (x0 - s_total * (d - u)) - p;
+        },
+        U(neg_updates), next.x0, *params);
+    return {std::move(out), std::move(next)};
+  }
+};
+template <class Base>
+Mechanize<Base> mechanize(Base base_optimizer, double weight_decay = 1e-2, double eps = 1e-8,
+                          double s_init = 1e-6, int num_betas = 6) {
+  Mechanize<Base> t{{}, std::move(base_optimizer), {weight_decay, eps, s_init, num_betas}};
+  detail::check_mechanize(t.c);
+  return t;
 }
 
 }  // namespace linum::optim

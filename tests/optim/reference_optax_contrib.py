@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Known answers for tests/optim/test_contrib_*.cpp: an independent NumPy implementation of
 optax 0.2.8's contrib optimizers (written from optax/contrib/_{schedule_free,muon,adopt,
-ademamix,dadapt_adamw,prodigy,dog,cocob}.py at tag v0.2.8), on the trajectory problem of
+ademamix,dadapt_adamw,prodigy,dog,cocob,mechanic,madgrad,acprop}.py at tag v0.2.8), on the trajectory problem of
 reference_optax.py.
 
   /usr/bin/python3 tests/optim/reference_optax_contrib.py
@@ -372,6 +372,80 @@ def cocob(lr_=1.0, alpha=100.0, eps=1e-8, wd=0.0):
     return chain(add_decayed_weights(wd), scale(lr_), scale_by_cocob(alpha, eps))
 
 
+def mechanize(base, weight_decay=1e-2, eps=1e-8, s_init=1e-6, num_betas=6):
+    """State: (base_optimizer_state, count, r, m, v, s, x0)."""
+    binit, bupdate = base
+    betas = np.array([1.0 - 0.1**i for i in range(1, num_betas + 1)])
+
+    def init(p):
+        z = np.zeros(num_betas)
+        return (binit(p), 0, z, z, z, np.full(num_betas, s_init), tmap(np.copy, p))
+
+    def update(g, st, p, **e):
+        bs, c, r, m, v, s, x0 = st
+        neg, bs = bupdate(g, bs, p, **e)
+        x0 = tmap(np.copy, p) if c == 0 else x0
+        s_sum = float(np.sum(s))
+        decay = weight_decay * s_sum * math.sqrt(sq_norm(g)) / (math.sqrt(sq_norm(p)) + eps)
+        g = tmap(lambda x, y: x + decay * y, g, p)
+        delta_prev = tmap(lambda y, y0: (y0 - y) / (s_sum + eps), p, x0)
+        delta = tmap(lambda d, u: d - u, delta_prev, neg)
+        h = vdot(g, delta_prev)
+        clipped = np.clip(h, -m, m)
+        m = np.maximum(betas * m, abs(h) + eps)
+        v = betas**2 * v + h**2
+        r = betas * r + clipped * s
+        s = (s_init / num_betas * m + np.maximum(0.0, r)) / (np.sqrt(v) + eps)
+        u = tmap(lambda y0, d, y: (y0 - np.sum(s) * d) - y, x0, delta, p)
+        return u, (bs, c + 1, r, m, v, s, x0)
+
+    return init, update
+
+# ---- madgrad, acprop (optax/contrib/_{madgrad,acprop}.py) ------------------------------------------
+
+
+def scale_by_madgrad(lr_, momentum=0.9, eps=1e-6):
+    """State: (count, grad_sum_sq, s, x0)."""
+
+    def init(p):
+        return (0, zeros(p), zeros(p), tmap(np.copy, p))
+
+    def update(g, st, p, **e):
+        c, gss, s, x0 = st
+        rate = lr_(c) if callable(lr_) else lr_
+        lamb = (rate + eps) * math.sqrt(c + 1)
+        gss = tmap(lambda a, x: a + lamb * x**2, gss, g)
+        s = tmap(lambda a, x: a + lamb * x, s, g)
+        z = tmap(lambda y0, a, b: y0 - a / (np.cbrt(b) + eps), x0, s, gss)
+        u = tmap(lambda zi, y: (1 - momentum) * zi + momentum * y - y, z, p)
+        return u, (c + 1, gss, s, x0)
+
+    return init, update
+
+
+def madgrad(lr_, momentum=0.9, wd=0.0, eps=1e-6):
+    return chain(add_decayed_weights(wd), scale_by_madgrad(lr_, momentum, eps))
+
+
+def scale_by_acprop(b1=0.9, b2=0.999, eps=1e-16, eps_root=1e-16):
+    """State: ScaleByBeliefState (count, mu, nu)."""
+
+    def update(g, st, p, **e):
+        c, mu, nu = st
+        mu2 = tmap(lambda x, m: (1 - b1) * x + b1 * m, g, mu)
+        nu2 = tmap(lambda x, m, v: (1 - b2) * (x - m) ** 2 + b2 * v + eps_root, g, mu, nu)
+        if c == 0:
+            u = tmap(lambda x: x / (1.0 + eps), g)
+        else:
+            u = tmap(lambda x, v: x / (np.sqrt(bc(v, b2, c)) + eps), g, nu)
+        return u, (c + 1, mu2, nu2)
+
+    return (lambda p: (0, zeros(p), zeros(p))), update
+
+
+def acprop(lr_, b1=0.9, b2=0.999, eps=1e-16, eps_root=1e-16, wd=0.0):
+    return chain(scale_by_acprop(b1, b2, eps, eps_root), add_decayed_weights(wd), lr(lr_))
+
 # ---- runs ----------------------------------------------------------------------------------------
 
 
@@ -458,6 +532,15 @@ TRAJECTORIES = {  # name -> (the C++ call it stands for, the reference transform
     "dowg init wd": ("dowg(0.5, 0.01, 1e-4, 0.01)", dowg(0.5, 0.01, 1e-4, 0.01)),
     "cocob": ("cocob()", cocob()),
     "cocob lr alpha wd": ("cocob(0.5, 10.0, 1e-8, 0.01)", cocob(0.5, 10.0, 1e-8, 0.01)),
+    "mechanize sgd": ("mechanize(sgd(0.1))", mechanize(sgd(0.1))),
+    "mechanize adam": ("mechanize(adam(0.1), 0.1, 1e-8, 1e-3, 3)",
+                       mechanize(chain(scale_by_adam(), lr(0.1)), 0.1, 1e-8, 1e-3, 3)),
+    "madgrad": ("madgrad(0.1)", madgrad(0.1)),
+    "madgrad schedule wd": ("madgrad(lr(t) = 0.05 (t + 1), 0.5, 0.01, 1e-4)",
+                            madgrad(lambda t: 0.05 * (t + 1), 0.5, 0.01, 1e-4)),
+    "acprop": ("acprop(0.1)", acprop(0.1)),
+    "acprop eps wd": ("acprop(0.05, 0.8, 0.99, 1e-6, 1e-8, 0.01)",
+                      acprop(0.05, 0.8, 0.99, 1e-6, 1e-8, 0.01)),
 }
 
 DOCSTRINGS = {  # optax 0.2.8's docstring examples: the printed objective values

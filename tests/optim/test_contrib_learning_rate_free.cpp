@@ -1,9 +1,10 @@
 // optax.contrib's learning-rate-free optimizers (contrib_learning_rate_free.hpp): dadapt_adamw,
-// prodigy, dog, dowg and cocob against trajectories of tests/optim/reference_optax_contrib.py (an
-// independent NumPy implementation of optax 0.2.8's contrib optimizers; run it with
-// /usr/bin/python3 to reprint these values and the estim_lr values below; it also asserts that
-// it reproduces the objective values dowg's docstring prints), dowg's docstring values in
-// float32, one distinctive behaviour per optimizer, the errors and the state layouts.
+// prodigy, dog, dowg, cocob and mechanize against trajectories of
+// tests/optim/reference_optax_contrib.py (an independent NumPy implementation of optax 0.2.8's
+// contrib optimizers; run it with /usr/bin/python3 to reprint these values and the estim_lr values
+// below; it also asserts that it reproduces the objective values dowg's docstring prints), dowg's
+// docstring values in float32, one distinctive behaviour per optimizer, the errors and the state
+// layouts.
 #include <cmath>
 #include <cstdint>
 #include <tuple>
@@ -163,9 +164,52 @@ TEST_SUITE("optim contrib learning-rate-free: trajectories of the NumPy referenc
           -1.6344368408248355, 0.21094117744639995, 0.035829347942399975, 2.6245944635035432,
           -0.66225389950890001}});
   }
+  TEST_CASE("mechanize sgd: mechanize(sgd(0.1))") {
+    check_reference(
+        optim::mechanize(optim::sgd(0.1)),
+        {{0.49999995000000003, -1.499999925, 1.9999996, 0.99999990000000005, -1.9999996,
+          0.49999985000000002, 0.24999998749999999, 2.9999995500000001, -0.99999959999999999},
+         {0.49999990049505438, -1.4999998507425778, 1.9999992039604748, 0.99999980099010877,
+          -1.9999992039604748, 0.49999970148519313, 0.24999997512376296, 2.9999991044555117,
+          -0.99999920396055497},
+         {0.49999979987857451, -1.4999996998178466, 1.9999983990287562, 0.99999959975714903,
+          -1.9999983990287562, 0.49999939963584389, 0.24999994996964109, 2.9999981989072602,
+          -0.99999839902907772}});
+  }
+
+  TEST_CASE("mechanize adam: mechanize(adam(0.1), 0.1, 1e-8, 1e-3, 3)") {
+    check_reference(optim::mechanize(optim::adam(0.1), 0.1, 1e-8, 1e-3, 3),
+                    {{0.49990000000200002, -1.4999000000013334, 1.99990000000025,
+                      0.99990000000099999, -1.99990000000025, 0.49990000000066664, 0.249900000008,
+                      2.9999000000002223, -0.99990000000025003},
+                     {0.49980000152487414, -1.4998000011755077, 1.9998000011298713,
+                      0.99980000126180313, -1.9998000011298713, 0.49980000152220733,
+                      0.24980000205984582, 2.9998000010863537, -0.99980000126030322},
+                     {0.49959459081814911, -1.4995945890919282, 1.9995945888722788,
+                      0.99959458952121272, -1.9995945888722788, 0.4995945908127431,
+                      0.24959459343262497, 2.9995945886569491, -0.99959458951817215}});
+  }
 }
 
 TEST_SUITE("optim contrib learning-rate-free: behaviour and states") {
+  TEST_CASE("mechanize: the first step is s_init times the base update; x0 is the first params") {
+    // At the first step x0 = params, so delta_prev and h are 0: each s_i becomes
+    // (s_init / n) * eps / eps, their sum s_init, and the step s_init * (base update).
+    auto tx = optim::mechanize(optim::sgd(1.0), 1e-2, 1e-8, 1e-3, 4);
+    Params p = p0();
+    Params g = linum::grad(quad_loss)(p);
+    auto [u, s] = tx.update(g, tx.init(p), p);
+    Vec want = flat(g);
+    for (double& x : want) x *= -1e-3;
+    check_close(flat(u), want, 1e-12, 0.0);
+    check_close(s.s, {2.5e-4, 2.5e-4, 2.5e-4, 2.5e-4}, 1e-12, 0.0);
+    check_close(s.m, {1e-8, 1e-8, 1e-8, 1e-8}, 0.0, 0.0);
+    CHECK(flat(s.x0) == flat(p));
+    CHECK(s.count.item<int>() == 1);
+    CHECK_THROWS_AS(tx.update(g, s), linum::ValueError);
+    CHECK_THROWS_AS(optim::mechanize(optim::sgd(1.0), 1e-2, 1e-8, 1e-6, 0), linum::ValueError);
+  }
+
   TEST_CASE("dadapt_adamw and prodigy grow their step-size estimate (20 steps, the reference's)") {
     // The estimates the NumPy reference prints after 20 steps on the trajectory problem; both
     // start at estim_lr0 = 1e-6 and never decrease.
@@ -275,6 +319,11 @@ TEST_SUITE("optim contrib learning-rate-free: behaviour and states") {
           "cumulative_gradients={'b': Array([0.], dtype=float32)}, scale={'b': Array([1.e-08], "
           "dtype=float32)}, subgradients={'b': Array([0.], dtype=float32)}, reward={'b': "
           "Array([0.], dtype=float32)})");
+    CHECK(linum::pytree::repr(optim::mechanize(optim::sgd(0.1), 1e-2, 1e-8, 0.5, 2).init(p)) ==
+          "MechanicState(base_optimizer_state=(EmptyState(), EmptyState()), count=Array(0, "
+          "dtype=int32), r=Array([0., 0.], dtype=float32), m=Array([0., 0.], dtype=float32), "
+          "v=Array([0., 0.], dtype=float32), s=Array([0.5, 0.5], dtype=float32), x0={'b': "
+          "Array([1.], dtype=float32)})");
     // The chains: dog / dowg without weight decay start with identity's EmptyState, cocob with
     // add_decayed_weights' and scale's.
     static_assert(std::is_same_v<std::tuple_element_t<1, decltype(optim::dog().init(p))>,
