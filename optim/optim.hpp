@@ -13,6 +13,8 @@
 #include <linum/optim/clipping.hpp>
 #include <linum/optim/combine.hpp>
 #include <linum/optim/contrib_adaptive.hpp>
+#include <linum/optim/contrib_adaptive_more.hpp>
+#include <linum/optim/contrib_learning_rate_free.hpp>
 #include <linum/optim/contrib_muon.hpp>
 #include <linum/optim/contrib_schedule_free.hpp>
 #include <linum/optim/erased.hpp>

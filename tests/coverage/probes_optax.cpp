@@ -723,6 +723,34 @@ const Probes contrib("optax.contrib", [](Registrar& r) {
                o::scale_by_simplified_ademamix().init(params()))
         .n;
   });
+  r.add("prodigy", [] { return step(o::prodigy()); });
+  r.add("ProdigyState",
+        [] { return as<o::ProdigyState<P>>(o::prodigy().init(params())).estim_lr; });
+  r.add("dadapt_adamw", [] { return step(o::dadapt_adamw()); });
+  r.add("DAdaptAdamWState",
+        [] { return as<o::DAdaptAdamWState<P>>(o::dadapt_adamw().init(params())).grad_sum; });
+  r.add("dog", [] { return step(o::dog()); });
+  r.add("DoGState", [] {
+    return as<o::DoGState<P>>(o::scale_by_dog({"distance", 0.1}).init(params())).max_dist;
+  });
+  r.add("dowg", [] { return step(o::dowg()); });
+  r.add("DoWGState",
+        [] { return as<o::DoWGState<P>>(o::scale_by_dowg().init(params())).estim_sq_dist; });
+  r.add("cocob", [] { return step(o::cocob()); });
+  r.add("scale_by_cocob", [] { return step(o::scale_by_cocob()); });
+  r.add("COCOBState",
+        [] { return as<o::COCOBState<P>>(o::scale_by_cocob().init(params())).reward; });
+  r.add("mechanize", [] { return step(o::mechanize(o::sgd(0.1))); });
+  r.add("MechanicState", [] {
+    using S = o::state_t<decltype(o::sgd(0.1)), P>;
+    return as<o::MechanicState<S, P>>(o::mechanize(o::sgd(0.1)).init(params())).s;
+  });
+  r.add("madgrad", [] { return step(o::madgrad(0.1)); });
+  r.add("scale_by_madgrad", [] { return step(o::scale_by_madgrad(0.1)); });
+  r.add("MadgradState",
+        [] { return as<o::MadgradState<P>>(o::scale_by_madgrad(0.1).init(params())).x0; });
+  r.add("acprop", [] { return step(o::acprop(0.1)); });
+  r.add("scale_by_acprop", [] { return step(o::scale_by_acprop()); });
 });
 
 const Probes microbatching("optax.microbatching", [](Registrar& r) {
