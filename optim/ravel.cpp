@@ -3,6 +3,7 @@
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/optim/ravel.hpp>
+#include <linum/optim/wrappers.hpp>
 
 namespace linum::optim::detail {
 
@@ -45,17 +46,10 @@ Arrays unravel_leaves(const Array& flat, const Arrays& like, const char* fn) {
     throw TypeError(std::string(fn) + ": unravel function given array of dtype " +
                     std::string(dtype_name(flat.dtype())) + " but expected dtype " +
                     std::string(dtype_name(dtype)));
-  Arrays out;
-  std::int64_t offset = 0;
-  for (const Array& x : like) {
-    if (!x.valid()) {
-      out.emplace_back();
-      continue;
-    }
-    const std::int64_t n = x.size();
-    out.push_back(astype(reshape(lax_slice(flat, {offset}, {offset + n}), x.shape()), x.dtype()));
-    offset += n;
-  }
+  // wrappers' flatten's inverse slices the leaves back; each then takes its own dtype again.
+  Arrays out = unflatten_leaves(flat, like);
+  for (std::size_t k = 0; k < out.size(); ++k)
+    if (out[k].valid()) out[k] = astype(out[k], like[k].dtype());
   return out;
 }
 
