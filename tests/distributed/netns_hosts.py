@@ -183,14 +183,20 @@ class Hosts:
         TCP layer prints a help message that OpenMPI 4.1 relays to mpirun from PMIx's thread,
         unsynchronised with mpirun's own teardown; now and then mpirun segfaults there
         (orte_rml_oob_send_buffer_nb under pmix_server_log_fn) instead of reporting the death.
-        mpirun itself stays verbose, so its report of which rank died is still printed."""
+        mpirun itself stays verbose, so its report of which rank died is still printed.
+
+        The agent starts the other hosts' processes in a fresh environment, as ssh would, so the
+        OpenBLAS settings of this one (OPENBLAS_CORETYPE picks the GEMM kernels, and with them
+        the rounding) are forwarded with -x: every rank then runs the kernels of the one-process
+        reference."""
+        blas_env = [a for k in sorted(os.environ) if k.startswith("OPENBLAS_") for a in ("-x", k)]
         return self.on(0, ["mpirun", "--allow-run-as-root", "--hostfile", self.hostfile,
                            "--mca", "plm_rsh_agent", self.agent,
                            "--mca", "btl", "tcp,self",
                            "--mca", "btl_tcp_if_include", "eth0",
                            "--mca", "oob_tcp_if_include", "eth0",
                            "-x", "OMPI_MCA_orte_execute_quiet=1",
-                           "--bind-to", "none", *extra])
+                           "--bind-to", "none", *blas_env, *extra])
 
     def link(self, i, up):
         """Takes host i's network link down (or up again), as a pulled cable would."""
