@@ -74,26 +74,6 @@ struct Transformation {
   const Self& self() const { return static_cast<const Self&>(*this); }
 };
 
-// The base of a transformation with one update path whether or not optax's extra arguments came
-// (optax's GradientTransformationExtraArgs): Self defines
-//   template <class U, class S, class Q> std::pair<U, S> run(const U& updates, const S& state,
-//                                                            const Q* params,
-//                                                            const ExtraArgs<Q>* extra) const;
-// with extra == nullptr when the caller passed none.
-template <class Self>
-struct TransformationWithExtraArgs : Transformation<Self> {
-  template <class U, class S, class Q>
-  auto update_impl(const U& updates, const S& state, const Q* params) const {
-    return static_cast<const Self&>(*this).run(updates, state, params,
-                                               static_cast<const ExtraArgs<Q>*>(nullptr));
-  }
-  template <class U, class S, class Q>
-  auto update_extra(const U& updates, const S& state, const Q* params,
-                    const ExtraArgs<Q>& extra) const {
-    return static_cast<const Self&>(*this).run(updates, state, params, &extra);
-  }
-};
-
 // The base of a transformation that keeps no state (EmptyState): Self defines only
 //   template <class U, class Q> U apply(const U& updates, const Q* params) const;
 template <class Self>

@@ -11,6 +11,7 @@
 
 #include <linum/optim/base.hpp>
 #include <linum/optim/transform.hpp>
+#include <linum/optim/wrappers.hpp>
 
 namespace linum::optim {
 
@@ -53,7 +54,7 @@ void check_sam(int sync_period);
 }  // namespace detail
 
 template <class Opt, class Adv>
-struct Sam : TransformationWithExtraArgs<Sam<Opt, Adv>> {
+struct Sam : ForwardingTransformation<Sam<Opt, Adv>> {
   Opt optimizer;
   Adv adv_optimizer;
   int sync_period = 2;

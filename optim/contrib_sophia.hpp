@@ -17,6 +17,7 @@
 #include <linum/optim/fused.hpp>
 #include <linum/optim/transform.hpp>
 #include <linum/optim/tree_random.hpp>
+#include <linum/optim/wrappers.hpp>
 
 namespace linum::optim {
 
@@ -95,7 +96,7 @@ inline HutchinsonEstimatorDiagHessian hutchinson_estimator_diag_hessian(
 // nu is refreshed (from the state before this step) when count % update_interval == 0.
 // hessian_diagonal_fn gets the gradients, params and the extra arguments of this update.
 template <class H>
-struct ScaleBySophia : TransformationWithExtraArgs<ScaleBySophia<H>> {
+struct ScaleBySophia : ForwardingTransformation<ScaleBySophia<H>> {
   detail::SophiaConfig c{0.965, 0.99, 1e-8, 0.01, 1.0, std::nullopt};
   std::int64_t update_interval = 10;
   H hessian_diagonal_fn;
@@ -130,8 +131,7 @@ struct ScaleBySophia : TransformationWithExtraArgs<ScaleBySophia<H>> {
     using HS = std::decay_t<decltype(s.hessian_fn_state)>;
     using P = std::decay_t<decltype(s.nu)>;
     auto refresh = [&](const HS& hs, const P& nu) {
-      auto [diag, next] = extra ? hessian_diagonal_fn.update(updates, hs, *params, *extra)
-                                : hessian_diagonal_fn.update(updates, hs, *params);
+      auto [diag, next] = detail::inner_update(hessian_diagonal_fn, updates, hs, params, extra);
       return std::pair<HS, P>(std::move(next), tree_utils::tree_update_moment(diag, nu, c.b2, 1));
     };
     auto keep = [](const HS& hs, const P& nu) { return std::pair<HS, P>(hs, nu); };

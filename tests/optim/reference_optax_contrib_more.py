@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Known answers for tests/optim/test_contrib_{sophia,plateau_sam,momo,galore}.cpp and
-test_assignment.cpp: an independent NumPy implementation of optax 0.2.8's contrib optimizers
+"""Known answers for tests/optim/test_contrib_{sophia,reduce_on_plateau,sam,momo,galore}.cpp
+and test_assignment.cpp: an independent NumPy implementation of optax 0.2.8's contrib optimizers
 sophia, reduce_on_plateau, sam, momo, momo_adam and galore (written from
 optax/contrib/_{sophia,reduce_on_plateau,sam,momo,galore}.py at tag v0.2.8) and of its two
 Hungarian algorithms (optax/assignment/_hungarian_algorithm.py), on the trajectory problem of

@@ -152,6 +152,29 @@ TEST_SUITE("optim contrib reduce_on_plateau") {
     }
   }
 
+  TEST_CASE("jit and vmap: the same states as eager updates") {
+    // The plateau logic is selects, not branches: jit traces it once for every value, and vmap
+    // runs a batch of values (one state each).
+    auto step = [](const Dict& g, const State& s, const Array& v) {
+      return optax_tx().update(g, s, g, optim::ExtraArgs<Dict>{v});
+    };
+    auto jitted = linum::jit(step);
+    Dict g{{"params", linum::ones({})}};
+    State eager = optax_tx().init(g), traced = eager;
+    for (double v : {1.0, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.4}) {
+      INFO("value " << v);
+      eager = step(g, eager, linum::full({}, v, linum::float32)).second;
+      traced = jitted(g, traced, linum::full({}, v, linum::float32)).second;
+      CHECK(linum::pytree::repr(traced) == linum::pytree::repr(eager));
+    }
+    CHECK(eager.scale.item<float>() == f32v(0.1));
+    Array values3 = f32({1.0, 2.0, 3.0});
+    auto batched =
+        linum::vmap([&](const Array& v) { return step(g, optax_tx().init(g), v).second; })(values3);
+    check_close(batched.best_value, {1.0, 2.0, 3.0}, 0.0, 0.0);
+    CHECK(batched.count.shape() == linum::Shape{3});
+  }
+
   TEST_CASE("errors and the state's layout") {
     check_error<linum::ValueError>([] { optim::reduce_on_plateau(1.0); },
                                    {"Factor must be in the range (0, 1)", "factor = 1"});

@@ -141,6 +141,24 @@ TEST_SUITE("optim contrib sam: behaviour, errors and states") {
     CHECK(s.adv_state.is_initial_step.dtype() == linum::bool_);
   }
 
+  TEST_CASE("opaque mode with batch_axis_name: the adversarial gradients are averaged") {
+    // Two workers (a vmap over "i") with data d = 1 and 3, loss 0.5 d q**2: one ascent step of
+    // 0.25 along sign(g) takes p = 2 to 2.25, where the gradients d q are pmean-ed to 2 * 2.25;
+    // the outer sgd(0.1) step is then -0.45 on both workers.
+    auto tx = optim::sam(optim::sgd(0.1), optim::chain(optim::normalize(), optim::sgd(0.25)), 2,
+                         true, true, "i");
+    Array p = f64({2.0});
+    auto s = tx.init(p);
+    auto step = [&](const Array& g, const Array& d) {
+      optim::ExtraArgs<Array> extra{};
+      extra.grad_fn = [d](const Array& q, int) { return d * q; };
+      return tx.update(g, s, p, extra).first;
+    };
+    Array d = f64({1.0, 3.0});
+    Array u = linum::vmap(step, {.axis_name = "i"})(d.reshape({2, 1}) * 2.0, d.reshape({2, 1}));
+    check_close(u, {-0.45, -0.45}, 1e-14, 0.0);
+  }
+
   TEST_CASE("errors and the state's layout") {
     CHECK_THROWS_AS(optim::sam(optim::sgd(0.1), optim::sgd(0.1), 0), linum::ValueError);
     auto opaque = optim::sam(optim::sgd(0.1), optim::sgd(0.1), 2, true, true);

@@ -5,7 +5,9 @@
 // the estimator on a non-diagonal Hessian, a user's Hessian estimate, the errors and the states.
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <optional>
+#include <sstream>
 #include <tuple>
 #include <type_traits>
 
@@ -133,6 +135,23 @@ TEST_SUITE("optim contrib sophia: Hutchinson's estimator, behaviour and states")
     check_close(s.nu, {(1 - b2) * 4, (1 - b2) * 4}, 1e-15, 0.0);
     s = every3.update(f64(g1), s, p).second;
     check_close(s.nu, {(1 - b2 * b2) * 4, (1 - b2 * b2) * 4}, 1e-15, 0.0);
+  }
+
+  TEST_CASE("scale_by_sophia: verbose prints the share of unclipped entries every n steps") {
+    // Step 1 divides by eps: |u| = |g| / 1e-8, above the threshold 1 but for g = 0.
+    auto four =
+        optim::stateless([](const Array& g, const Array*) { return linum::full_like(g, 4.0); });
+    auto tx = optim::scale_by_sophia(0.9, 0.5, 1e-8, 0.1, 1.0, 1, four, std::nullopt, true, 2);
+    Array p = f64({1.0, -2.0, 3.0, 0.5});
+    Array g = f64({0.5, 0.0, -1.0, 0.0});
+    std::ostringstream out;
+    auto* old = std::cout.rdbuf(out.rdbuf());
+    auto s = tx.update(g, tx.init(p), p).second;  // count 1: not printed
+    const std::string after_one = out.str();
+    tx.update(g, s, p);  // count 2: printed
+    std::cout.rdbuf(old);
+    CHECK(after_one.empty());
+    CHECK(out.str() == "Sophia optimizer win rate: 0.5\n");
   }
 
   TEST_CASE("sophia: errors name what is missing") {
