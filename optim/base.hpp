@@ -30,13 +30,17 @@ inline constexpr const char* kNoParamsMsg =
 
 // optax's extra keyword arguments of update (GradientTransformationExtraArgs): the objective's
 // value at params, its gradient there, and the objective itself, which polyak_sgd and the
-// linesearches read. Transformations that do not need them ignore them, as optax's
+// linesearches read (value_fn); the objective Hutchinson's estimator differentiates (sophia's
+// obj_fn); the gradient function sam's opaque mode calls at each adversarial step
+// (grad_fn(params, step)). Transformations that do not need them ignore them, as optax's
 // with_extra_args_support does; a chain passes them to every member.
 template <class P>
 struct ExtraArgs {
   std::optional<Array> value{};
   std::optional<P> grad{};
   std::function<Array(const P&)> value_fn{};
+  std::function<Array(const P&)> obj_fn{};
+  std::function<P(const P&, int)> grad_fn{};
 };
 
 // Every transformation derives from Transformation<Self> and defines

@@ -1,14 +1,17 @@
 // optax.tree_utils's optimizer-state utilities: tree_get / tree_get_all_with_path (values by
-// field or dict key anywhere in a state, or whole states by their NamedTuple name), tree_set
-// (replace them) and tree_map_params (map a function over the parts of a state shaped like the
-// params, found by initialising the transformation on a placeholder, as optax does).
+// field or dict key anywhere in a state, or whole states by their NamedTuple name, optionally
+// filtered by their key path, whose NamedTupleKey entries name the state a field is in),
+// tree_set (replace them) and tree_map_params (map a function over the parts of a state shaped
+// like the params, found by initialising the transformation on a placeholder, as optax does).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <linum/optim/erased.hpp>
@@ -29,95 +32,135 @@ struct linum::pytree::node_traits<linum::optim::ParamsPlaceholder> {
 
 namespace linum::optim::tree_utils {
 
+// optax.tree_utils.NamedTupleKey: the entry of a key path that names a field of a NamedTuple
+// state together with the state's name, so that a filter can tell apart equal field names of
+// different states (the count of ScaleByAdamState from that of a schedule's state).
+struct NamedTupleKey {
+  std::string tuple_name, name;
+  friend bool operator==(const NamedTupleKey&, const NamedTupleKey&) = default;
+};
+
+// The key paths of tree_get_all_with_path and of the filters: a dict key, a tuple or list index,
+// or a state's field (optax's _KeyPath).
+using StateKeyEntry = std::variant<pytree::DictKey, pytree::SequenceKey, NamedTupleKey>;
+using StateKeyPath = std::vector<StateKeyEntry>;
+
+// jax.tree_util.keystr of such a path, as optax's paths print: "[0]ScaleByAdamState.mu['w']".
+inline std::string keystr(const StateKeyPath& path) {
+  std::string out;
+  for (const StateKeyEntry& e : path) {
+    if (const auto* d = std::get_if<pytree::DictKey>(&e))
+      out += "['" + d->key + "']";
+    else if (const auto* q = std::get_if<pytree::SequenceKey>(&e))
+      out += "[" + std::to_string(q->idx) + "]";
+    else
+      out += std::get<NamedTupleKey>(e).tuple_name + "." + std::get<NamedTupleKey>(e).name;
+  }
+  return out;
+}
+
+// optax's filtering(path, value): whether a value found for a key is kept (replaced, for
+// tree_set); the value as a dynamic Tree (a state as the dict of its fields). Empty: all are.
+using StateFilter = std::function<bool(const StateKeyPath& path, const Tree& value)>;
+
 namespace state_detail {
 
 using pytree::detail::Category;
 
-// Visits every node of x, depth first, calling visit(path, node) on each (a generic lambda);
-// path names the node as optax's key paths print: [0].mu['w'].
+// Visits the nodes of x, depth first, calling visit(path, node) on each (a generic lambda
+// returning whether the node holds what is searched, optax's is_leaf: then its children are not
+// visited); a struct's fields get NamedTupleKey entries, as in optax's paths.
 template <class T, class V>
-void walk_nodes(const T& x, const std::string& path, V& visit) {
+void walk_nodes(const T& x, StateKeyPath& path, V& visit) {
   constexpr Category c = pytree::detail::category_v<T>;
-  visit(path, x);
+  if (visit(path, x)) return;
+  auto child = [&](StateKeyEntry e, const auto& node) {
+    path.push_back(std::move(e));
+    walk_nodes(node, path, visit);
+    path.pop_back();
+  };
   if constexpr (c == Category::Tuple) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (walk_nodes(std::get<I>(x), path + "[" + std::to_string(I) + "]", visit), ...);
+      (child(pytree::SequenceKey{I}, std::get<I>(x)), ...);
     }
     (std::make_index_sequence<std::tuple_size_v<T>>{});
   } else if constexpr (c == Category::Struct) {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (walk_nodes(pytree::detail::struct_field<I>(x),
-                  path + "." + std::string(pytree::detail::struct_field_name<I, T>()), visit),
+      (child(NamedTupleKey{std::string(pytree::detail::type_name<T>()),
+                           std::string(pytree::detail::struct_field_name<I, T>())},
+             pytree::detail::struct_field<I>(x)),
        ...);
     }
     (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
   } else if constexpr (c == Category::Dict) {
-    for (const auto& [k, v] : x) walk_nodes(v, path + "['" + k + "']", visit);
+    for (const auto& [k, v] : x) child(pytree::DictKey{k}, v);
   } else if constexpr (c == Category::List) {
-    for (std::size_t i = 0; i < x.size(); ++i)
-      walk_nodes(x[i], path + "[" + std::to_string(i) + "]", visit);
+    for (std::size_t i = 0; i < x.size(); ++i) child(pytree::SequenceKey{i}, x[i]);
   } else if constexpr (c == Category::Optional) {
     if (x) walk_nodes(*x, path, visit);
   } else if constexpr (std::is_same_v<T, Tree>) {
     if (x.is_dict() || x.is_frozen_dict()) {
-      for (const auto& [k, v] : x.as_mapping()) walk_nodes(v, path + "['" + k + "']", visit);
+      for (const auto& [k, v] : x.as_mapping()) child(pytree::DictKey{k}, v);
     } else if (x.is_tuple() || x.is_list()) {
-      for (std::size_t i = 0; i < x.size(); ++i)
-        walk_nodes(x.items()[i], path + "[" + std::to_string(i) + "]", visit);
+      for (std::size_t i = 0; i < x.size(); ++i) child(pytree::SequenceKey{i}, x.items()[i]);
     }
   }
 }
 
+// Whether filter keeps the node at path (an empty filter keeps all).
+template <class N>
+bool kept(const StateFilter& filter, const StateKeyPath& path, const N& node) {
+  return !filter || filter(path, optim::detail::to_tree(node));
+}
+
 // Replaces, in a copy of x, every field / dict entry named key (and every state whose NamedTuple
-// name is key) by value; counts the replacements in n.
+// name is key) that filter keeps by value; counts the replacements in n.
 template <class T, class V>
-void set_nodes(T& x, const std::string& key, const V& value, int& n) {
+void set_nodes(T& x, StateKeyPath& path, const std::string& key, const V& value,
+               const StateFilter& filter, int& n) {
   constexpr Category c = pytree::detail::category_v<T>;
   auto assign = [&](auto& slot) {
     using S = std::remove_cvref_t<decltype(slot)>;
     slot = optim::detail::from_tree<S>(optim::detail::to_tree(value), key);
     ++n;
   };
+  // A child named key is replaced when kept, else searched.
+  auto child = [&](StateKeyEntry e, auto& node, bool named_key) {
+    path.push_back(std::move(e));
+    if (named_key && kept(filter, path, node))
+      assign(node);
+    else
+      set_nodes(node, path, key, value, filter, n);
+    path.pop_back();
+  };
   if constexpr (c == Category::Struct) {
-    if (pytree::detail::type_name<T>() == key) {
+    if (pytree::detail::type_name<T>() == key && kept(filter, path, x)) {
       assign(x);
       return;
     }
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            auto& f = pytree::detail::struct_field<I>(x);
-            if (pytree::detail::struct_field_name<I, T>() == key)
-              assign(f);
-            else
-              set_nodes(f, key, value, n);
-          }(),
-          ...);
+      (child(NamedTupleKey{std::string(pytree::detail::type_name<T>()),
+                           std::string(pytree::detail::struct_field_name<I, T>())},
+             pytree::detail::struct_field<I>(x), pytree::detail::struct_field_name<I, T>() == key),
+       ...);
     }
     (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
   } else if constexpr (c == Category::Tuple) {
-    std::apply([&](auto&... e) { (set_nodes(e, key, value, n), ...); }, x);
-  } else if constexpr (c == Category::Dict) {
-    for (auto& [k, v] : x) {
-      if (k == key)
-        assign(v);
-      else
-        set_nodes(v, key, value, n);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (child(pytree::SequenceKey{I}, std::get<I>(x), false), ...);
     }
+    (std::make_index_sequence<std::tuple_size_v<T>>{});
+  } else if constexpr (c == Category::Dict) {
+    for (auto& [k, v] : x) child(pytree::DictKey{k}, v, k == key);
   } else if constexpr (c == Category::List) {
-    for (auto& e : x) set_nodes(e, key, value, n);
+    for (std::size_t i = 0; i < x.size(); ++i) child(pytree::SequenceKey{i}, x[i], false);
   } else if constexpr (c == Category::Optional) {
-    if (x) set_nodes(*x, key, value, n);
+    if (x) set_nodes(*x, path, key, value, filter, n);
   } else if constexpr (std::is_same_v<T, Tree>) {
     if (x.is_dict()) {
-      for (auto& [k, v] : x.as_dict()) {
-        if (k == key)
-          assign(v);
-        else
-          set_nodes(v, key, value, n);
-      }
+      for (auto& [k, v] : x.as_dict()) child(pytree::DictKey{k}, v, k == key);
     } else if (x.is_tuple() || x.is_list()) {
-      for (auto& e : x.items()) set_nodes(e, key, value, n);
+      for (std::size_t i = 0; i < x.size(); ++i) child(pytree::SequenceKey{i}, x.items()[i], false);
     }
   }
 }
@@ -158,62 +201,88 @@ S map_params_like(const L& like, const S& state, F& f, G& g) {
 
 }  // namespace state_detail
 
-// optax.tree_utils.tree_get_all_with_path: (path, value) of every field or dict entry named key,
-// and of every state whose NamedTuple name is key, in depth-first order; values as dynamic
-// Trees (to_tree).
+// optax.tree_utils.tree_get_all_with_path(tree, key, filtering): (path, value) of every field or
+// dict entry named key, and of every state whose NamedTuple name is key, in depth-first order
+// (the search does not go into a node that holds key), kept by filtering; values as dynamic
+// Trees (to_tree). keystr(path) prints the path as optax's.
 template <class T>
-std::vector<std::pair<std::string, Tree>> tree_get_all_with_path(const T& tree,
-                                                                 const std::string& key) {
-  std::vector<std::pair<std::string, Tree>> found;
-  auto visit = [&]<class N>(const std::string& path, const N& node) {
+std::vector<std::pair<StateKeyPath, Tree>> tree_get_all_with_path(
+    const T& tree, const std::string& key, const StateFilter& filtering = {}) {
+  std::vector<std::pair<StateKeyPath, Tree>> found;
+  auto add = [&](StateKeyPath path, Tree value) {
+    if (!filtering || filtering(path, value)) found.emplace_back(std::move(path), std::move(value));
+  };
+  auto with = [](StateKeyPath path, StateKeyEntry e) {
+    path.push_back(std::move(e));
+    return path;
+  };
+  auto visit = [&]<class N>(const StateKeyPath& path, const N& node) -> bool {
     using pytree::detail::Category;
     constexpr Category c = pytree::detail::category_v<N>;
     if constexpr (c == Category::Struct) {
-      if (pytree::detail::type_name<N>() == key)
-        found.emplace_back(path, optim::detail::to_tree(node));
+      const std::string name(pytree::detail::type_name<N>());
+      if (name == key) {
+        add(path, optim::detail::to_tree(node));
+        return true;
+      }
+      bool has = false;
       [&]<std::size_t... I>(std::index_sequence<I...>) {
         ((pytree::detail::struct_field_name<I, N>() == key
-              ? (void)found.emplace_back(
-                    path + "." + key,
-                    optim::detail::to_tree(pytree::detail::struct_field<I>(node)))
-              : (void)0),
+              ? (add(with(path, NamedTupleKey{name, key}),
+                     optim::detail::to_tree(pytree::detail::struct_field<I>(node))),
+                 has = true)
+              : false),
          ...);
       }
       (std::make_index_sequence<pytree::detail::struct_size_v<N>>{});
+      return has;
     } else if constexpr (c == Category::Dict) {
-      if (auto it = node.find(key); it != node.end())
-        found.emplace_back(path + "['" + key + "']", optim::detail::to_tree(it->second));
+      auto it = node.find(key);
+      if (it == node.end()) return false;
+      add(with(path, pytree::DictKey{key}), optim::detail::to_tree(it->second));
+      return true;
     } else if constexpr (std::is_same_v<N, Tree>) {
-      if ((node.is_dict() || node.is_frozen_dict()) && node.as_mapping().contains(key))
-        found.emplace_back(path + "['" + key + "']", node.as_mapping().at(key));
+      if (!(node.is_dict() || node.is_frozen_dict()) || !node.as_mapping().contains(key))
+        return false;
+      add(with(path, pytree::DictKey{key}), node.as_mapping().at(key));
+      return true;
+    } else {
+      return false;
     }
   };
-  state_detail::walk_nodes(tree, "", visit);
+  StateKeyPath path;
+  state_detail::walk_nodes(tree, path, visit);
   return found;
 }
 
-// optax.tree_utils.tree_get: the one value named key (std::nullopt when there is none; KeyError
-// when there are several).
+// optax.tree_utils.tree_get(tree, key, filtering): the one value named key that filtering keeps
+// (std::nullopt when there is none, optax's default; KeyError when there are several).
 template <class T>
-std::optional<Tree> tree_get(const T& tree, const std::string& key) {
-  auto found = tree_get_all_with_path(tree, key);
+std::optional<Tree> tree_get(const T& tree, const std::string& key,
+                             const StateFilter& filtering = {}) {
+  auto found = tree_get_all_with_path(tree, key, filtering);
   if (found.size() > 1) {
     std::string paths;
-    for (const auto& [p, v] : found) paths += (paths.empty() ? "" : ", ") + p;
+    for (const auto& [p, v] : found) paths += (paths.empty() ? "" : ", ") + keystr(p);
     throw KeyError("tree_get: Found multiple values for '" + key + "' (at " + paths + ")");
   }
   if (found.empty()) return std::nullopt;
   return found[0].second;
 }
 
-// optax.tree_utils.tree_set: a copy of tree with every value named key replaced by value
-// (converted to the field's type); KeyError when there is none.
+// optax.tree_utils.tree_set(tree, filtering, key=value): a copy of tree with every value named key
+// that filtering keeps replaced by value (converted to the field's type); KeyError when there is
+// none.
 template <class T, class V>
-T tree_set(const T& tree, const std::string& key, const V& value) {
+T tree_set(const T& tree, const std::string& key, const V& value,
+           const StateFilter& filtering = {}) {
   T out = tree;
   int n = 0;
-  state_detail::set_nodes(out, key, value, n);
-  if (n == 0) throw KeyError("tree_set: Found no values matching '" + key + "'");
+  StateKeyPath path;
+  state_detail::set_nodes(out, path, key, value, filtering, n);
+  if (n == 0)
+    throw KeyError("tree_set: Found no values matching '" + key + "'" +
+                   (filtering ? " given the filtering operation" : ""));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // Probes of the optax names the coverage tables mark present (optax, optax.transforms,
-// optax.losses, optax.schedules, optax.contrib, optax.microbatching, optax.tree and
-// optax.tree_utils): every transformation and optimizer is initialised on small params and
+// optax.losses, optax.schedules, optax.contrib, optax.assignment, optax.microbatching, optax.tree
+// and optax.tree_utils): every transformation and optimizer is initialised on small params and
 // updated once, every state type is checked to be what its transformation's init returns, every
 // loss, schedule and tree utility is called once. One probe per optax name, registered under
 // each module that exports the name.
@@ -33,12 +33,13 @@ Params step(const Tx& tx) {
   auto state = tx.init(params());
   return tx.update(grads(), state, params()).first;
 }
-// One update with optax's extra arguments (value, grad, value_fn) at params().
+// One update with optax's extra arguments (value, grad, value_fn, obj_fn) at params().
 template <class Tx>
 Params step_extra(const Tx& tx) {
   auto state = tx.init(params());
   auto [value, g] = value_and_grad(quadratic)(params());
-  return tx.update(g, state, params(), optim::ExtraArgs<Params>{value, g, quadratic}).first;
+  return tx.update(g, state, params(), optim::ExtraArgs<Params>{value, g, quadratic, quadratic})
+      .first;
 }
 // s converted to the type the table names (a compile-time check of the state's layout).
 template <class Expected, class S>
@@ -751,6 +752,68 @@ const Probes contrib("optax.contrib", [](Registrar& r) {
         [] { return as<o::MadgradState<P>>(o::scale_by_madgrad(0.1).init(params())).x0; });
   r.add("acprop", [] { return step(o::acprop(0.1)); });
   r.add("scale_by_acprop", [] { return step(o::scale_by_acprop()); });
+  // Sophia's default Hessian estimate differentiates obj_fn (step_extra passes it).
+  r.add("sophia", [] { return step_extra(o::sophia(0.1)); });
+  r.add("hutchinson_estimator_diag_hessian",
+        [] { return step_extra(o::hutchinson_estimator_diag_hessian()); });
+  r.add("HutchinsonState", [] {
+    return as<o::HutchinsonState<>>(o::hutchinson_estimator_diag_hessian().init(params())).key;
+  });
+  r.add("SophiaState", [] {
+    return as<o::SophiaState<P, o::HutchinsonState<>>>(o::scale_by_sophia().init(params())).nu;
+  });
+  r.add("reduce_on_plateau",
+        [] { return step_extra(o::chain(o::sgd(0.1), o::reduce_on_plateau())); });
+  r.add("ReduceLROnPlateauState", [] {
+    return as<o::ReduceLROnPlateauState<>>(o::reduce_on_plateau().init(params())).scale;
+  });
+  r.add("normalize", [] { return step(o::normalize()); });
+  r.add("NormalizeState", [] { return as<o::NormalizeState>(o::normalize().init(params())); });
+  r.add("sam", [] { return step(o::sam(o::sgd(0.1), o::chain(o::normalize(), o::sgd(0.05)))); });
+  r.add("SAMState", [] {
+    using S = o::state_t<decltype(o::sgd(0.1)), P>;
+    return as<o::SAMState<S, S, P>>(o::sam(o::sgd(0.1), o::sgd(0.05)).init(params())).cache;
+  });
+  r.add("momo", [] { return step_extra(o::momo()); });
+  r.add("momo_adam", [] { return step_extra(o::momo_adam()); });
+  r.add("MomoState", [] { return as<o::MomoState<P>>(o::momo().init(params())).lb; });
+  r.add("MomoAdamState",
+        [] { return as<o::MomoAdamState<P>>(o::momo_adam().init(params())).exp_avg_sq; });
+  // GaLore projects matrices: a 2 x 3 leaf beside the 1-D ones (which go through Adam whole).
+  r.add("galore", [matrix_params] {
+    auto tx = o::galore(0.1, 1);
+    return tx.update(matrix_params(), tx.init(matrix_params()), matrix_params()).first;
+  });
+  r.add("scale_by_galore", [matrix_params] {
+    auto tx = o::scale_by_galore(1);
+    return tx.update(matrix_params(), tx.init(matrix_params())).first;
+  });
+  r.add("GaLoreState", [matrix_params] {
+    using S = o::state_t<o::ScaleByAdam, P>;
+    return as<o::GaLoreState<S, P>>(o::scale_by_galore(1).init(matrix_params())).projector;
+  });
+  r.add("GaLoreDimensionNumbers", [] {
+    auto tx =
+        o::scale_by_galore(1, 200, 1.0, o::scale_by_adam(), o::GaLoreDimensionNumbers{{1}, {0, 2}});
+    return tx.init(ones({2, 3, 2})).projector;
+  });
+  r.add("split_real_and_imaginary", [] {
+    auto tx = o::split_real_and_imaginary(o::adam(0.1));
+    Array z = complex(x(), x());
+    return tx.update(z, tx.init(z), z).first;
+  });
+  r.add("SplitRealAndImaginaryState", [] {
+    using S = o::state_t<o::ScaleByAdam, Tree>;  // the inner sees a split leaf as a Tree
+    return as<o::SplitRealAndImaginaryState<S>>(
+               o::split_real_and_imaginary(o::scale_by_adam()).init(x()))
+        .inner_state.mu;
+  });
+});
+
+const Probes assignment("optax.assignment", [](Registrar& r) {
+  r.add("hungarian_algorithm", [] { return optim::assignment::hungarian_algorithm(m()); });
+  r.add("base_hungarian_algorithm",
+        [] { return optim::assignment::base_hungarian_algorithm(m()); });
 });
 
 const Probes microbatching("optax.microbatching", [](Registrar& r) {
@@ -760,6 +823,19 @@ const Probes microbatching("optax.microbatching", [](Registrar& r) {
   r.add("AccumulationType", [] {
     return mb::microbatch([](const Array& v) { return v * 2.0f; }, argnums<0>, 1,
                           mb::AccumulationType::CONCAT)(x());
+  });
+  r.add("Accumulator", [] {
+    mb::Accumulator last{[](const ShapeDtype& s) { return Tree(zeros(s.shape, s.dtype)); },
+                         [](const Tree&, const Array& v, const Array&) { return Tree(v); },
+                         [](const Tree& c) { return c.leaf(); },
+                         [](const Array& v) { return v[-1]; }};
+    return mb::microbatch([](const Array& v) { return sum(v); }, argnums<0>, 1, last)(x());
+  });
+  r.add("micro_vmap",
+        [] { return mb::micro_vmap([](const Array& v) { return v * v; }, 0, 0, 1)(x()); });
+  r.add("micro_grad", [] {
+    auto loss = [](const Array& w, const Array& v) { return sum(w * v); };
+    return mb::micro_grad(loss, argnums<0>, argnums<1>)(x(), ones({2, 3})).first;
   });
 });
 
@@ -775,6 +851,12 @@ const Probes tree_utils("optax.tree_utils", [](Registrar& r) {
   r.add("tree_linf_norm", [] { return tu::tree_norm(params(), "inf"); });
   r.add("tree_scalar_mul", [] { return tu::tree_scale(2.0, params()); });
   r.add("tree_add_scalar_mul", [] { return tu::tree_add_scale(params(), 2.0, grads()); });
+  r.add("NamedTupleKey", [] {
+    auto is_adam = [](const tu::StateKeyPath& path, const Tree&) {
+      return path.back() == tu::StateKeyEntry(tu::NamedTupleKey{"ScaleByAdamState", "count"});
+    };
+    return tu::tree_get(optim::adam(0.1).init(params()), "count", is_adam);
+  });
 });
 
 // optax.projections, optax.second_order and optax.perturbations: each function called once.

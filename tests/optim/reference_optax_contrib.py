@@ -2,7 +2,8 @@
 """Known answers for tests/optim/test_contrib_*.cpp: an independent NumPy implementation of
 optax 0.2.8's contrib optimizers (written from optax/contrib/_{schedule_free,muon,adopt,
 ademamix,dadapt_adamw,prodigy,dog,cocob,mechanic,madgrad,acprop}.py at tag v0.2.8), on the trajectory problem of
-reference_optax.py.
+reference_optax.py. Sophia, reduce_on_plateau, SAM, MoMo and GaLore are in
+reference_optax_contrib_more.py.
 
   /usr/bin/python3 tests/optim/reference_optax_contrib.py
 

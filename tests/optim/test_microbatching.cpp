@@ -2,7 +2,9 @@
 // MEAN, RUNNING_MEAN, CONCAT) against the function on the whole batch and against sums worked
 // out in the comments, and its errors.
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "helpers.hpp"
 
@@ -118,4 +120,117 @@ TEST_CASE("microbatch: bad batches, accumulators and arguments") {
   check_error<ValueError>(
       [&] { mb::microbatch(count, argnums<0>, 2, AccumulationType::SUM, {0}, 3)(ones({4})); },
       {"num_real_microbatches", "[0, 2]", "3"});
+}
+
+TEST_CASE("Accumulator: a user's init / update / finalize, alone or beside AccumulationTypes") {
+  // The largest microbatch sum of [1, 2, 3, 4, 5, 6] in microbatches of 2 (rows i, i + 3):
+  // {1, 4}, {2, 5}, {3, 6} sum to 5, 7, 9.
+  mb::Accumulator max_acc{
+      [](const ShapeDtype& s) { return Tree(full(s.shape, -1e30, s.dtype)); },
+      [](const Tree& c, const Array& v, const Array&) { return Tree(maximum(c.leaf(), v)); },
+      [](const Tree& c) { return c.leaf(); }, [](const Array& v) { return max(v, 0); }};
+  auto total = [](const Array& x) { return sum(x); };
+  const Array data = f64({1, 2, 3, 4, 5, 6});
+  check_close(mb::microbatch(total, argnums<0>, 2, max_acc)(data), {9.0});
+  // A carry of two arrays (sum and sum of squares, a tuple Tree): the variance of the sums.
+  mb::Accumulator var_acc{[](const ShapeDtype& s) {
+                            return Tree::tuple({zeros(s.shape, s.dtype), zeros(s.shape, s.dtype)});
+                          },
+                          [](const Tree& c, const Array& v, const Array&) {
+                            return Tree::tuple({c[0].leaf() + v, c[1].leaf() + v * v});
+                          },
+                          [](const Tree& c) {
+                            Array m = c[0].leaf() / 3.0;
+                            return c[1].leaf() / 3.0 - m * m;
+                          },
+                          [](const Array& v) { return var(v, 0); }};
+  check_close(mb::microbatch(total, argnums<0>, 2, var_acc)(data), {(25 + 49 + 81) / 3.0 - 49.0},
+              1e-12);
+  // One per output leaf: the max and the sum.
+  auto both = [](const Array& x) { return std::make_pair(sum(x), sum(x)); };
+  auto [mx, sm] = mb::microbatch(both, argnums<0>, 2, {max_acc, AccumulationType::SUM})(data);
+  check_close(mx, {9.0});
+  check_close(sm, {21.0});
+  check_error<ValueError>([&] { mb::microbatch(total, argnums<0>, 2, mb::Accumulator{})(data); },
+                          {"Accumulator needs all of init, update, finalize and aggregate"});
+}
+
+TEST_CASE("micro_vmap: optax's docstring, accumulators, unbatched arguments") {
+  // micro_vmap(lambda x: x**2)(arange(8)): vmap's result, int32.
+  auto sq = [](const Array& x) { return x * x; };
+  Array r = mb::micro_vmap(sq)(arange(8));
+  CHECK(r.dtype() == int32);
+  CHECK(values(r) == std::vector<double>{0, 1, 4, 9, 16, 25, 36, 49});
+  // In microbatches of 2: the same (CONCAT), the sum, the mean.
+  CHECK(values(mb::micro_vmap(sq, 0, 0, 2)(arange(8))) == values(r));
+  CHECK(values(mb::micro_vmap(sq, 0, 0, 2, AccumulationType::SUM)(arange(8))) ==
+        std::vector<double>{140});
+  const Array xs = f64({0, 1, 2, 3, 4, 5, 6, 7});
+  check_close(mb::micro_vmap(sq, 0, 0, 4, AccumulationType::MEAN)(xs), {17.5});
+  check_close(mb::micro_vmap(sq, 0, 0, std::nullopt, AccumulationType::MEAN)(xs), {17.5});
+  // Only the first of four microbatches (rows 0 and 4) runs.
+  check_close(mb::micro_vmap(sq, 0, 0, 2, AccumulationType::SUM, 1)(xs), {16.0});
+  // An unbatched argument (None) and a batch on axis 1.
+  auto affine = [](const Array& w, const Array& x) { return sum(w * x); };
+  Array w = f64({1.0, -1.0});
+  Array x = f64({1, 2, 3, 4, 5, 6}).reshape({2, 3});  // three examples as columns
+  check_close(mb::micro_vmap(affine, {VmapOptions::kNone, 1}, 0, 3)(w, x), {-3, -3, -3});
+  check_close(mb::micro_vmap(affine, {VmapOptions::kNone, 1}, 0, 1, AccumulationType::SUM)(w, x),
+              {-9.0});
+  check_error<NotImplementedError>([&] { mb::micro_vmap(sq, 0, 1); }, {"out_axis != 0"});
+  check_error<ValueError>([&] { mb::micro_vmap(affine, 0)(w, x); },
+                          {"micro_vmap", "1 axes", "2 arguments"});
+  check_error<ValueError>(
+      [&] {
+        mb::micro_vmap(affine, AxisSpec::seq({AxisSpec{0, 0}, 0}));
+      },
+      {"micro_vmap", "one axis or None per argument"});
+}
+
+TEST_CASE("micro_grad: optax's docstring, has_aux, keep_batch_dim") {
+  // 0.5 mean((features @ params - targets)**2) per example: the per-example gradients are
+  // -targets = [0, -2, -4, -6]; transform_fn (g, g**2) averaged: (-3, 14); the values
+  // 0.5 targets**2 and the metrics |g| come back per example.
+  auto loss = [](const Array& params, const Array& features, const Array& targets) {
+    Array diff = matmul(features, params) - targets;
+    return 0.5 * mean(diff * diff);
+  };
+  Array params = zeros({1});
+  Array features = ones({4, 1});
+  Array targets = array({0.0f, 2.0f, 4.0f, 6.0f});
+  auto both = [](const Array& g) { return std::make_pair(g, g * g); };
+  auto norm = [](const Array& g) { return linalg::norm(g); };
+  for (std::optional<std::int64_t> size :
+       {std::optional<std::int64_t>(), std::optional<std::int64_t>(2)}) {
+    INFO("microbatch_size " << size.value_or(0));
+    mb::MicroGradOptions o;
+    o.accumulator = AccumulationType::MEAN;
+    o.microbatch_size = size;
+    auto [grads, aux] =
+        mb::micro_grad(loss, argnums<0>, argnums<1, 2>, o, both, norm)(params, features, targets);
+    check_close(grads.first, {-3.0}, 1e-6, 0.0);
+    check_close(grads.second, {14.0}, 1e-6, 0.0);
+    check_close(aux.values, {0.0, 2.0, 8.0, 18.0}, 1e-6, 0.0);
+    check_close(aux.metrics, {0.0, 2.0, 4.0, 6.0}, 1e-6, 0.0);
+    CHECK(!aux.aux.has_value());
+  }
+  // has_aux: the aux per example; SUM (the default) of the plain gradients; without
+  // keep_batch_dim each example is a row (features (1,), targets a scalar).
+  auto loss_aux = [&](const Array& p, const Array& f, const Array& t) {
+    return std::make_pair(loss(p, f, t), t * 10.0f);
+  };
+  auto [g, aux] =
+      mb::micro_grad(loss_aux, has_aux, argnums<0>, argnums<1, 2>)(params, features, targets);
+  check_close(g, {-12.0}, 1e-6, 0.0);
+  check_close(aux.aux, {0.0, 20.0, 40.0, 60.0}, 1e-6, 0.0);
+  auto row_loss = [](const Array& p, const Array& f, const Array& t) {
+    Array d = sum(f * p) - t;
+    return 0.5 * d * d;
+  };
+  mb::MicroGradOptions flat;
+  flat.keep_batch_dim = false;
+  auto [g2, aux2] =
+      mb::micro_grad(row_loss, argnums<0>, argnums<1, 2>, flat)(params, features, targets);
+  check_close(g2, {-12.0}, 1e-6, 0.0);
+  check_close(aux2.values, {0.0, 2.0, 8.0, 18.0}, 1e-6, 0.0);
 }

@@ -16,8 +16,7 @@ namespace optim_test {
 using Params = std::map<std::string, linum::Array>;
 
 inline Params p0() {
-  return {{"b", f64({0.5, -1.5, 2.0})},
-          {"w", linum::array({{1.0, -2.0, 0.5}, {0.25, 3.0, -1.0}})}};
+  return {{"b", f64({0.5, -1.5, 2.0})}, {"w", linum::array({{1.0, -2.0, 0.5}, {0.25, 3.0, -1.0}})}};
 }
 inline Params curvature() {
   return {{"b", f64({1.0, 0.5, 2.0})}, {"w", linum::array({{1.0, 2.0, 3.0}, {0.5, 1.5, 4.0}})}};
@@ -47,6 +46,25 @@ void check_reference(const Tx& tx, const std::vector<Vec>& want, bool with_value
     auto [value, g] = vg(p);
     auto [u, next] = with_value ? tx.update(g, state, p, linum::optim::ExtraArgs<Params>{value})
                                 : tx.update(g, state, p);
+    state = next;
+    p = linum::optim::apply_updates(p, u);
+    INFO("step " << t + 1);
+    check_close(flat(p), want[t], rtol, 1e-14);
+  }
+}
+
+// As check_reference, every update getting all of optax's extra arguments: the objective's value,
+// its gradient, the objective (as value_fn and obj_fn) and its gradient function (grad_fn).
+template <class Tx>
+void check_reference_extra(const Tx& tx, const std::vector<Vec>& want, double rtol = 1e-12) {
+  Params p = p0();
+  auto state = tx.init(p);
+  auto vg = linum::value_and_grad(quad_loss);
+  auto grad_fn = [](const Params& q, int) { return linum::grad(quad_loss)(q); };
+  for (std::size_t t = 0; t < want.size(); ++t) {
+    auto [value, g] = vg(p);
+    auto [u, next] = tx.update(
+        g, state, p, linum::optim::ExtraArgs<Params>{value, g, quad_loss, quad_loss, grad_fn});
     state = next;
     p = linum::optim::apply_updates(p, u);
     INFO("step " << t + 1);
