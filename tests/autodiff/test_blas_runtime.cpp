@@ -23,6 +23,8 @@ using linum::detail::narrower_than_cpu;
 
 TEST_CASE("faster_blas_core: a kernel set narrower than the CPU moves to the CPU's widest") {
   CHECK(faster_blas_core("Prescott", BlasIsa::avx512_bf16) == "Cooperlake");
+  CHECK(faster_blas_core("Haswell", BlasIsa::avx512_bf16) == "Cooperlake");  // AMD Zen 5's CPU
+  CHECK(faster_blas_core("Zen", BlasIsa::avx512_bf16) == "Cooperlake");
   CHECK(faster_blas_core("Nehalem", BlasIsa::avx512) == "SkylakeX");
   CHECK(faster_blas_core("Haswell", BlasIsa::avx512) == "SkylakeX");
   CHECK(faster_blas_core("Sandybridge", BlasIsa::avx2) == "Haswell");
@@ -54,8 +56,15 @@ TEST_CASE("blas_info: the kernels running here are not a known-slow fallback for
   const linum::BlasInfo info = linum::blas_info();
   INFO("BLAS " << info.config << ", core " << info.core << " (chosen by " << info.chosen_by
                << (info.replaced_core.empty() ? "" : ", replacing " + info.replaced_core)
-               << "), CPU " << linum::to_string(info.cpu_isa));
+               << "), CPU " << std::string(linum::to_string(info.cpu_isa)));
   const bool openblas = info.config.rfind("OpenBLAS", 0) == 0;
+  // A narrower set the user chose is kept, and said (the GEMMs then run on the oneDNN backend
+  // where built in, unaffected).
+  if (openblas && info.chosen_by == "OPENBLAS_CORETYPE" &&
+      !faster_blas_core(info.core, info.cpu_isa).empty())
+    MESSAGE("OPENBLAS_CORETYPE=" << info.core << " keeps OpenBLAS on kernels narrower than this "
+                                 << "CPU's (" << std::string(linum::to_string(info.cpu_isa))
+                                 << ")");
   if (openblas && info.chosen_by != "OPENBLAS_CORETYPE") {
     REQUIRE(!info.core.empty());
     CHECK(!narrower_than_cpu(linum::detail::blas_core_isa(info.core), info.cpu_isa));
