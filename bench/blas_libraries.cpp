@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   bli_thread_set_num_threads(threads);
   omp_set_num_threads(threads);
   const std::string picked = openblas_get_corename();
+  const char* pick = std::getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : " (its pick)";
   // OpenBLAS's pick, then its AVX2 and AVX-512 sets (the same set twice is measured once).
   std::vector<std::string> cores{picked};
   for (const char* c : {"Haswell", "Zen", "SkylakeX", "Cooperlake"})
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
   const std::string blis_arch = bli_arch_string(bli_arch_query_id());
   std::vector<std::string> columns;
   for (const auto& c : cores)
-    columns.push_back("OpenBLAS " + c + (c == picked ? " (its pick)" : ""));
+    columns.push_back("OpenBLAS " + c + (c == picked ? pick : ""));
   columns.push_back("BLIS " + std::string(bli_info_get_version_str()) + " " + blis_arch);
   columns.push_back("oneDNN dnnl_sgemm");
 

@@ -100,24 +100,26 @@ std::shared_ptr<const ConvPlan> make_plan(ConvKernel kernel, const ConvShape& s)
     const convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct,
                                        plan->lhs, w_any, plan->out_act, strides, dil, lo, hi);
     const convolution_forward::primitive_desc fpd(fd, attr, cpu_engine());
+    // Primitive P of primitive_desc `pd`: the kernel tensor's layout and the scratchpad's size.
+    auto take = [&]<class P>(const typename P::primitive_desc& pd, const memory::desc& w) {
+      plan->conv = P(pd);
+      plan->prim_w = w;
+      plan->scratch = pd.scratchpad_desc();
+    };
+    using BwdData = convolution_backward_data;
+    using BwdWeights = convolution_backward_weights;
     if (kernel == ConvKernel::forward) {
-      plan->conv = convolution_forward(fpd);
-      plan->prim_w = fpd.weights_desc();
-      plan->scratch = fpd.scratchpad_desc();
+      take.operator()<convolution_forward>(fpd, fpd.weights_desc());
     } else if (kernel == ConvKernel::grad_lhs) {
-      const convolution_backward_data::desc bd(algorithm::convolution_direct, plan->lhs, w_any,
-                                               plan->out_act, strides, dil, lo, hi);
-      const convolution_backward_data::primitive_desc bpd(bd, attr, cpu_engine(), fpd);
-      plan->conv = convolution_backward_data(bpd);
-      plan->prim_w = bpd.weights_desc();
-      plan->scratch = bpd.scratchpad_desc();
+      const BwdData::primitive_desc pd(
+          {algorithm::convolution_direct, plan->lhs, w_any, plan->out_act, strides, dil, lo, hi},
+          attr, cpu_engine(), fpd);
+      take.operator()<BwdData>(pd, pd.weights_desc());
     } else {
-      const convolution_backward_weights::desc wd(algorithm::convolution_direct, plan->lhs, w_any,
-                                                  plan->out_act, strides, dil, lo, hi);
-      const convolution_backward_weights::primitive_desc wpd(wd, attr, cpu_engine(), fpd);
-      plan->conv = convolution_backward_weights(wpd);
-      plan->prim_w = wpd.diff_weights_desc();
-      plan->scratch = wpd.scratchpad_desc();
+      const BwdWeights::primitive_desc pd(
+          {algorithm::convolution_direct, plan->lhs, w_any, plan->out_act, strides, dil, lo, hi},
+          attr, cpu_engine(), fpd);
+      take.operator()<BwdWeights>(pd, pd.diff_weights_desc());
     }
     plan->reordered = plan->prim_w != plan->user_w;
     if (plan->reordered)
