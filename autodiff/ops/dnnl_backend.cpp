@@ -22,6 +22,7 @@
 
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/error.hpp>
 
 namespace linum::detail {
 
@@ -173,12 +174,8 @@ struct Scratch {
   }
 };
 
-}  // namespace
-
-bool onednn_conv(ConvKernel kernel, const ConvShape& s, const float* a, const float* b,
-                 float* out) {
-  const auto plan = plan_for(kernel, s);
-  if (!plan->ok) return false;
+// Runs `plan` on the operands (onednn_conv's).
+void run_plan(const ConvPlan* plan, ConvKernel kernel, const float* a, const float* b, float* out) {
   using dnnl::memory;
   dnnl::engine& eng = cpu_engine();
   thread_local dnnl::stream stream(eng);
@@ -212,6 +209,21 @@ bool onednn_conv(ConvKernel kernel, const ConvShape& s, const float* a, const fl
     plan->conv.execute(stream, args);
   }
   stream.wait();
+}
+
+}  // namespace
+
+bool onednn_conv(ConvKernel kernel, const ConvShape& s, const float* a, const float* b,
+                 float* out) {
+  const auto plan = plan_for(kernel, s);
+  if (!plan->ok) return false;
+  try {
+    run_plan(plan.get(), kernel, a, b, out);
+  } catch (const dnnl::error& e) {  // a kernel that was built but failed to run
+    const std::string what = std::string("conv_general_dilated: oneDNN failed: ") + e.what();
+    if (e.status == dnnl_out_of_memory) throw MemoryError(what);
+    throw Error(what);
+  }
   return true;
 }
 
