@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <linum/autodiff/ops/backends.hpp>
 #include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/parallel.hpp>
 #include <linum/linum.hpp>
@@ -58,8 +59,8 @@ inline void set_threads(const benchmark::State& state) {
   linum::detail::set_parallel_kernels(!(serial && std::string(serial) == "1"));
 }
 
-// Which BLAS kernels run and how many threads by default, in the report's context (console and
-// JSON): numbers from another machine then say what they measured.
+// Which BLAS kernels and GEMM / conv backends run and how many threads by default, in the
+// report's context (console and JSON): numbers from another machine then say what they measured.
 inline void add_blas_context() {
   const BlasInfo blas = blas_info();
   benchmark::AddCustomContext("blas_core", blas.core);
@@ -70,6 +71,8 @@ inline void add_blas_context() {
   benchmark::AddCustomContext("cpu_isa", to_string(blas.cpu_isa));
   benchmark::AddCustomContext("blas_config", blas.config);
   benchmark::AddCustomContext("default_threads", std::to_string(num_threads()));
+  benchmark::AddCustomContext("gemm_backend", to_string(gemm_backend()));
+  benchmark::AddCustomContext("conv_backend", to_string(conv_backend()));
 }
 
 // An array of shape `s` drawn from N(0, scale^2) with a fixed seed: the workloads' inputs.

@@ -1,8 +1,12 @@
 // W1: grad of mean softmax cross-entropy of a 784-512-512-10 ReLU MLP, batch 128, w.r.t. all
-// params, float32; and its GEMM floor: the same eight GEMMs done directly with cblas_sgemm.
+// params, float32; and its GEMM floor: the same eight GEMMs done directly with cblas_sgemm
+// (W1_gemm_floor), and through linum's gemm<float>, on the GEMM backend in use
+// (W1_gemm_floor_backend: oneDNN by default where built in).
 #include <cblas.h>
 
 #include <random>
+
+#include <linum/autodiff/ops/kernel_util.hpp>
 
 #include "bench.hpp"
 
@@ -48,11 +52,15 @@ void BM_W1(benchmark::State& state) {
 BENCHMARK(BM_W1)->Name("W1")->Apply(linum::bench::configure);
 
 // C (m x n) = op(A) op(B), row-major, as W1's forward and backward need them.
-void sgemm(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
+void cblas(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
               k, 1.0f, a, ta ? m : k, b, tb ? k : n, 0.0f, c, n);
 }
+void backend(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
+  linum::detail::gemm<float>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n, false);
+}
 
+template <auto sgemm>
 void BM_W1_gemm_floor(benchmark::State& state) {
   linum::bench::set_threads(state);
   auto buf = [](std::size_t n) { return std::vector<float>(n, 0.01f); };
@@ -73,6 +81,7 @@ void BM_W1_gemm_floor(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
 }
-BENCHMARK(BM_W1_gemm_floor)->Name("W1_gemm_floor")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1_gemm_floor<cblas>)->Name("W1_gemm_floor")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1_gemm_floor<backend>)->Name("W1_gemm_floor_backend")->Apply(linum::bench::configure);
 
 }  // namespace

@@ -15,6 +15,7 @@ PRIVATE = {
     "linum/autodiff/collective_rules.hpp",
     "linum/autodiff/jit_program.hpp",
     "linum/autodiff/ops/complex_arith.hpp",
+    "linum/autodiff/ops/dnnl_backend.hpp",
     "linum/autodiff/ops/elementwise_rules.hpp",
     "linum/autodiff/ops/fusion.hpp",
     "linum/autodiff/ops/index_util.hpp",

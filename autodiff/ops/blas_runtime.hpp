@@ -1,15 +1,17 @@
-// The BLAS at run time: its threads, and which kernel set it runs on this CPU.
+// The BLAS at run time: its threads, and which kernel set it runs on this CPU (which library runs
+// float32 GEMMs and convolutions: backends.hpp).
 #pragma once
 
 #include <string>
 
 namespace linum {
 
-// Threads for BLAS (contractions, convolutions) and for linum's large kernels (elementwise ops
-// of 128K elements and more, the optimizers' one-pass updates, im2col). Both run on one OpenMP
-// team when linum is built against OpenBLAS's OpenMP build (libopenblas-openmp-dev); without it
-// the kernels stay on one thread, so that no second pool fights BLAS's for the cores. The
-// default is OpenBLAS's (OPENBLAS_NUM_THREADS or OMP_NUM_THREADS, else one per core).
+// Threads for BLAS and oneDNN (contractions, convolutions) and for linum's large kernels
+// (elementwise ops of 128K elements and more, the optimizers' one-pass updates, im2col). All run
+// on one OpenMP team when linum is built against an OpenMP BLAS (libopenblas-openmp-dev or
+// libblis-openmp-dev); without it the kernels stay on one thread, so that no second pool fights
+// BLAS's for the cores. The default is the BLAS's (OPENBLAS_NUM_THREADS, BLIS_NUM_THREADS or
+// OMP_NUM_THREADS, else one per core).
 void set_num_threads(int n);
 int num_threads();
 
@@ -22,6 +24,8 @@ const char* to_string(BlasIsa isa);
 // library it may fall back to kernels far narrower than the CPU (Debian 12's 0.3.21 runs SSE3
 // "Prescott" kernels on Sapphire Rapids, 4.6× slower). linum then moves it, before the first
 // GEMM, to the widest kernels the CPU runs. A user's OPENBLAS_CORETYPE is always kept.
+// Another BLAS than OpenBLAS reports itself where linum knows how to ask: BLIS as config "BLIS
+// <version>", core its sub-configuration, chosen_by "BLIS"; any other leaves all three empty.
 struct BlasInfo {
   std::string config;  // openblas_get_config(): version and build options
   std::string core;    // the kernel set in use (openblas_get_corename())

@@ -1,13 +1,15 @@
 // Contractions: dot_general, THE contraction primitive (a batched GEMM), with its JVP, VJP (JAX's
 // transpose rules) and batching rule; dot and matmul (numpy semantics) built on it; the shared
-// gemm helper (small products on ops/small_gemm.cpp, the rest on OpenBLAS).
+// gemm helper (small products on ops/small_gemm.cpp, the rest on oneDNN or BLAS).
 #include <cblas.h>
 
 #include <algorithm>
 #include <climits>
 #include <numeric>
 
+#include <linum/autodiff/ops/backends.hpp>
 #include <linum/autodiff/ops/blas_runtime.hpp>
+#include <linum/autodiff/ops/dnnl_backend.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 
@@ -18,10 +20,11 @@ namespace detail {
 
 namespace {
 
-blasint blas_int(std::int64_t v) {
+// CBLAS's int arguments (OpenBLAS's blasint, BLIS's f77_int: an int converts to either).
+int blas_int(std::int64_t v) {
   if (v > INT_MAX)
     throw ValueError("gemm: dimension " + std::to_string(v) + " exceeds the BLAS int range");
-  return static_cast<blasint>(v);
+  return static_cast<int>(v);
 }
 
 }  // namespace
@@ -38,6 +41,10 @@ void gemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64
   if constexpr (std::is_floating_point_v<T>) {
     if (small_gemm_preferred<T>(trans_a, trans_b, m, n, k))
       return small_gemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    if constexpr (std::is_same_v<T, float>)
+      if (gemm_backend() == GemmBackend::onednn &&
+          onednn_sgemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc, accumulate))
+        return;
     ensure_fast_blas_core();
     const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
     const T beta = accumulate ? T(1) : T(0);

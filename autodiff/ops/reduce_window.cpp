@@ -15,7 +15,8 @@ using namespace window_util;
 
 struct WindowParams {
   Vec window, strides;
-  Pads pads;  // resolved, one per dim of the operand
+  Pads pads;           // resolved, one per dim of the operand
+  double divisor = 1;  // a sum's outputs divided by it in the same pass (avg_pool)
 };
 
 // The output shape of a window sweep: the abstract rule, without WindowGeom's tables.
@@ -36,6 +37,8 @@ struct WindowGeom {
   std::vector<std::vector<i64>> tab;
   std::vector<Vec> wpos;
 
+  bool tiles = true;  // the windows cover the operand exactly once (stride = window, no padding)
+
   WindowGeom(const Shape& s, const WindowParams& p) : in(s), k(p.window) {
     const int rank = static_cast<int>(s.size());
     for (int d = 0; d < rank; ++d)
@@ -47,6 +50,8 @@ struct WindowGeom {
     for (int d = 0; d < nd; ++d) {
       tab.push_back(axis_table(s[d], out[d], p.window[d], p.strides[d], p.pads[d].first, 1, 1));
       win *= p.window[d];
+      tiles &= p.strides[d] == p.window[d] && p.pads[d] == std::pair<i64, i64>{0, 0} &&
+               out[d] * p.window[d] == s[d];
     }
     for (i64 w = 0; w < win; ++w) {
       Vec j(nd);
@@ -125,6 +130,7 @@ struct WindowBase : Primitive {
   void print_params(std::ostream& os) const override {
     os << "window_dimensions=" << vec_str(p.window) << " window_strides=" << vec_str(p.strides)
        << " padding=" << pads_str(p.pads);
+    if (p.divisor != 1) os << " divisor=" << p.divisor;
   }
 };
 
@@ -163,10 +169,13 @@ struct ReduceWindow : WindowBase {
     dispatch(in[0].dtype(), [&]<class T>() {
       const T* x = in_ptr<T>(in[0]);
       T* o = out_ptr<T>(out);
+      const T d = static_cast<T>(p.divisor);
       g.visit([&](i64 oo, const i64* offs, int cnt) {
         std::fill(o + oo, o + oo + g.inner, M::template identity<T>());
         for (int i = 0; i < cnt; ++i)
           for (i64 c = 0; c < g.inner; ++c) M::combine(o[oo + c], x[offs[i] + c]);
+        if (p.divisor != 1)
+          for (i64 c = 0; c < g.inner; ++c) o[oo + c] /= d;
       });
     });
     return {out};
@@ -192,7 +201,8 @@ struct ReduceWindowSum final : ReduceWindow<SumMonoid> {
   }
 };
 
-// The transpose of reduce_window_sum: each output's cotangent is added to its whole window.
+// The transpose of reduce_window_sum: each output's cotangent (over the divisor) is added to its
+// whole window. Windows that tile the operand write each element once, with no zeroing pass.
 struct WindowSpread final : WindowBase {
   Shape in_shape;
   WindowSpread(WindowParams q, Shape s) : WindowBase(std::move(q)), in_shape(std::move(s)) {}
@@ -202,13 +212,17 @@ struct WindowSpread final : WindowBase {
   }
   Arrays eval(std::span<const Array> in) const override {
     WindowGeom g(in_shape, p);
-    Array out = zeros(in_shape, in[0].dtype());
+    Array out = g.tiles ? empty(in_shape, in[0].dtype()) : zeros(in_shape, in[0].dtype());
     dispatch(in[0].dtype(), [&]<class T>() {
       const T* c = in_ptr<T>(in[0]);
       T* o = out_ptr<T>(out);
+      const T d = static_cast<T>(p.divisor);
       g.visit([&](i64 oo, const i64* offs, int cnt) {
         for (int i = 0; i < cnt; ++i)
-          for (i64 k = 0; k < g.inner; ++k) o[offs[i] + k] += c[oo + k];
+          for (i64 k = 0; k < g.inner; ++k) {
+            const T v = p.divisor != 1 ? c[oo + k] / d : c[oo + k];
+            o[offs[i] + k] = g.tiles ? v : o[offs[i] + k] + v;
+          }
       });
     });
     return {out};
@@ -340,8 +354,13 @@ Array select_and_scatter_bind(const Array& ct, const Array& x, const WindowParam
 
 using namespace detail;
 
-Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int64_t>& window,
-                    const std::vector<std::int64_t>& strides, const Padding& padding) {
+namespace {
+
+// reduce_window, a sum's outputs divided by `divisor` in the same pass.
+Array reduce_window_divided(const Array& x, WindowReduce op,
+                            const std::vector<std::int64_t>& window,
+                            const std::vector<std::int64_t>& strides, const Padding& padding,
+                            double divisor) {
   const char* name = "reduce_window";
   check_valid(x, name);
   const auto nd = static_cast<std::size_t>(x.ndim());
@@ -364,14 +383,13 @@ Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int6
                        pads_str(p.pads));
   if (x.dtype() == bool_)
     throw TypeError(std::string(name) + ": bool operands are not supported (use astype(int32))");
+  p.divisor = divisor;
   return op == WindowReduce::sum ? reduce_window_sum_bind(x, p) : reduce_window_max_bind(x, p);
 }
 
-namespace {
-
 // flax.linen.pooling.pool: the window covers the dims between the batch dims and the features.
 Array window_pool(const char* name, const Array& x, WindowReduce op, const Vec& window, Vec strides,
-                  const Padding& padding) {
+                  const Padding& padding, double divisor = 1) {
   check_valid(x, name);
   const int k = static_cast<int>(window.size());
   if (x.ndim() < k + 1)
@@ -398,18 +416,28 @@ Array window_pool(const char* name, const Array& x, WindowReduce op, const Vec& 
     pad.pads.insert(pad.pads.end(), padding.pads.begin(), padding.pads.end());
     pad.pads.emplace_back(0, 0);
   }
-  return reduce_window(x, op, dims, st, pad);
+  return reduce_window_divided(x, op, dims, st, pad, divisor);
 }
 
 }  // namespace
 
+Array reduce_window(const Array& x, WindowReduce op, const std::vector<std::int64_t>& window,
+                    const std::vector<std::int64_t>& strides, const Padding& padding) {
+  return reduce_window_divided(x, op, window, strides, padding, 1);
+}
+
 Array avg_pool(const Array& x, const std::vector<std::int64_t>& window,
                std::vector<std::int64_t> strides, const Padding& padding, bool count_include_pad) {
-  Array s = window_pool("avg_pool", x, WindowReduce::sum, window, strides, padding);
   if (count_include_pad) {  // every window divides by its full size
     const i64 n = std::accumulate(window.begin(), window.end(), i64{1}, std::multiplies<>());
-    return s / static_cast<double>(n);
+    // Floats divide inside the sum's pass (and its VJP's), as s / n would; integers promote.
+    if (is_floating(x.dtype()))
+      return window_pool("avg_pool", x, WindowReduce::sum, window, std::move(strides), padding,
+                         static_cast<double>(n));
+    return window_pool("avg_pool", x, WindowReduce::sum, window, strides, padding) /
+           static_cast<double>(n);
   }
+  Array s = window_pool("avg_pool", x, WindowReduce::sum, window, strides, padding);
   // Flax sum-pools float32 ones shaped as the input's spatial dims (the batch dims 1 here: they
   // broadcast) to count each window's input elements; the padding adds none.
   Shape ones_shape = x.shape();

@@ -1,0 +1,35 @@
+// Which library runs linum's float32 GEMMs (dot_general, the dense layers) and convolutions
+// (conv_general_dilated and its two transposes). oneDNN (libdnnl) is the default where linum is
+// built with it (meson -Donednn): its AVX-512 kernels are chosen by the CPU's features, not its
+// model, and were the fastest measured (README, Performance). The others stay selectable, for
+// comparisons or where oneDNN is missing: `blas` is the BLAS linum links, `im2col` patches and
+// that GEMM. float64 and integer products always run on BLAS / im2col. Every backend gives the
+// same results within float rounding. LINUM_GEMM_BACKEND=blas|onednn and
+// LINUM_CONV_BACKEND=im2col|onednn in the environment set the start values.
+#pragma once
+
+#include <string>
+
+#include <linum/autodiff/ops/blas_runtime.hpp>
+
+namespace linum {
+
+enum class GemmBackend { blas, onednn };
+enum class ConvBackend { im2col, onednn };
+// Both throw ValueError when oneDNN is asked for in a build without it.
+void set_gemm_backend(GemmBackend b);
+GemmBackend gemm_backend();
+void set_conv_backend(ConvBackend b);
+ConvBackend conv_backend();
+bool onednn_available();  // whether this build links oneDNN
+const char* to_string(GemmBackend b);
+const char* to_string(ConvBackend b);
+
+namespace detail {
+// Whether kernels of ISA `have` leave part of the CPU's vector width unused (unknown: no).
+bool narrower_than_cpu(BlasIsa have, BlasIsa cpu);
+// BLIS's sub-configurations (bli_arch_string spellings) by widest ISA; "generic" is scalar C.
+BlasIsa blis_arch_isa(const std::string& arch);
+}  // namespace detail
+
+}  // namespace linum
