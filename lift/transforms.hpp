@@ -184,6 +184,8 @@ auto scan(F fn, ScanOptions opts) {
       };
       auto step = [&](const std::pair<Tree, Carry>& state, const detail::ScanSlice& x) {
         const auto& [carry_vars, carry] = state;
+        // The first step is Flax's first trace too: its broadcast outputs join the loop-invariant
+        // variables, and every iteration starts from the counters it left.
         if (!second_trace) {
           broadcast_out = detail::ScanVariables::of(body(carry_vars, carry, x).second).broadcast;
           broadcast = detail::merge_trees(broadcast, *broadcast_out);
