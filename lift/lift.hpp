@@ -7,6 +7,7 @@
 #include <linum/lift/jit.hpp>
 #include <linum/lift/lazy_init.hpp>
 #include <linum/lift/meta.hpp>
+#include <linum/lift/pack.hpp>
 #include <linum/lift/rng.hpp>
 #include <linum/lift/scope.hpp>
 #include <linum/lift/transforms.hpp>

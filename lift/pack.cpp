@@ -1,4 +1,4 @@
-// pack, rule for rule as flax/core/lift.py:125-334.
+// pack, rule for rule as flax/core/lift.py's _partial_pack, _dedup_scopes and _dup_scopes.
 #include <linum/lift/pack.hpp>
 
 #include <algorithm>
@@ -7,6 +7,20 @@
 #include <linum/autodiff/tree_bridge.hpp>
 
 namespace linum::lift {
+
+namespace detail {
+
+struct PackState {
+  PackSpec spec;
+  std::vector<Scope> packed;  // the scopes that are packed, in first-appearance order
+  // Per given scope: the index of its packed ancestor (itself when none) and the names leading
+  // down to it from there.
+  std::vector<std::pair<std::size_t, std::vector<std::string>>> paths;
+  Tree variables;
+  RngGroups rngs;
+};
+
+}  // namespace detail
 
 namespace {
 
@@ -39,55 +53,152 @@ Tree with_sorted_keys(const Tree& t) {
   return pytree::tree_unflatten(def, std::move(leaves));
 }
 
+// _dedup_scopes: a given scope below another given one is reached from its topmost given
+// ancestor; the others are packed, in the given order (as Flax's OrderedDict).
+void dedup_scopes(const std::vector<Scope>& scopes, detail::PackState& st) {
+  auto given = [&](const Scope& s) {
+    return std::find(scopes.begin(), scopes.end(), s) != scopes.end();
+  };
+  std::vector<std::pair<Scope, std::vector<std::string>>> tops;
+  for (const Scope& leaf : scopes) {
+    Scope top = leaf;
+    std::vector<std::string> top_path, path{leaf.name()};
+    for (auto p = leaf.parent(); p; p = p->parent()) {
+      if (given(*p)) {
+        top = *p;
+        top_path.assign(path.rbegin(), path.rend());
+      }
+      path.push_back(p->name());
+    }
+    tops.emplace_back(std::move(top), std::move(top_path));
+  }
+  for (std::size_t i = 0; i < scopes.size(); ++i)
+    if (tops[i].first == scopes[i] &&
+        std::find(st.packed.begin(), st.packed.end(), scopes[i]) == st.packed.end())
+      st.packed.push_back(scopes[i]);
+  for (auto& [top, names] : tops) {
+    const auto at = std::find(st.packed.begin(), st.packed.end(), top) - st.packed.begin();
+    st.paths.emplace_back(static_cast<std::size_t>(at), std::move(names));
+  }
+}
+
+RngCounters copy_counters(const RngCounters& c) {
+  RngCounters out;
+  out.count = c.count;
+  for (const auto& [k, child] : c.children)
+    if (child) out.children[k] = std::make_shared<RngCounters>(copy_counters(*child));
+  return out;
+}
+
+void restore_counters(RngCounters& live, const RngCounters& snap) {
+  live.count = snap.count;
+  for (auto it = live.children.begin(); it != live.children.end();) {
+    if (!snap.children.contains(it->first))
+      it = live.children.erase(it);
+    else
+      ++it;
+  }
+  for (const auto& [k, child] : snap.children) {
+    auto& l = live.children[k];
+    if (!l) l = std::make_shared<RngCounters>();
+    restore_counters(*l, *child);
+  }
+}
+
+// One packed scope's output groups into its outer scope.
+void publish_one(Scope& outer, const Tree& groups, std::size_t r) {
+  for (const auto& g : groups.items()) {
+    const Tree& own = g[r];
+    if (!own.is_dict()) continue;
+    for (const auto& [col, vs] : own.as_dict()) {
+      if (!outer.is_mutable_collection(col) || !vs.is_dict()) continue;
+      for (const auto& [name, v] : vs.as_dict()) outer.put_variable(col, name, v);
+    }
+  }
+}
+
 }  // namespace
 
-Packed pack(const Scope& scope, const PackSpec& spec) {
-  // _populate_collections: every root collection appears, empty where the scope has nothing.
-  Tree own = scope.variables();
-  Tree all = Tree::dict();
-  for (const auto& col : scope.root().variables().as_dict().keys())
-    all[col] = own.contains(col) ? own[col] : Tree::dict();
-  Packed p;
-  p.variables = group_collections(all, spec.in_filters);
-  p.rngs.resize(spec.rng_filters.size());
-  for (const auto& [stream, r] : scope.rngs()) {
-    for (std::size_t i = 0; i < spec.rng_filters.size(); ++i) {
-      if (in_filter(spec.rng_filters[i], stream)) {
-        p.rngs[i].emplace(stream, r);
-        break;
+Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
+  auto st = std::make_shared<detail::PackState>();
+  st->spec = std::move(spec);
+  dedup_scopes(scopes, *st);
+  const std::size_t nv = st->spec.in_filters.size(), nr = st->spec.rng_filters.size();
+  std::vector<Tree::seq_type> groups(nv);
+  st->rngs.assign(nr, std::vector<RngGroup>(st->packed.size()));
+  for (std::size_t r = 0; r < st->packed.size(); ++r) {
+    const Scope& scope = st->packed[r];
+    // _populate_collections: every root collection appears, empty where the scope has nothing.
+    Tree own = scope.variables();
+    Tree all = Tree::dict();
+    for (const auto& col : scope.root().variables().as_dict().keys())
+      all[col] = own.contains(col) ? own[col] : Tree::dict();
+    std::vector<Tree> g = group_collections(all, st->spec.in_filters);
+    for (std::size_t i = 0; i < nv; ++i) groups[i].push_back(std::move(g[i]));
+    for (const auto& [stream, rng] : scope.rngs()) {
+      for (std::size_t i = 0; i < nr; ++i) {
+        if (in_filter(st->spec.rng_filters[i], stream)) {
+          st->rngs[i][r].emplace(stream, rng);
+          break;
+        }
       }
     }
   }
-  return p;
+  st->variables = Tree::tuple();
+  for (auto& g : groups) st->variables.items().push_back(Tree::tuple(std::move(g)));
+  state_ = std::move(st);
 }
 
-Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
-                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter,
-                  std::shared_ptr<RngCounters> counters) {
-  // The inner root keeps the outer path, so its variables sit nested under that path.
-  Tree vars = Tree::dict();
-  for (const auto& g : variables) {
-    if (!g.is_dict()) continue;
-    for (const auto& [col, v] : g.as_dict()) {
-      Tree nested = with_sorted_keys(v);
-      for (auto it = outer.path().rbegin(); it != outer.path().rend(); ++it)
-        nested = Tree::dict({{*it, nested}});
-      vars[col] = nested;
+const PackSpec& Pack::spec() const { return state_->spec; }
+const std::vector<Scope>& Pack::scopes() const { return state_->packed; }
+const Tree& Pack::variables() const { return state_->variables; }
+const RngGroups& Pack::rngs() const { return state_->rngs; }
+
+std::vector<Scope> Pack::scope_fn(const Tree& variables, const RngGroups& rngs,
+                                  const ScopeFnOptions& opts) const {
+  const detail::PackState& st = *state_;
+  const Filter out_mutable = union_all(st.spec.out_filters);
+  std::vector<Scope> roots;
+  for (std::size_t r = 0; r < st.packed.size(); ++r) {
+    const Scope& outer = st.packed[r];
+    // The inner root keeps the outer path, so its variables sit nested under that path.
+    Tree vars = Tree::dict();
+    for (const auto& group : variables.items()) {
+      const Tree& g = group[r];
+      if (!g.is_dict()) continue;
+      for (const auto& [col, v] : g.as_dict()) {
+        Tree nested = with_sorted_keys(v);
+        for (auto it = outer.path().rbegin(); it != outer.path().rend(); ++it)
+          nested = Tree::dict({{*it, nested}});
+        vars[col] = nested;
+      }
     }
+    RngGroup all_rngs;
+    for (const auto& g : rngs) all_rngs.insert(g[r].begin(), g[r].end());
+    Filter mut = intersect_filters(intersect_filters(outer.mutable_filter(), out_mutable),
+                                   opts.mutable_filter);
+    std::vector<std::string> debug = outer.debug_path();
+    if (debug.empty()) {
+      debug.push_back(st.spec.name + "()");
+    } else {
+      debug.back() = st.spec.name + "(" + debug.back() + ")";
+    }
+    auto counters = opts.counters
+                        ? std::make_shared<RngCounters>(copy_counters((*opts.counters)[r]))
+                        : outer.rng_counters();
+    roots.push_back(Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut),
+                                       outer.flags(), outer.name(), outer.path(), std::move(debug),
+                                       std::move(counters)));
   }
-  RngGroup all_rngs;
-  for (const auto& g : rngs) all_rngs.insert(g.begin(), g.end());
-  Filter mut = intersect_filters(
-      intersect_filters(outer.mutable_filter(), union_all(spec.out_filters)), mutable_filter);
-  std::vector<std::string> debug = outer.debug_path();
-  if (debug.empty()) {
-    debug.push_back(spec.name + "()");
-  } else {
-    debug.back() = spec.name + "(" + debug.back() + ")";
+  // _dup_scopes: each given scope rebuilt from its packed ancestor's inner root by
+  // push(name, reuse = true), so its parent is that lifted scope.
+  std::vector<Scope> out;
+  for (const auto& [root, names] : st.paths) {
+    Scope s = roots[root];
+    for (const auto& n : names) s = s.push(n, "", true);
+    out.push_back(std::move(s));
   }
-  return Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut), outer.flags(),
-                            outer.name(), outer.path(), std::move(debug),
-                            counters ? std::move(counters) : outer.rng_counters());
+  return out;
 }
 
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
@@ -110,90 +221,70 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
   return groups;
 }
 
-void publish(Scope& outer, const std::vector<Tree>& out_groups) {
-  for (const auto& g : out_groups) {
-    if (!g.is_dict()) continue;
-    for (const auto& [col, vs] : g.as_dict()) {
-      if (!outer.is_mutable_collection(col) || !vs.is_dict()) continue;
-      for (const auto& [name, v] : vs.as_dict()) outer.put_variable(col, name, v);
-    }
+Tree Pack::repack(std::vector<Scope>& inner) const {
+  const detail::PackState& st = *state_;
+  std::vector<Tree::seq_type> groups(st.spec.out_filters.size());
+  // The inner roots are the given scopes with no names below their packed ancestor.
+  for (std::size_t r = 0; r < st.packed.size(); ++r) {
+    std::size_t i = 0;
+    while (st.paths[i].first != r || !st.paths[i].second.empty()) ++i;
+    std::vector<Tree> g = lift::repack(inner[i], st.spec);
+    for (std::size_t k = 0; k < g.size(); ++k) groups[k].push_back(std::move(g[k]));
   }
-}
-
-RngCounters snapshot_counters(const RngCounters& c) {
-  RngCounters out;
-  out.count = c.count;
-  for (const auto& [k, child] : c.children)
-    if (child) out.children[k] = std::make_shared<RngCounters>(snapshot_counters(*child));
+  Tree out = Tree::tuple();
+  for (auto& g : groups) out.items().push_back(Tree::tuple(std::move(g)));
   return out;
 }
 
-void restore_counters(RngCounters& live, const RngCounters& snap) {
-  live.count = snap.count;
-  for (auto it = live.children.begin(); it != live.children.end();) {
-    if (!snap.children.contains(it->first))
-      it = live.children.erase(it);
-    else
-      ++it;
-  }
-  for (const auto& [k, child] : snap.children) {
-    auto& l = live.children[k];
-    if (!l) l = std::make_shared<RngCounters>();
-    restore_counters(*l, *child);
-  }
+Tree Pack::empty_group() const {
+  return Tree::tuple(Tree::seq_type(state_->packed.size(), Tree::dict()));
 }
 
-Tree rng_keys(const RngGroup& group) {
-  Tree t = Tree::dict();
-  for (const auto& [k, r] : group) t[k] = r.rng;
-  return t;
+void Pack::publish(const Tree& out_groups) const {
+  std::vector<Scope> packed = state_->packed;
+  for (std::size_t r = 0; r < packed.size(); ++r) publish_one(packed[r], out_groups, r);
 }
 
-RngGroup with_keys(const RngGroup& group, const Tree& keys) {
-  RngGroup out;
-  for (const auto& [k, r] : group) out.emplace(k, LazyRng{keys[k].leaf(), r.suffix});
+CounterSnapshot Pack::counters() const {
+  CounterSnapshot out;
+  for (const auto& s : state_->packed) out.push_back(copy_counters(*s.rng_counters()));
   return out;
 }
 
-LiftedScopes dedup_scopes(const std::vector<Scope>& scopes) {
-  auto given = [&](const Scope& s) {
-    return std::find(scopes.begin(), scopes.end(), s) != scopes.end();
-  };
-  // Per scope: its topmost strict ancestor among the given scopes (itself when none), and the
-  // names from that ancestor down to it.
-  std::vector<std::pair<Scope, std::vector<std::string>>> tops;
-  for (const Scope& leaf : scopes) {
-    Scope top = leaf;
-    std::vector<std::string> top_path, path{leaf.name()};
-    for (auto p = leaf.parent(); p; p = p->parent()) {
-      if (given(*p)) {
-        top = *p;
-        top_path.assign(path.rbegin(), path.rend());
-      }
-      path.push_back(p->name());
-    }
-    tops.emplace_back(std::move(top), std::move(top_path));
-  }
-  LiftedScopes l;
-  for (std::size_t i = 0; i < scopes.size(); ++i)  // the given order, as flax's OrderedDict
-    if (tops[i].first == scopes[i] &&
-        std::find(l.roots.begin(), l.roots.end(), scopes[i]) == l.roots.end())
-      l.roots.push_back(scopes[i]);
-  for (auto& [top, names] : tops) {
-    const auto at = std::find(l.roots.begin(), l.roots.end(), top) - l.roots.begin();
-    l.paths.emplace_back(static_cast<std::size_t>(at), std::move(names));
-  }
-  return l;
+void Pack::restore(const CounterSnapshot& snapshot) const {
+  for (std::size_t r = 0; r < state_->packed.size(); ++r)
+    restore_counters(*state_->packed[r].rng_counters(), snapshot[r]);
 }
 
-std::vector<Scope> dup_scopes(const std::vector<Scope>& inner_roots, const LiftedScopes& lifted) {
-  std::vector<Scope> out;
-  for (const auto& [root, names] : lifted.paths) {
-    Scope s = inner_roots[root];
-    for (const auto& n : names) s = s.push(n, "", true);
-    out.push_back(std::move(s));
+Tree rng_keys(const std::vector<RngGroup>& group) {
+  Tree out = Tree::tuple();
+  for (const auto& per_scope : group) {
+    Tree d = Tree::dict();
+    for (const auto& [k, r] : per_scope) d[k] = r.rng;
+    out.items().push_back(std::move(d));
   }
   return out;
 }
+
+std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys) {
+  std::vector<RngGroup> out(group.size());
+  for (std::size_t r = 0; r < group.size(); ++r)
+    for (const auto& [k, lr] : group[r]) out[r].emplace(k, LazyRng{keys[r][k].leaf(), lr.suffix});
+  return out;
+}
+
+namespace detail {
+
+Tree keep_carry(const Tree& in, const Tree& out) {
+  Tree r = in;
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (!r[k].is_dict()) r.items()[k] = Tree::dict();
+    if (out[k].is_dict())
+      for (const auto& [col, v] : out[k].as_dict()) r.items()[k][col] = v;
+  }
+  return r;
+}
+
+}  // namespace detail
 
 }  // namespace linum::lift

@@ -1,18 +1,23 @@
-// flax.core.lift's pack (flax/core/lift.py:125-334): how variables and rng streams cross a
-// transform boundary as explicit pytree arguments, and how the collections mutated inside come
-// back. Every lifted transform of lift/transforms.hpp is pack around one autodiff/ transform.
+// flax.core.lift's pack (flax/core/lift.py: pack, _partial_pack): the one higher-order function
+// every lifted transform is built on. pack(spec, scopes, body) groups the variables and rng
+// streams of the scopes by the spec's filters and calls body(p), where p carries the groups as
+// explicit pytrees with Flax's scope_fn (inner scopes over groups) and repack (the mutated groups
+// back out). body passes the groups through one autodiff/ transform and returns (y, output
+// groups); pack writes those into the outer scopes and returns y. A lifted transform is thus
+// "pack + the autodiff transform" (lift/transforms*.hpp).
 #pragma once
 
+#include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <linum/lift/scope.hpp>
 
 namespace linum::lift {
-
-// One group of rng streams: stream name -> the outer LazyRng (base key + suffix).
-using RngGroup = std::map<std::string, LazyRng>;
 
 // The filters of one lifted transform: in_filters group the visible collections, the
 // out_filters name those that come back, rng_filters group the visible rng streams.
@@ -26,60 +31,163 @@ struct PackSpec {
   bool sorted_outputs = true;
 };
 
-// Outside: the scope's collections grouped by in_filters (each group a dict {col: the scope's
-// part}, every root collection populated) and its rng streams grouped by rng_filters. Collections
-// and streams that match no filter are invisible inside.
-struct Packed {
-  std::vector<Tree> variables;
-  std::vector<RngGroup> rngs;
+// One packed scope's streams of one rng group: stream name -> the outer LazyRng (base key +
+// suffix).
+using RngGroup = std::map<std::string, LazyRng>;
+// Per rng filter, one RngGroup per packed scope (Flax's rng_groups). Only the base keys cross an
+// autodiff/ transform (rng_keys / with_keys); the suffixes stay, as LazyRng's static field does.
+using RngGroups = std::vector<std::vector<RngGroup>>;
+
+// One rng group's base keys as a tuple over packed scopes of {stream: key}, and the group with new
+// base keys and the same suffixes: splitting or folding an rng maps over its base key only.
+Tree rng_keys(const std::vector<RngGroup>& group);
+std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys);
+
+// A copy of the packed scopes' rng counters. Flax traces a body once per trace, each trace
+// advancing the shared counters; an eager transform that runs a body again (scan's first trace,
+// the branches of cond, a recomputation) replays the values Flax's traces see from copies.
+using CounterSnapshot = std::vector<RngCounters>;
+
+// scope_fn's options beyond the groups.
+struct ScopeFnOptions {
+  Filter mutable_filter = true;  // narrows the out-filters' collections (while_loop's cond: false)
+  // Fresh copies of these counters instead of the shared ones: a recomputation (checkpoint's
+  // backward pass) must draw the keys the first run drew and leave the outer counters alone.
+  const CounterSnapshot* counters = nullptr;
 };
-Packed pack(const Scope& scope, const PackSpec& spec);
 
-// Inside: a new root over the groups (their dicts' keys sorted, as Flax's scope_fn copies them
-// with jax.tree_util.tree_map), sharing the outer rng counters (the same object, so every trace
-// advances them). A collection in an in-filter but no out-filter is immutable there;
-// `mutable_filter` narrows it further. `counters` replaces the shared ones (a recomputation that
-// must not advance them).
-Scope inner_scope(const Scope& outer, const PackSpec& spec, const std::vector<Tree>& variables,
-                  const std::vector<RngGroup>& rngs, const Filter& mutable_filter = true,
-                  std::shared_ptr<RngCounters> counters = nullptr);
+namespace detail {
+struct PackState;
+// A loop's carried variable group after an iteration: the collections it wrote, the others as
+// they came in (per packed scope).
+Tree keep_carry(const Tree& in, const Tree& out);
+// Invalidates inner scopes when the body returns or throws (Flax's repack invalidates them).
+struct InvalidateAll {
+  std::vector<Scope>& scopes;
+  ~InvalidateAll() {
+    for (auto& s : scopes) s.invalidate();
+  }
+};
+}  // namespace detail
 
-// After the body: invalidates `inner` and groups its mutable collections by out_filters,
-// keys sorted when spec.sorted_outputs; one that matches none is ValueError("unmapped output
-// variables: ...").
+// What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups) for one
+// call. Several scopes are packed together (a scope below another given one is not packed itself;
+// inside it is re-pushed from its topmost given ancestor, as Flax's _dedup_scopes / _dup_scopes).
+// Cheap to copy: a body that runs after pack returned (checkpoint's recomputation, custom_vjp's
+// backward pass) keeps a copy.
+class Pack {
+ public:
+  Pack(PackSpec spec, const std::vector<Scope>& scopes);
+
+  const PackSpec& spec() const;
+  // The outer scopes that are packed, in first-appearance order.
+  const std::vector<Scope>& scopes() const;
+  // Per in-filter, a tuple with each packed scope's {col: its part}; every root collection is
+  // present (empty where the scope has none), as Flax's _populate_collections.
+  const Tree& variables() const;
+  const RngGroups& rngs() const;
+
+  // scope_fn: one inner scope per scope given to pack, over groups laid out as variables() and
+  // rngs(). A packed scope becomes a new root with its path, its dicts' keys sorted (Flax's
+  // scope_fn copies them with tree_map), sharing the outer rng counters; a collection in an
+  // in-filter but no out-filter is immutable there.
+  std::vector<Scope> scope_fn(const Tree& variables, const RngGroups& rngs,
+                              const ScopeFnOptions& opts = {}) const;
+  // repack: invalidates the inner scopes and returns their mutable collections as a tuple over
+  // out-filters, each a tuple over packed scopes; one that matches no out-filter is
+  // ValueError("unmapped output variables: ...").
+  Tree repack(std::vector<Scope>& inner) const;
+  // An output group with nothing in it (a tuple of empty dicts).
+  Tree empty_group() const;
+  // Writes every top-level entry of the output groups into the outer scopes' mutable collections;
+  // immutable ones are skipped silently. pack calls it with what its body returns.
+  void publish(const Tree& out_groups) const;
+
+  CounterSnapshot counters() const;
+  // Writes a snapshot back in place: the counter objects inner scopes share stay the same.
+  void restore(const CounterSnapshot& snapshot) const;
+
+ private:
+  std::shared_ptr<const detail::PackState> state_;
+};
+
+// The Pack of pack(spec, scopes, body) for scopes given as S: one Scope, or a std::vector<Scope>
+// lifted together. `call` hands the lifted function its inner scopes in the same form.
+template <class S>
+class Packed : public Pack {
+ public:
+  using Pack::Pack;
+
+  // The step every lifted transform runs inside its autodiff/ transform: scope_fn over the groups,
+  // fn(inner, args...), repack. Returns (y, output groups).
+  template <class F, class... A>
+  auto call(F&& fn, const Tree& variables, const RngGroups& rngs, const A&... args) const {
+    return call_with({}, fn, variables, rngs, args...);
+  }
+  template <class F, class... A>
+  auto call_with(const ScopeFnOptions& opts, F&& fn, const Tree& variables, const RngGroups& rngs,
+                 const A&... args) const {
+    std::vector<Scope> inner = scope_fn(variables, rngs, opts);
+    detail::InvalidateAll guard{inner};
+    auto y = [&] {
+      if constexpr (std::is_same_v<S, Scope>)
+        return fn(inner.front(), args...);
+      else
+        return fn(inner, args...);
+    }();
+    return std::make_pair(std::move(y), repack(inner));
+  }
+};
+
+// flax.core.lift.pack: body(const Packed<S>&) -> (y, output groups laid out as repack's); the
+// groups are published to the outer scopes and y returned.
+template <class Scopes, class Body>
+auto pack(PackSpec spec, Scopes&& scopes, Body&& body) {
+  using S = std::remove_cvref_t<Scopes>;
+  static_assert(std::is_same_v<S, Scope> || std::is_same_v<S, std::vector<Scope>>,
+                "lift::pack: the scopes are one Scope or a std::vector<Scope>");
+  const Packed<S> p = [&] {
+    if constexpr (std::is_same_v<S, Scope>)
+      return Packed<S>(std::move(spec), {scopes});
+    else
+      return Packed<S>(std::move(spec), scopes);
+  }();
+  auto out = body(p);
+  p.publish(out.second);
+  return std::move(out.first);
+}
+
+// One inner root's mutable collections grouped by spec.out_filters (what Pack::repack does per
+// packed scope); invalidates `inner` first, as Flax's repack_fn.
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec);
 
-// Writes every top-level entry of the output groups into the outer scope's mutable collections;
-// immutable ones are skipped silently.
-void publish(Scope& outer, const std::vector<Tree>& out_groups);
+// Flax traces each of `n` bodies once, in order, each trace advancing the shared rng counters
+// (lax.cond traces both branches, while_loop its cond then its body). An eager transform runs
+// them any number of times in any order, so when the pack lifts rng groups it runs each once
+// first (discarded), recording the counters it starts from and where the last one left them;
+// start(k) before a run of body k and finish() at the end put those values back.
+class CounterReplay {
+ public:
+  template <class Run>
+  CounterReplay(const Pack& p, std::size_t n, const Run& run) : pack_(p) {
+    if (p.rngs().empty()) return;
+    for (std::size_t k = 0; k < n; ++k) {
+      starts_.push_back(p.counters());
+      run(k);
+    }
+    end_ = p.counters();
+  }
+  void start(std::size_t k) const {
+    if (!starts_.empty()) pack_.restore(starts_[k]);
+  }
+  void finish() const {
+    if (!starts_.empty()) pack_.restore(end_);
+  }
 
-// The base keys of a group as a dict {stream: key}, and a group with new base keys but the same
-// suffixes: splitting an rng maps over its base key and keeps the suffix.
-Tree rng_keys(const RngGroup& group);
-RngGroup with_keys(const RngGroup& group, const Tree& keys);
-
-// A deep copy of rng counters, and writing one back in place (the objects inner scopes share stay
-// the same): eager loops replay Flax's counter values, which advance once per trace of the body,
-// not once per eager iteration.
-RngCounters snapshot_counters(const RngCounters& c);
-void restore_counters(RngCounters& live, const RngCounters& snap);
-
-// Invalidates an inner scope when the body returns or throws.
-struct InnerGuard {
-  Scope& s;
-  ~InnerGuard() { s.invalidate(); }
+ private:
+  const Pack& pack_;
+  std::vector<CounterSnapshot> starts_;
+  CounterSnapshot end_;
 };
-
-// Several scopes lifted at once (flax's _dedup_scopes): a scope below another given one is not
-// packed itself; inside it is re-pushed, name by name, from its topmost given ancestor.
-struct LiftedScopes {
-  std::vector<Scope> roots;  // the scopes that are packed, in first-appearance order
-  // Per given scope: the index of its root in `roots` and the names leading down to it.
-  std::vector<std::pair<std::size_t, std::vector<std::string>>> paths;
-};
-LiftedScopes dedup_scopes(const std::vector<Scope>& scopes);
-// flax's _dup_scopes: the scopes the body sees, one per given scope, each rebuilt from the inner
-// scope of its root by push(name, reuse = true), so its parent is that lifted scope.
-std::vector<Scope> dup_scopes(const std::vector<Scope>& inner_roots, const LiftedScopes& lifted);
 
 }  // namespace linum::lift

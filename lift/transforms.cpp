@@ -30,42 +30,55 @@ std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
   return leaf.shape(a);
 }
 
+// The mapped size from every size found (`what` names it in Flax's errors) and the option.
+std::int64_t one_size(const std::set<std::int64_t>& sizes, std::optional<std::int64_t> given,
+                      const std::string& what, const std::string& option) {
+  if (!given && sizes.size() == 1) return *sizes.begin();
+  if (sizes.size() > 1) throw ValueError("Inconsistent " + what + ": " + python_set(sizes));
+  if (!given) throw ValueError(option + " should be specified manually.");
+  return *given;
+}
+
+// split(base, n) for every stream of an rng group (the suffix is kept by with_keys).
+Tree split_keys(const std::vector<RngGroup>& group, std::int64_t n) {
+  return linum::detail::tree_apply(rng_keys(group),
+                                   [&](const Array& k) { return random::split(k, n); });
+}
+
+std::vector<std::optional<int>> in_var_axes(const VmapOptions& opts) {
+  std::vector<std::optional<int>> out;
+  for (const auto& [f, ax] : opts.variable_axes)
+    if (ax.dir != VariableAxis::Dir::Out) out.push_back(ax.axis);
+  return out;
+}
+
 }  // namespace
 
-VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
-                   const Arrays& arg_leaves, const pytree::TreeDef& arg_def) {
-  VmapPlan p;
-  p.spec.name = "vmap";
-  std::vector<AxisSpec> in_var, out_var, rng_axes;
-  std::vector<std::optional<int>> in_var_axes;
+PackSpec vmap_spec(const VmapOptions& opts) {
+  PackSpec spec;
+  spec.name = "vmap";
   for (const auto& [f, ax] : opts.variable_axes) {
-    if (ax.dir != VariableAxis::Dir::Out) {
-      p.spec.in_filters.push_back(f);
-      in_var.push_back(axis_spec(ax.axis));
-      in_var_axes.push_back(ax.axis);
-    }
-    if (ax.dir != VariableAxis::Dir::In) {
-      p.spec.out_filters.push_back(f);
-      out_var.push_back(axis_spec(ax.axis));
-      p.out_var_axes.push_back(ax.axis);
-    }
+    if (ax.dir != VariableAxis::Dir::Out) spec.in_filters.push_back(f);
+    if (ax.dir != VariableAxis::Dir::In) spec.out_filters.push_back(f);
   }
-  for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
-  p.scopes = dedup_scopes(scopes);
-  for (const auto& s : p.scopes.roots) p.packed.push_back(pack(s, p.spec));
-  p.variables = Tree::tuple();
-  // Boxes of a mapped group lose the axis before slicing (lift.py:786-795).
-  for (std::size_t g = 0; g < in_var.size(); ++g) {
-    Tree group = Tree::tuple();
-    for (const auto& pk : p.packed)
-      group.items().push_back(
-          in_var_axes[g] ? meta::remove_axis(pk.variables[g], *in_var_axes[g], opts.metadata_params)
-                         : pk.variables[g]);
-    p.variables.items().push_back(std::move(group));
+  for (const auto& [f, split] : opts.split_rngs) spec.rng_filters.push_back(f);
+  return spec;
+}
+
+VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_leaves,
+                   const pytree::TreeDef& arg_def) {
+  VmapCall v;
+  const std::vector<std::optional<int>> var_axes = in_var_axes(opts);
+  // Boxes of a mapped group lose the axis before slicing.
+  v.variables = Tree::tuple();
+  for (std::size_t g = 0; g < var_axes.size(); ++g) {
+    const Tree& group = p.variables()[g];
+    v.variables.items().push_back(
+        var_axes[g] ? meta::remove_axis(group, *var_axes[g], opts.metadata_params) : group);
   }
 
   // The batch size: every leaf of an argument with an axis, and the first leaf of every variable
-  // group with an integer axis (lift.py:798-817).
+  // group with an integer axis.
   const std::size_t nargs = arg_def.nodes().front().arity;
   std::vector<AxisSpec> arg_specs;
   if (opts.in_axes.kind() == AxisSpec::Kind::Seq) {
@@ -76,128 +89,127 @@ VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
   } else {
     arg_specs.assign(nargs, opts.in_axes);
   }
-  AxisSpec args_spec = AxisSpec::seq(arg_specs);
-  auto arg_axes = linum::detail::vmap_leaf_axes(args_spec, arg_def, true);
+  auto arg_axes = linum::detail::vmap_leaf_axes(AxisSpec::seq(arg_specs), arg_def, true);
   std::set<std::int64_t> sizes;
   for (std::size_t i = 0; i < arg_leaves.size(); ++i)
     if (arg_axes[i]) sizes.insert(axis_len(arg_leaves[i], *arg_axes[i], "vmap"));
-  for (std::size_t g = 0; g < in_var_axes.size(); ++g) {
-    if (!in_var_axes[g]) continue;
-    Arrays l = pytree::tree_leaves<Array>(p.variables[g]);
-    if (!l.empty()) sizes.insert(axis_len(l.front(), *in_var_axes[g], "vmap"));
+  for (std::size_t g = 0; g < var_axes.size(); ++g) {
+    if (!var_axes[g]) continue;
+    Arrays l = pytree::tree_leaves<Array>(v.variables[g]);
+    if (!l.empty()) sizes.insert(axis_len(l.front(), *var_axes[g], "vmap"));
   }
-  if (!opts.axis_size && sizes.size() == 1) {
-    p.axis_size = *sizes.begin();
-  } else if (sizes.size() > 1) {
-    throw ValueError("Inconsistent batch axis sizes: " + python_set(sizes));
-  } else if (!opts.axis_size) {
-    throw ValueError("axis_size should be specified manually.");
-  } else {
-    p.axis_size = *opts.axis_size;
-  }
+  v.axis_size = one_size(sizes, opts.axis_size, "batch axis sizes", "axis_size");
 
   // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (the suffix
   // is kept either way).
-  Tree keys = Tree::tuple();
+  v.rng_keys = Tree::tuple();
+  std::vector<AxisSpec> rng_axes, in_var, out_var;
   for (std::size_t g = 0; g < opts.split_rngs.size(); ++g) {
     const bool split = opts.split_rngs[g].second;
-    Tree per_root = Tree::tuple();
-    for (const auto& pk : p.packed) {
-      Tree d = Tree::dict();
-      for (const auto& [k, r] : pk.rngs[g])
-        d[k] = split ? random::split(r.rng, p.axis_size) : r.rng;
-      per_root.items().push_back(std::move(d));
-    }
-    keys.items().push_back(std::move(per_root));
+    v.rng_keys.items().push_back(split ? split_keys(p.rngs()[g], v.axis_size)
+                                       : rng_keys(p.rngs()[g]));
     rng_axes.push_back(split ? AxisSpec(0) : AxisSpec(std::nullopt));
   }
-  p.rng_keys = std::move(keys);
+  for (const auto& a : var_axes) in_var.push_back(axis_spec(a));
+  for (const auto& [f, ax] : opts.variable_axes)
+    if (ax.dir != VariableAxis::Dir::In) out_var.push_back(axis_spec(ax.axis));
   std::vector<AxisSpec> all{AxisSpec::seq(in_var), AxisSpec::seq(rng_axes)};
   all.insert(all.end(), arg_specs.begin(), arg_specs.end());
-  p.in_axes = AxisSpec::seq(std::move(all));
-  p.out_axes = AxisSpec::seq({opts.out_axes, AxisSpec::seq(out_var)});
-  return p;
+  v.in_axes = AxisSpec::seq(std::move(all));
+  v.out_axes = AxisSpec::seq({opts.out_axes, AxisSpec::seq(out_var)});
+  return v;
 }
 
-std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, const Tree& keys) {
-  std::vector<Scope> roots;
-  for (std::size_t r = 0; r < plan.packed.size(); ++r) {
-    std::vector<Tree> groups;
-    for (const auto& g : vars.items()) groups.push_back(g[r]);
-    std::vector<RngGroup> rngs;
-    for (std::size_t g = 0; g < plan.packed[r].rngs.size(); ++g)
-      rngs.push_back(with_keys(plan.packed[r].rngs[g], keys[g][r]));
-    roots.push_back(inner_scope(plan.scopes.roots[r], plan.spec, groups, rngs));
+Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts) {
+  std::size_t g = 0;
+  for (const auto& [f, ax] : opts.variable_axes) {
+    if (ax.dir == VariableAxis::Dir::In) continue;
+    if (ax.axis)
+      out_groups.items()[g] = meta::add_axis(out_groups.items()[g], *ax.axis, opts.metadata_params);
+    ++g;
   }
-  return roots;
-}
-
-Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec) {
-  Tree out = Tree::tuple();
-  for (std::size_t g = 0; g < spec.out_filters.size(); ++g) out.items().push_back(Tree::tuple());
-  for (auto& s : inner_roots) {
-    std::vector<Tree> groups = repack(s, spec);
-    for (std::size_t g = 0; g < groups.size(); ++g)
-      out.items()[g].items().push_back(std::move(groups[g]));
-  }
-  return out;
-}
-
-Tree add_metadata_axes(Tree out_groups, const VmapPlan& plan, const meta::MetadataParams& params) {
-  for (std::size_t g = 0; g < plan.out_var_axes.size(); ++g)
-    if (plan.out_var_axes[g])
-      out_groups.items()[g] = meta::add_axis(out_groups.items()[g], *plan.out_var_axes[g], params);
   return out_groups;
 }
 
-void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups) {
-  for (std::size_t r = 0; r < outer_roots.size(); ++r) {
-    std::vector<Tree> groups;
-    for (const auto& g : out_groups.items()) groups.push_back(g[r]);
-    publish(outer_roots[r], groups);
-  }
+PackSpec scan_spec(const ScanOptions& opts) {
+  PackSpec spec;
+  spec.name = "scan";
+  spec.in_filters = {opts.variable_broadcast, opts.variable_carry};
+  for (const auto& [f, ax] : opts.variable_axes) spec.in_filters.push_back(f);
+  spec.out_filters = spec.in_filters;
+  for (const auto& [f, split] : opts.split_rngs) spec.rng_filters.push_back(f);
+  return spec;
 }
 
-ScanPlan scan_plan(const Scope& scope, const ScanOptions& opts,
-                   const std::vector<Arrays>& arg_leaves) {
-  ScanPlan p;
-  p.spec.name = "scan";
-  p.spec.in_filters = {opts.variable_broadcast, opts.variable_carry};
-  for (const auto& [f, ax] : opts.variable_axes) {
-    p.spec.in_filters.push_back(f);
-    p.var_axes.push_back(ax);
-  }
-  p.spec.out_filters = p.spec.in_filters;
-  for (const auto& [f, split] : opts.split_rngs) p.spec.rng_filters.push_back(f);
-  p.packed = pack(scope, p.spec);
-  for (std::size_t g = 0; g < p.var_axes.size(); ++g)
-    p.packed.variables[g + 2] =
-        meta::remove_axis(p.packed.variables[g + 2], p.var_axes[g], opts.metadata_params);
+ScanVariables ScanVariables::of(const Tree& groups) {
+  const auto& g = groups.items();
+  return {g[0], g[1], Tree::tuple(Tree::seq_type(g.begin() + 2, g.end()))};
+}
+
+Tree ScanVariables::groups() const {
+  Tree out = Tree::tuple({broadcast, carry});
+  for (const auto& g : scan.items()) out.items().push_back(g);
+  return out;
+}
+
+ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves) {
+  ScanCall c;
+  const ScanVariables vars = ScanVariables::of(p.variables());
+  c.broadcast = vars.broadcast;
+  c.carry = vars.carry;
 
   const std::size_t n = arg_leaves.size();
   if (opts.in_axes.size() == 1) {
-    p.arg_axes.assign(n, opts.in_axes[0].axis);
+    c.arg_axes.assign(n, opts.in_axes[0].axis);
   } else if (opts.in_axes.size() == n) {
-    for (const auto& a : opts.in_axes) p.arg_axes.push_back(a.axis);
+    for (const auto& a : opts.in_axes) c.arg_axes.push_back(a.axis);
   } else {
     throw ValueError("scan: in_axes has " + std::to_string(opts.in_axes.size()) +
                      " entries but the function got " + std::to_string(n) + " xs arguments");
   }
-  // The length: the first leaf of every scanned argument (lift.py:976-993).
+  // The length: the first leaf of every scanned argument.
   std::set<std::int64_t> lengths;
   for (std::size_t i = 0; i < n; ++i)
-    if (p.arg_axes[i] && !arg_leaves[i].empty())
-      lengths.insert(axis_len(arg_leaves[i].front(), *p.arg_axes[i], "scan"));
-  if (!opts.length && lengths.size() == 1) {
-    p.length = *lengths.begin();
-  } else if (lengths.size() > 1) {
-    throw ValueError("Inconsistent scan lengths: " + python_set(lengths));
-  } else if (!opts.length) {
-    throw ValueError("length should be specified manually.");
-  } else {
-    p.length = *opts.length;
+    if (c.arg_axes[i] && !arg_leaves[i].empty())
+      lengths.insert(axis_len(arg_leaves[i].front(), *c.arg_axes[i], "scan"));
+  c.length = one_size(lengths, opts.length, "scan lengths", "length");
+
+  // The scan groups lose their axis in the boxes and have it moved to 0.
+  c.xs.scan = Tree::tuple();
+  for (std::size_t g = 0; g < opts.variable_axes.size(); ++g) {
+    const int axis = opts.variable_axes[g].second;
+    c.xs.scan.items().push_back(
+        move_axis(meta::remove_axis(vars.scan[g], axis, opts.metadata_params), axis, 0));
   }
-  return p;
+  // Split streams: split(base, length), iteration t takes element t whatever `reverse` is.
+  c.xs.rng_keys = Tree::tuple();
+  for (std::size_t g = 0; g < opts.split_rngs.size(); ++g)
+    c.xs.rng_keys.items().push_back(opts.split_rngs[g].second ? split_keys(p.rngs()[g], c.length)
+                                                              : Tree::tuple());
+  c.xs.args = Tree::tuple();
+  for (std::size_t i = 0; i < n; ++i) {
+    Tree leaves = Tree::list();
+    if (c.arg_axes[i])
+      for (const auto& l : arg_leaves[i]) leaves.items().push_back(moveaxis(l, *c.arg_axes[i], 0));
+    c.xs.args.items().push_back(std::move(leaves));
+  }
+  return c;
+}
+
+RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys) {
+  RngGroups out = p.rngs();
+  for (std::size_t g = 0; g < out.size(); ++g)
+    if (opts.split_rngs[g].second) out[g] = with_keys(out[g], keys[g]);
+  return out;
+}
+
+Tree scan_outputs(const Pack&, const ScanOptions& opts, ScanVariables out) {
+  for (std::size_t g = 0; g < opts.variable_axes.size(); ++g) {
+    const int axis = opts.variable_axes[g].second;
+    out.scan.items()[g] =
+        meta::add_axis(move_axis(out.scan[g], 0, axis), axis, opts.metadata_params);
+  }
+  return out.groups();
 }
 
 Tree move_axis(const Tree& t, int from, int to) {
@@ -205,54 +217,15 @@ Tree move_axis(const Tree& t, int from, int to) {
   return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
 }
 
-Tree scan_xs(const ScanPlan& plan, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves) {
-  Tree groups = Tree::tuple();
-  for (std::size_t g = 0; g < plan.var_axes.size(); ++g)
-    groups.items().push_back(move_axis(plan.packed.variables[g + 2], plan.var_axes[g], 0));
-  // Split streams: split(base, length), iteration t takes element t whatever `reverse` is.
-  Tree keys = Tree::tuple();
-  for (std::size_t g = 0; g < plan.packed.rngs.size(); ++g) {
-    Tree d = Tree::dict();
-    if (opts.split_rngs[g].second)
-      for (const auto& [k, r] : plan.packed.rngs[g]) d[k] = random::split(r.rng, plan.length);
-    keys.items().push_back(std::move(d));
-  }
-  Tree leaves = Tree::tuple();
-  for (std::size_t i = 0; i < arg_leaves.size(); ++i) {
-    if (!plan.arg_axes[i]) continue;
-    for (const auto& l : arg_leaves[i]) leaves.items().push_back(moveaxis(l, *plan.arg_axes[i], 0));
-  }
-  return Tree::tuple({std::move(groups), std::move(keys), std::move(leaves)});
-}
-
-std::vector<RngGroup> scan_rng_groups(const ScanPlan& plan, const ScanOptions& opts,
-                                      const Tree& keys) {
-  std::vector<RngGroup> out;
-  for (std::size_t g = 0; g < plan.packed.rngs.size(); ++g) {
-    if (opts.split_rngs[g].second)
-      out.push_back(with_keys(plan.packed.rngs[g], keys[g]));
-    else
-      out.push_back(plan.packed.rngs[g]);
-  }
-  return out;
-}
-
 Tree merge_trees(Tree a, const Tree& b) {
+  if (a.is_tuple() && b.is_tuple() && a.size() == b.size()) {
+    for (std::size_t i = 0; i < a.size(); ++i) a.items()[i] = merge_trees(a[i], b[i]);
+    return a;
+  }
   if (!a.is_dict() || !b.is_dict()) return b;
   for (const auto& [k, v] : b.as_dict()) a[k] = a.contains(k) ? merge_trees(a[k], v) : v;
   return a;
 }
-
-Tree keep_carry(const Tree& in, const Tree& out) {
-  Tree r = in.is_dict() ? in : Tree::dict();
-  if (out.is_dict())
-    for (const auto& [col, v] : out.as_dict()) r[col] = v;
-  return r;
-}
-
-}  // namespace linum::lift::detail
-
-namespace linum::lift::detail {
 
 Tree zeros_like_tree(const Tree& t) {
   return linum::detail::tree_apply(t, [](const Array& a) { return zeros_like(a); });
@@ -261,30 +234,21 @@ Tree zeros_like_tree(const Tree& t) {
 Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
   Tree out = zeros_like_tree(vars);
   if (!variable_tangents.is_dict()) return out;
+  Tree& own = out.items()[0].items()[0];  // the one group of the one packed scope
   for (const auto& [col, t] : variable_tangents.as_dict()) {
-    if (!out.contains(col) || (t.is_dict() && t.size() == 0)) continue;
-    out[col] = t;
+    if (!own.contains(col) || (t.is_dict() && t.size() == 0)) continue;
+    own[col] = t;
   }
   return out;
 }
 
-}  // namespace linum::lift::detail
-
-namespace linum::lift::detail {
-
-std::vector<RngGroup> loop_rngs(const Packed& packed, const WhileOptions& opts, const Array& i,
-                                bool for_cond) {
-  std::vector<RngGroup> out;
-  for (std::size_t g = 0; g < packed.rngs.size(); ++g) {
-    if (!opts.split_rngs[g].second) {
-      out.push_back(packed.rngs[g]);
-      continue;
-    }
-    RngGroup r;
+RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, bool for_cond) {
+  RngGroups out = p.rngs();
+  for (std::size_t g = 0; g < out.size(); ++g) {
+    if (!opts.split_rngs[g].second) continue;
     const Array d = for_cond ? subtract(zeros_like(i), i) : i;
-    for (const auto& [k, lr] : packed.rngs[g])
-      r.emplace(k, LazyRng{random::fold_in(lr.rng, d), lr.suffix});
-    out.push_back(std::move(r));
+    auto fold = [&](const Array& k) { return random::fold_in(k, d); };
+    out[g] = with_keys(out[g], linum::detail::tree_apply(rng_keys(out[g]), fold));
   }
   return out;
 }

@@ -1,6 +1,6 @@
-// flax.core.lift's transforms (flax/core/lift.py): each is pack (lift/pack.hpp) around the
-// autodiff/ transform of the same name, with variables and rng keys passed as explicit Tree
-// arguments.
+// flax.core.lift's vmap and scan (flax/core/lift.py): pack (lift/pack.hpp) around linum::vmap /
+// linum::scan, with the variable groups and rng keys passed as explicit Tree arguments. Both
+// lift one Scope or a std::vector<Scope> together.
 #pragma once
 
 #include <cstdint>
@@ -48,80 +48,41 @@ struct VmapOptions {
 };
 
 namespace detail {
-
-// Everything vmap decides outside the mapped function. The scopes are lifted together:
-// each variable group and rng group is a tuple with one entry per lifted root.
-struct VmapPlan {
-  PackSpec spec;
-  LiftedScopes scopes;
-  std::vector<Packed> packed;  // per lifted root
-  Tree variables;              // per in-group: (the group of each root...)
-  AxisSpec in_axes, out_axes;  // over (variable groups, rng keys, args...) and (out, groups)
-  Tree rng_keys;               // per rng group: ({stream: key or (n, 2) keys} of each root...)
+PackSpec vmap_spec(const VmapOptions& opts);
+// What vmap decides outside the mapped function (lift.py's vmap inner): the variable groups with
+// their mapped axis taken out of the boxes, the batch size, the rng keys (split groups split into
+// `axis_size` keys), and linum::vmap's axes over (variable groups, rng keys, args...) -> (y,
+// output groups). arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
+struct VmapCall {
+  Tree variables, rng_keys;
   std::int64_t axis_size = 0;
-  std::vector<std::optional<int>> out_var_axes;  // per out-group
+  AxisSpec in_axes, out_axes;
 };
-// arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
-VmapPlan vmap_plan(const std::vector<Scope>& scopes, const VmapOptions& opts,
-                   const Arrays& arg_leaves, const pytree::TreeDef& arg_def);
-// Inside: one inner root per lifted root over its slices of `vars` and `keys`.
-std::vector<Scope> vmap_inner_roots(const VmapPlan& plan, const Tree& vars, const Tree& keys);
-// After the body: the inner roots' output groups, per out-group a tuple over roots, and
-// publishing them to the outer roots.
-Tree repack_all(std::vector<Scope>& inner_roots, const PackSpec& spec);
-void publish_all(std::vector<Scope>& outer_roots, const Tree& out_groups);
-// The mapped output groups with add_axis applied to their boxes (lift.py:856-864).
-Tree add_metadata_axes(Tree out_groups, const VmapPlan& plan, const meta::MetadataParams& params);
-
-// A scope function's first argument: one Scope, or a std::vector<Scope> lifted together (flax's
-// tuple of scopes).
-template <class S>
-std::vector<Scope> scope_list(S& s) {
-  if constexpr (std::is_same_v<std::remove_cvref_t<S>, std::vector<Scope>>)
-    return s;
-  else
-    return {s};
-}
-// Invalidates every inner root when the body returns or throws.
-struct InnerGuards {
-  std::vector<Scope>& s;
-  ~InnerGuards() {
-    for (auto& x : s) x.invalidate();
-  }
-};
-
+VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_leaves,
+                   const pytree::TreeDef& arg_def);
+// The mapped output groups with add_axis applied to their boxes.
+Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts);
 }  // namespace detail
 
-// lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name):
-// returns (Scope&, args...) -> fn mapped; fn(Scope&, args...) is run once. Given a
-// std::vector<Scope> instead, fn gets the vector of inner scopes: a scope below another one in
-// the vector is re-pushed inside from it, so its parent is that lifted scope.
+// lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name): returns
+// (scopes, args...) -> fn mapped; fn(scopes, args...) is run once. scopes is one Scope, or a
+// std::vector<Scope> lifted together (a scope below another one in the vector is re-pushed
+// inside from it, so its parent is that lifted scope).
 template <class F>
 auto vmap(F fn, VmapOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto&... args) {
-    constexpr bool multi =
-        std::is_same_v<std::remove_cvref_t<decltype(scopes)>, std::vector<Scope>>;
-    const std::vector<Scope> given = detail::scope_list(scopes);
-    auto targs = std::make_tuple(args...);
-    auto [leaves, def] = pytree::tree_flatten<Array>(targs);
-    detail::VmapPlan plan = detail::vmap_plan(given, opts, leaves, def);
-    auto mapped = [&](const Tree& vars, const Tree& keys, const auto&... a) {
-      std::vector<Scope> roots = detail::vmap_inner_roots(plan, vars, keys);
-      detail::InnerGuards guard{roots};
-      std::vector<Scope> inner = dup_scopes(roots, plan.scopes);
-      auto y = [&] {
-        if constexpr (multi)
-          return fn(inner, a...);
-        else
-          return fn(inner.front(), a...);
-      }();
-      return std::make_pair(std::move(y), detail::repack_all(roots, plan.spec));
-    };
-    auto [y, out] = linum::vmap(mapped, {plan.in_axes, plan.out_axes, opts.axis_name,
-                                         plan.axis_size})(plan.variables, plan.rng_keys, args...);
-    detail::publish_all(plan.scopes.roots,
-                        detail::add_metadata_axes(std::move(out), plan, opts.metadata_params));
-    return y;
+    return pack(detail::vmap_spec(opts), scopes, [&](const auto& p) {
+      auto [leaves, def] = pytree::tree_flatten<Array>(std::make_tuple(args...));
+      const detail::VmapCall v = detail::vmap_call(p, opts, leaves, def);
+      auto mapped = [&](const Tree& vars, const Tree& keys, const auto&... a) {
+        RngGroups rngs = p.rngs();
+        for (std::size_t g = 0; g < rngs.size(); ++g) rngs[g] = with_keys(rngs[g], keys[g]);
+        return p.call(fn, vars, rngs, a...);
+      };
+      auto [y, out] = linum::vmap(mapped, {v.in_axes, v.out_axes, opts.axis_name, v.axis_size})(
+          v.variables, v.rng_keys, args...);
+      return std::make_pair(std::move(y), detail::vmap_output_axes(std::move(out), opts));
+    });
   };
 }
 
@@ -151,91 +112,100 @@ struct ScanOptions {
 };
 
 namespace detail {
-
-struct ScanPlan {
-  PackSpec spec;
-  Packed packed;  // groups: broadcast, carry, then one per variable_axes entry
-  std::vector<std::optional<int>> arg_axes;  // per xs argument; nullopt: broadcast
-  std::vector<int> var_axes;
-  std::int64_t length = 0;
+PackSpec scan_spec(const ScanOptions& opts);
+// A scan's variable groups by role, as Flax names them: broadcast (loop-invariant), carry
+// (threaded through the iterations) and scan (a tuple, one group per variable_axes entry,
+// stacked). The pack's groups are (broadcast, carry, scan groups...).
+struct ScanVariables {
+  Tree broadcast, carry, scan;
+  static ScanVariables of(const Tree& groups);
+  Tree groups() const;
 };
-ScanPlan scan_plan(const Scope& scope, const ScanOptions& opts,
-                   const std::vector<Arrays>& arg_leaves);
-// What linum::scan slices: (axis groups with their axis moved to 0, split rng keys, the leaves of
-// the scanned xs moved likewise).
-Tree scan_xs(const ScanPlan& plan, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves);
-// One iteration's rng groups: split streams from the slice, the others the outer base keys.
-std::vector<RngGroup> scan_rng_groups(const ScanPlan& plan, const ScanOptions& opts,
-                                      const Tree& keys);
-// The carry variables after an iteration: those it wrote, the others unchanged.
-Tree keep_carry(const Tree& in, const Tree& out);
+// What each iteration gets sliced: the scan groups, the split rng groups' keys (a tuple over rng
+// groups, empty for unsplit ones) and each xs argument's leaves (empty for a broadcast one), all
+// with the scanned axis moved to 0.
+struct ScanSlice {
+  BOOST_HANA_DEFINE_STRUCT(ScanSlice, (Tree, scan), (Tree, rng_keys), (Tree, args));
+};
+// What scan decides outside the loop (lift.py's scan inner): the length, each xs argument's axis
+// (nullopt: broadcast), the loop-invariant and carried variables, and the xs to slice.
+struct ScanCall {
+  std::int64_t length = 0;
+  std::vector<std::optional<int>> arg_axes;
+  Tree broadcast, carry;
+  ScanSlice xs;
+};
+ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves);
+// One iteration's rng groups: split streams from the slice's keys, the others the outer ones.
+RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys);
+// The output groups: the stacked scan groups' axis moved back and add_axis applied to their boxes.
+Tree scan_outputs(const Pack& p, const ScanOptions& opts, ScanVariables out);
+// Deep merge of b into a (b wins), tuples itemwise.
 Tree merge_trees(Tree a, const Tree& b);
 Tree move_axis(const Tree& t, int from, int to);
-
+// xs argument `like` as one iteration sees it: whole when broadcast, else rebuilt from its slice.
+template <class T>
+T scan_arg(const std::optional<int>& axis, const Tree& slice, const T& like) {
+  if (!axis) return like;
+  return linum::detail::tree_rebuild(like, pytree::tree_leaves<Array>(slice));
+}
+// The stacked ys with their new axis at out_axes.
+template <class Y>
+Y move_out_axis(const Y& ys, const ScanOptions& opts) {
+  if (opts.out_axes == 0) return ys;
+  return linum::detail::tree_apply(ys,
+                                   [&](const Array& a) { return moveaxis(a, 0, opts.out_axes); });
+}
 }  // namespace detail
 
 // lift.scan(fn, variable_axes, variable_broadcast, variable_carry, split_rngs, in_axes, out_axes,
-// length, reverse): fn(Scope&, carry, xs...) -> (carry, ys); returns (Scope&, init, xs...) ->
+// length, reverse): fn(scopes, carry, xs...) -> (carry, ys); returns (scopes, init, xs...) ->
 // (carry, ys). Flax traces the body twice (lift.py's scan): the first run finds the broadcast
 // variables and advances the rng counters once; every iteration then starts from the counters
 // the second trace sees. Eagerly the first trace is one extra, discarded run of the body.
 template <class F>
 auto scan(F fn, ScanOptions opts) {
-  return [fn = std::move(fn), opts = std::move(opts)](Scope& scope, const auto& init,
+  return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto& init,
                                                       const auto&... xs) {
-    using Carry = std::decay_t<decltype(init)>;
-    const auto targs = std::make_tuple(xs...);
-    const std::vector<Arrays> arg_leaves{linum::detail::tree_arrays(xs)...};
-    const detail::ScanPlan plan = detail::scan_plan(scope, opts, arg_leaves);
-    const Tree scanned = detail::scan_xs(plan, opts, arg_leaves);
-    Tree bcast = plan.packed.variables[0];
-    std::optional<RngCounters> snap;
-    std::optional<Tree> bcast_out;
-    auto run = [&](const Tree& carry_vars, const Carry& c, const Tree& x) {
-      std::vector<Tree> groups{bcast, carry_vars};
-      for (const auto& g : x[0].items()) groups.push_back(g);
-      std::size_t k = 0, i = 0;
-      auto arg = [&](const auto& like) {
-        const std::size_t n = arg_leaves[i].size();
-        if (!plan.arg_axes[i++]) return like;
-        Arrays l;
-        for (std::size_t j = 0; j < n; ++j) l.push_back(x[2][k++].leaf());
-        return linum::detail::tree_rebuild(like, l);
+    return pack(detail::scan_spec(opts), scopes, [&](const auto& p) {
+      using Carry = std::decay_t<decltype(init)>;
+      const detail::ScanCall c = detail::scan_call(p, opts, {linum::detail::tree_arrays(xs)...});
+      Tree broadcast = c.broadcast;
+      std::optional<CounterSnapshot> second_trace;
+      std::optional<Tree> broadcast_out;
+      auto body = [&](const Tree& carry_vars, const Carry& carry, const detail::ScanSlice& x) {
+        const detail::ScanVariables in{broadcast, carry_vars, x.scan};
+        auto run = [&](auto& s, const auto&... a) { return fn(s, carry, a...); };
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+          return p.call(run, in.groups(), detail::scan_rngs(p, opts, x.rng_keys),
+                        detail::scan_arg(c.arg_axes[I], x.args[I], xs)...);
+        }
+        (std::index_sequence_for<decltype(xs)...>{});
       };
-      auto args = std::apply([&](const auto&... a) { return std::tuple{arg(a)...}; }, targs);
-      Scope inner =
-          inner_scope(scope, plan.spec, groups, detail::scan_rng_groups(plan, opts, x[1]));
-      InnerGuard guard{inner};
-      auto r = std::apply([&](const auto&... a) { return fn(inner, c, a...); }, args);
-      return std::make_pair(repack(inner, plan.spec), std::move(r));
-    };
-    auto step = [&](const std::pair<Tree, Carry>& carry, const Tree& x) {
-      if (!snap) {
-        auto first = run(carry.first, carry.second, x);
-        bcast_out = first.first[0];
-        bcast = detail::merge_trees(bcast, *bcast_out);
-        snap = snapshot_counters(*scope.rng_counters());
-      } else {
-        restore_counters(*scope.rng_counters(), *snap);
-      }
-      auto [out, r] = run(carry.first, carry.second, x);
-      Tree axis_out = Tree::tuple(Tree::seq_type(out.begin() + 2, out.end()));
-      return std::make_pair(
-          std::make_pair(detail::keep_carry(carry.first, out[1]), Carry(std::get<0>(r))),
-          std::make_pair(std::move(axis_out), std::get<1>(r)));
-    };
-    auto [cfinal, ys] = linum::scan(step, std::make_pair(plan.packed.variables[1], init), scanned,
-                                    linum::ScanOptions{plan.length, opts.reverse});
-    std::vector<Tree> out{bcast_out ? *bcast_out : Tree::dict(), cfinal.first};
-    for (std::size_t g = 0; g < plan.var_axes.size(); ++g)
-      out.push_back(meta::add_axis(detail::move_axis(ys.first[g], 0, plan.var_axes[g]),
-                                   plan.var_axes[g], opts.metadata_params));
-    publish(scope, out);
-    auto y = ys.second;
-    if (opts.out_axes != 0)
-      y = linum::detail::tree_apply(y,
-                                    [&](const Array& a) { return moveaxis(a, 0, opts.out_axes); });
-    return std::make_pair(cfinal.second, y);
+      auto step = [&](const std::pair<Tree, Carry>& state, const detail::ScanSlice& x) {
+        const auto& [carry_vars, carry] = state;
+        // The first step is Flax's first trace too: its broadcast outputs join the loop-invariant
+        // variables, and every iteration starts from the counters it left.
+        if (!second_trace) {
+          broadcast_out = detail::ScanVariables::of(body(carry_vars, carry, x).second).broadcast;
+          broadcast = detail::merge_trees(broadcast, *broadcast_out);
+          second_trace = p.counters();
+        } else {
+          p.restore(*second_trace);
+        }
+        auto [r, out] = body(carry_vars, carry, x);
+        const auto v = detail::ScanVariables::of(out);
+        return std::make_pair(
+            std::make_pair(detail::keep_carry(carry_vars, v.carry), Carry(std::get<0>(r))),
+            std::make_pair(v.scan, std::get<1>(r)));
+      };
+      auto [last, ys] = linum::scan(step, std::make_pair(c.carry, init), c.xs,
+                                    linum::ScanOptions{c.length, opts.reverse});
+      const detail::ScanVariables out{broadcast_out.value_or(p.empty_group()), last.first,
+                                      ys.first};
+      return std::make_pair(std::make_pair(last.second, detail::move_out_axis(ys.second, opts)),
+                            detail::scan_outputs(p, opts, out));
+    });
   };
 }
 

@@ -1,5 +1,6 @@
-// flax.core.lift's differentiation transforms (flax/core/lift.py): vjp, value_and_grad, jvp. Each
-// packs the scope's variables as explicit Tree arguments of linum::vjp / linum::jvp.
+// flax.core.lift's differentiation transforms (flax/core/lift.py): vjp, value_and_grad, jvp and
+// checkpoint. Each is pack around linum::vjp / jvp / checkpoint with the variable groups as
+// explicit Tree arguments.
 #pragma once
 
 #include <memory>
@@ -20,45 +21,45 @@ struct VjpOptions {
 
 namespace detail {
 Tree zeros_like_tree(const Tree& t);
-// jvp's tangents for `vars`: zeros, except the non-empty collections of variable_tangents.
+// jvp's tangents for the packed variable group `vars`: zeros, except the non-empty collections
+// of variable_tangents ({col: tangents}).
 Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents);
-}  // namespace detail
 
-namespace detail {
 // lift.vjp's work. With Aux, fn returns (y, aux): aux is passed through undifferentiated and the
 // result is (y, bwd, aux).
 template <bool Aux, class F, class... P>
 auto vjp_impl(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) {
   PackSpec spec{{opts.vjp_variables, opts.variables}, {opts.variables}, {opts.rngs}, "vjp"};
-  Packed packed = pack(scope, spec);
-  const Tree other = packed.variables[1];
-  auto wrapper = [&](const Tree& vjp_vars, const P&... a) {
-    Scope inner = inner_scope(scope, spec, {vjp_vars, other}, packed.rngs);
-    InnerGuard guard{inner};
-    auto y = fn(inner, a...);
+  return pack(spec, scope, [&](const auto& p) {
+    auto wrapper = [&](const Tree& vjp_vars, const P&... a) {
+      auto [y, out] = p.call(fn, Tree::tuple({vjp_vars, p.variables()[1]}), p.rngs(), a...);
+      if constexpr (Aux)
+        return std::make_pair(std::make_pair(std::move(y.first), std::move(out)),
+                              std::move(y.second));
+      else
+        return std::make_pair(std::move(y), std::move(out));
+    };
+    auto result = [&] {
+      if constexpr (Aux)
+        return linum::vjp(wrapper, p.variables()[0], primals..., linum::has_aux);
+      else
+        return linum::vjp(wrapper, p.variables()[0], primals...);
+    }();
+    auto& [y, out] = std::get<0>(result);
+    // The published variables are outputs too; they get zero cotangents. The variables' gradient
+    // is the one packed scope's dict.
+    auto bwd = [pullback = std::move(std::get<1>(result)),
+                zero = zeros_like_tree(out)](const auto& ct) {
+      auto grads = pullback(std::make_pair(ct, zero));
+      std::get<0>(grads) = Tree(std::get<0>(grads)[0]);
+      return grads;
+    };
     if constexpr (Aux)
-      return std::make_pair(std::make_pair(std::move(y.first), Tree::tuple(repack(inner, spec))),
-                            std::move(y.second));
+      return std::make_pair(std::make_tuple(y, std::move(bwd), std::move(std::get<2>(result))),
+                            out);
     else
-      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
-  };
-  auto result = [&] {
-    if constexpr (Aux)
-      return linum::vjp(wrapper, packed.variables[0], primals..., linum::has_aux);
-    else
-      return linum::vjp(wrapper, packed.variables[0], primals...);
-  }();
-  auto& out = std::get<0>(result);
-  publish(scope, out.second.items());
-  // The published variables are outputs too; they get zero cotangents.
-  Tree zero = zeros_like_tree(out.second);
-  auto bwd = [pullback = std::move(std::get<1>(result)), zero](const auto& ct) {
-    return pullback(std::make_pair(ct, zero));
-  };
-  if constexpr (Aux)
-    return std::make_tuple(out.first, std::move(bwd), std::move(std::get<2>(result)));
-  else
-    return std::make_pair(out.first, std::move(bwd));
+      return std::make_pair(std::make_pair(y, std::move(bwd)), out);
+  });
 }
 // Drops the variables' gradient from bwd's result: the gradients of the primals only.
 template <class G>
@@ -100,44 +101,32 @@ auto value_and_grad(HasAux, F fn, Scope& scope, const P&... primals) {
 template <class F, class... P, class... T>
 auto jvp(F fn, Scope& scope, const std::tuple<P...>& primals, const std::tuple<T...>& tangents,
          const Tree& variable_tangents, Filter variables = true, Filter rngs = true) {
-  PackSpec spec{{variables}, {variables}, {rngs}, "jvp"};
-  Packed packed = pack(scope, spec);
-  auto wrapper = [&](const Tree& vars, const P&... a) {
-    Scope inner = inner_scope(scope, spec, {vars}, packed.rngs);
-    InnerGuard guard{inner};
-    auto y = fn(inner, a...);
-    return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
-  };
-  Tree vt = detail::variable_tangents_for(packed.variables[0], variable_tangents);
-  auto [out, out_t] = linum::jvp(wrapper, std::tuple_cat(std::tuple{packed.variables[0]}, primals),
-                                 std::tuple_cat(std::tuple{vt}, tangents));
-  publish(scope, out.second.items());
-  return std::make_pair(out.first, out_t.first);
+  return pack(PackSpec{{variables}, {variables}, {rngs}, "jvp"}, scope, [&](const auto& p) {
+    auto wrapper = [&](const Tree& vars, const P&... a) {
+      return p.call(fn, vars, p.rngs(), a...);
+    };
+    Tree vt = detail::variable_tangents_for(p.variables(), variable_tangents);
+    auto [out, out_t] = linum::jvp(wrapper, std::tuple_cat(std::tuple{p.variables()}, primals),
+                                   std::tuple_cat(std::tuple{vt}, tangents));
+    return std::make_pair(std::make_pair(out.first, out_t.first), out.second);
+  });
 }
 
-// lift.checkpoint / remat(fn, variables, rngs): fn(Scope&, args...) under linum::checkpoint. Flax
-// traces it once per call, so the backward pass's recomputation draws the same keys from a copy
-// of the counters and leaves the outer ones alone.
+// lift.checkpoint / remat(fn, variables, rngs): fn(scopes, args...) under linum::checkpoint. Flax
+// traces it once per call, so the backward pass's recomputation draws the keys the first run drew
+// from a copy of the counters and leaves the outer ones alone.
 template <class F>
 auto checkpoint(F fn, Filter variables = true, Filter rngs = true) {
-  return [fn = std::move(fn), variables, rngs](Scope& scope, const auto&... args) {
+  return [fn = std::move(fn), variables, rngs](auto&& scopes, const auto&... args) {
     PackSpec spec{{variables}, {variables}, {rngs}, "remat"};  // Flax packs checkpoint as "remat"
-    Packed packed = pack(scope, spec);
-    auto before = std::make_shared<RngCounters>(snapshot_counters(*scope.rng_counters()));
-    auto first = std::make_shared<bool>(true);
-    auto body = [fn, spec, rng = packed.rngs, outer = scope, before, first](const Tree& vars,
-                                                                            const auto&... a) {
-      auto counters =
-          *first ? outer.rng_counters() : std::make_shared<RngCounters>(snapshot_counters(*before));
-      *first = false;
-      Scope inner = inner_scope(outer, spec, {vars}, rng, true, counters);
-      InnerGuard guard{inner};
-      auto y = fn(inner, a...);
-      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
-    };
-    auto [y, out] = linum::checkpoint(body)(packed.variables[0], args...);
-    publish(scope, out.items());
-    return y;
+    return pack(spec, scopes, [&](const auto& p) {
+      auto body = [p, fn, before = p.counters(), first = std::make_shared<bool>(true)](
+                      const Tree& vars, const auto&... a) {
+        const bool again = !std::exchange(*first, false);
+        return p.call_with({.counters = again ? &before : nullptr}, fn, vars, p.rngs(), a...);
+      };
+      return linum::checkpoint(body)(p.variables(), args...);
+    });
   };
 }
 template <class F>

@@ -32,33 +32,31 @@ auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "param
   static_assert(((ND > 0) && ...), "custom_vjp: nondiff_argnums must not include the scope (0)");
   return [=](Scope& scope, const auto&... args) {
     PackSpec spec{{grad_vars, true}, {grad_vars, true}, {true}, "custom_vjp"};
-    Packed packed = pack(scope, spec);
-    // f and fwd may run again in a backward pass after this call returned: they own copies.
-    auto run = [spec, other = packed.variables[1], rngs = packed.rngs, outer = scope](
-                   const auto& body, const Tree& gv, const auto&... a) {
-      Scope inner = inner_scope(outer, spec, {gv, other}, rngs);
-      InnerGuard guard{inner};
-      auto y = body(inner, a...);
-      return std::make_pair(std::move(y), Tree::tuple(repack(inner, spec)));
-    };
-    auto f = [run, fn](const Tree& gv, const auto&... a) { return run(fn, gv, a...); };
-    auto fwd = [run, forward_fn](const Tree& gv, const auto&... a) {
-      auto [out, vars] = run(forward_fn, gv, a...);
-      return std::make_pair(std::make_pair(std::move(out.first), std::move(vars)),
-                            std::move(out.second));
-    };
-    // The repacked variables are outputs too; their cotangent is dropped, as in Flax.
-    auto bwd = [backward_fn](const auto&... a) {
-      auto t = std::forward_as_tuple(a...);
-      constexpr std::size_t n = sizeof...(a);
-      return [&]<std::size_t... K>(std::index_sequence<K...>) {
-        return backward_fn(std::get<K>(t)..., std::get<n - 2>(t), std::get<n - 1>(t).first);
-      }
-      (std::make_index_sequence<n - 2>{});
-    };
-    auto [y, out] = linum::custom_vjp(f, fwd, bwd, nd)(packed.variables[0], args...);
-    publish(scope, out.items());
-    return y;
+    return pack(spec, scope, [&](const auto& p) {
+      // f and fwd may run again in a backward pass after this call returned: they own copies.
+      auto run = [p](const auto& body, const Tree& gv, const auto&... a) {
+        return p.call(body, Tree::tuple({gv, p.variables()[1]}), p.rngs(), a...);
+      };
+      auto f = [run, fn](const Tree& gv, const auto&... a) { return run(fn, gv, a...); };
+      auto fwd = [run, forward_fn](const Tree& gv, const auto&... a) {
+        auto [out, vars] = run(forward_fn, gv, a...);
+        return std::make_pair(std::make_pair(std::move(out.first), std::move(vars)),
+                              std::move(out.second));
+      };
+      // The repacked variables are outputs too; their cotangent is dropped, as in Flax. The
+      // variable cotangents are the one packed scope's.
+      auto bwd = [backward_fn](const auto&... a) {
+        auto t = std::forward_as_tuple(a...);
+        constexpr std::size_t n = sizeof...(a);
+        auto cts = [&]<std::size_t... K>(std::index_sequence<K...>) {
+          return backward_fn(std::get<K>(t)..., std::get<n - 2>(t), std::get<n - 1>(t).first);
+        }
+        (std::make_index_sequence<n - 2>{});
+        std::get<0>(cts) = Tree::tuple({Tree(std::get<0>(cts))});
+        return cts;
+      };
+      return linum::custom_vjp(f, fwd, bwd, nd)(p.variables()[0], args...);
+    });
   };
 }
 
@@ -85,24 +83,17 @@ auto map_variables(F fn, Filter mapped_collections, In map_in_fn, Out map_out_fn
                   {opts.rngs},
                   "map_variables",
                   /*sorted_outputs=*/false};
-    Packed packed = pack(scope, spec);
-    Tree target = packed.variables[0];
-    if (opts.init && !is_filter_empty(scope.mutable_filter())) {
-      Scope inner = inner_scope(scope, spec, {target, packed.variables[1]}, packed.rngs);
-      InnerGuard guard{inner};
-      fn(inner, args...);
-      target = map_out_fn(repack(inner, spec)[0]);
-    }
-    target = map_in_fn(target);
-    Scope inner = inner_scope(scope, spec, {target, packed.variables[1]}, packed.rngs);
-    auto y = [&] {
-      InnerGuard guard{inner};
-      return fn(inner, args...);
-    }();
-    std::vector<Tree> out = repack(inner, spec);
-    if (write_back) out[0] = map_out_fn(out[0]);
-    publish(scope, out);
-    return y;
+    return pack(spec, scope, [&](const auto& p) {
+      // The maps see the packed scope's {col: its part}.
+      auto mapped = [](const auto& map, const Tree& group) { return Tree::tuple({map(group[0])}); };
+      Tree target = p.variables()[0];
+      if (opts.init && !is_filter_empty(scope.mutable_filter()))
+        target = mapped(map_out_fn, p.call(fn, p.variables(), p.rngs(), args...).second[0]);
+      auto out =
+          p.call(fn, Tree::tuple({mapped(map_in_fn, target), p.variables()[1]}), p.rngs(), args...);
+      if (write_back) out.second.items()[0] = mapped(map_out_fn, out.second[0]);
+      return out;
+    });
   };
 }
 

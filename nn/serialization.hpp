@@ -34,6 +34,7 @@
 #include <linum/autodiff/tree_bridge.hpp>
 #include <linum/error.hpp>
 #include <linum/pytree/frozen_dict.hpp>
+#include <linum/pytree/to_dynamic.hpp>
 
 namespace linum::serialization {
 
@@ -99,63 +100,21 @@ std::string child_key(std::size_t i) {
     return std::to_string(i);
 }
 
-template <class T>
-Tree to_sd(const T& x);
-
-template <class Seq>
-Tree seq_to_sd(const Seq& xs) {
-  Tree::dict_type d;
-  std::size_t i = 0;
-  for (const auto& x : xs) d.insert_or_assign(std::to_string(i++), to_sd(x));
-  return Tree(std::move(d));
-}
-
-template <class T>
-Tree to_sd(const T& x) {
-  constexpr Category c = category_v<T>;
-  pytree::detail::check_pytree<T>();
-  if constexpr (std::is_same_v<T, Array>) {
-    return Tree(x);
-  } else if constexpr (c == Category::Leaf) {
-    return Tree(Array(x));
-  } else if constexpr (c == Category::Dynamic) {
-    static_assert(std::is_same_v<T, Tree>, "to_state_dict: a BasicTree must hold Arrays");
+// to_state_dict's nodes: a dynamic tree through tree_to_state_dict, every sequence (tuple,
+// vector, custom node) a dict of its children by name.
+struct StateDictStyle {
+  template <class X>
+  Tree dynamic(const X& x) const {
+    static_assert(std::is_same_v<X, Tree>, "to_state_dict: a BasicTree must hold Arrays");
     return tree_to_state_dict(x);
-  } else if constexpr (c == Category::Frozen) {
-    return tree_to_state_dict(x.unfreeze());
-  } else if constexpr (c == Category::Optional) {
-    return x ? to_sd(*x) : Tree();
-  } else if constexpr (c == Category::Tuple) {
+  }
+  template <class KeyOf>
+  Tree sequence(Tree::seq_type items, pytree::SequenceKind, const KeyOf& key) const {
     Tree::dict_type d;
-    std::size_t i = 0;
-    std::apply([&](const auto&... e) { (d.insert_or_assign(std::to_string(i++), to_sd(e)), ...); },
-               x);
-    return Tree(std::move(d));
-  } else if constexpr (c == Category::List) {
-    return seq_to_sd(x);
-  } else if constexpr (c == Category::Dict) {
-    Tree::dict_type d;
-    for (const auto& [k, v] : x) d.insert_or_assign(k, to_sd(v));
-    return Tree(std::move(d));
-  } else if constexpr (c == Category::Struct) {
-    Tree::dict_type d;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (d.insert_or_assign(pytree::detail::struct_field_name<I, T>(),
-                          to_sd(pytree::detail::struct_field<I>(x))),
-       ...);
-    }
-    (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
-    return Tree(std::move(d));
-  } else {  // a node_traits node: its children by key, or "0", "1", ...
-    auto children = pytree::node_traits<T>::children(x);
-    Tree::dict_type d;
-    std::size_t i = 0;
-    std::apply(
-        [&](const auto&... e) { ((d.insert_or_assign(child_key<T>(i), to_sd(e)), ++i), ...); },
-        children);
+    for (std::size_t i = 0; i < items.size(); ++i) d.insert_or_assign(key(i), std::move(items[i]));
     return Tree(std::move(d));
   }
-}
+};
 
 template <class T>
 T from_sd(const T& target, const Tree& state, RestorePath& path) {
@@ -253,7 +212,7 @@ T from_sd(const T& target, const Tree& state, RestorePath& path) {
 // structs (optax states, TrainState) dicts of their fields; FrozenDict and string maps dicts.
 template <class T>
 Tree to_state_dict(const T& target) {
-  return detail::to_sd(target);
+  return pytree::to_dynamic<Array>(target, detail::StateDictStyle{});
 }
 
 // flax.serialization.from_state_dict: a copy of target with the state's values. The state must

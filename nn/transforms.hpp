@@ -9,11 +9,8 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
-#include <string_view>
-#include <typeindex>
 #include <utility>
 #include <vector>
 
@@ -42,72 +39,6 @@ void take_target(M& target, const char* transform) {
         target.type_name() + "(...)");
   }
 }
-// A copy of `proto` bound as the root of a lifted scope.
-template <class M>
-M bind_inner(const M& proto, const Scope& inner) {
-  M m = proto.clone();
-  m.bind_root(inner);
-  return m;
-}
-// The body of a transformed module type: a copy of the target bound to the lifted scopes,
-// called with the transform's arguments. It owns its copy (checkpoint calls it again later).
-template <class M>
-auto lifted_method(const M& target) {
-  return [target](const std::vector<Scope>& outer, std::vector<Scope>& inner, const auto&... a) {
-    M m = bind_lifted(target, outer, inner);
-    return m(a...);
-  };
-}
-// Where a function-form transform's lifted copies leave their auto-name cursor.
-using NamesSlot = std::shared_ptr<std::optional<ModuleBase::AutonameCursor>>;
-// Flax's _state.export / reimport around a function-form transform: every lifted copy of
-// `module` starts from its auto-names as they were before the transform, and the names the last
-// copy took are the module's when the transform returns, so a Dense made after it is not one
-// made inside again. Bodies hold `slot`, not this: checkpoint runs them after the call.
-class NamesBack {
- public:
-  explicit NamesBack(ModuleBase& module) : module_(module) {}
-  ~NamesBack() {
-    if (*slot) module_.reimport_autoname_cursor(**slot);
-  }
-  NamesBack(const NamesBack&) = delete;
-  NamesBack& operator=(const NamesBack&) = delete;
-  const NamesSlot slot = std::make_shared<std::optional<ModuleBase::AutonameCursor>>();
-
- private:
-  ModuleBase& module_;
-};
-// fn(module, args...) run as a method of `m`, as Flax wraps a direct transform's function: modules
-// built inside are m's children, in the lifted scope. The method name is Flax's for a lambda, so
-// the default capture_intermediates filter ('__call__') does not capture it. The names m took
-// go to `names` before the method's exit restarts them.
-template <class M, class F, class... A>
-auto run_as_method(M& m, const NamesSlot& names, const F& fn, const A&... args) {
-  return m.method("<lambda>", [&] {
-    auto y = fn(m, args...);
-    *names = m.autoname_cursor();
-    return y;
-  });
-}
-// A copy of the running module `outer` bound to a lifted scope, continuing its auto-names: the
-// module argument of the direct transforms (whose fields stay bound where they are, as Flax's
-// multi_scope=False).
-template <class M>
-struct LiftedSelf {
-  M inner;
-  NamesSlot names;
-  LiftedSelf(const M& outer, const Scope& s, NamesSlot n)
-      : inner(outer.clone()), names(std::move(n)) {
-    inner.copy_autoname_cursor_from(outer);
-    inner.bind_root(s);
-  }
-  template <class F, class... A>
-  auto run(const F& fn, const A&... args) {
-    return run_as_method(inner, names, fn, args...);
-  }
-  LiftedSelf(const LiftedSelf&) = delete;
-  LiftedSelf& operator=(const LiftedSelf&) = delete;
-};
 }  // namespace detail
 
 // ---- transformed module types ------------------------------------------------------------------
@@ -139,9 +70,8 @@ struct Vmap : detail::LiftedModule<Vmap<M>> {
   }
   template <class... A>
   auto call(const A&... args) {
-    auto make = [this](auto fn) { return lift::vmap(fn, opts); };
-    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
-                               detail::lifted_method(target), args...);
+    return lift::vmap(detail::lifted_call(target), opts)(
+        detail::module_scopes(this->scope(), target), args...);
   }
 };
 template <class M>
@@ -167,9 +97,8 @@ struct Scan : detail::LiftedModule<Scan<M>> {
   }
   template <class C, class... X>
   auto call(const C& carry, const X&... xs) {
-    auto make = [this](auto fn) { return lift::scan(fn, opts); };
-    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
-                               detail::lifted_method(target), carry, xs...);
+    return lift::scan(detail::lifted_call(target), opts)(
+        detail::module_scopes(this->scope(), target), carry, xs...);
   }
   template <class Fn, class C, class... X>
   auto call_method(const std::string& name, Fn method_ptr, const C& carry, const X&... xs) {
@@ -179,14 +108,12 @@ struct Scan : detail::LiftedModule<Scan<M>> {
                        "\"; pass them in methods={name: options}");
     }
     return this->method(name.c_str(), [&] {
-      auto make = [&](auto fn) { return lift::scan(fn, it->second); };
-      auto body = [t = target, method_ptr](const std::vector<Scope>& outer,
-                                           std::vector<Scope>& inner, const auto&... a) {
-        M m = detail::bind_lifted(t, outer, inner);
+      auto body = [t = target, method_ptr](auto& inner, const auto&... a) {
+        M m = detail::lifted_copy(t, inner);
         return (m.*method_ptr)(a...);
       };
-      return detail::lift_scopes(make, detail::module_scopes(this->scope(), target), body, carry,
-                                 xs...);
+      return lift::scan(body, it->second)(detail::module_scopes(this->scope(), target), carry,
+                                          xs...);
     });
   }
   // A scanned cell's carry, as Flax's transformed class inherits LSTMCell.initialize_carry
@@ -212,12 +139,8 @@ requires std::derived_from<M, ModuleBase> Scan<M> scan(
 // nn.vjp(fn, module, *primals) -> (y, bwd) with bwd(ct) = (params grads, primal grads...).
 template <class F, class M, class... P>
 auto vjp(F fn, M& module, const P&... primals) {
-  detail::NamesBack back(module);
-  auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s, back.slot);
-    return m.run(fn, p...);
-  };
-  return lift::vjp(body, module.scope(), primals...);
+  const detail::LiftDirect<M> lifted(module);
+  return lift::vjp(lifted.body(std::move(fn)), lifted.scope(), primals...);
 }
 
 namespace detail {
@@ -231,16 +154,15 @@ inline void check_scalar_output(const Array& y) {
 // nn.value_and_grad's work over the primals (the has_aux tag already split off).
 template <bool Aux, class F, class M, class... P>
 auto module_value_and_grad(F& fn, M& module, const P&... primals) {
-  NamesBack back(module);
-  auto body = [&](Scope& s, const auto&... p) {
-    LiftedSelf<M> m(module, s, back.slot);
-    auto y = m.run(fn, p...);
+  const LiftDirect<M> lifted(module);
+  auto body = lifted.body([&fn](M& m, const auto&... p) {
+    auto y = fn(m, p...);
     if constexpr (Aux)
       check_scalar_output(std::get<0>(y));
     else
       check_scalar_output(y);
     return y;
-  };
+  });
   if constexpr (Aux) {
     auto [y, aux, grads] = lift::value_and_grad(linum::has_aux, body, module.scope(), primals...);
     return std::make_pair(std::make_pair(y, std::move(aux)), std::move(grads));
@@ -284,27 +206,12 @@ auto grad(F fn, M& module, const P&... primals) {
 template <class F, class M, class... P, class... T>
 auto jvp(F fn, M& module, const std::tuple<P...>& primals, const std::tuple<T...>& tangents,
          const Tree& variable_tangents = Tree::dict()) {
-  detail::NamesBack back(module);
-  auto body = [&](Scope& s, const auto&... p) {
-    detail::LiftedSelf<M> m(module, s, back.slot);
-    return m.run(fn, p...);
-  };
-  return lift::jvp(body, module.scope(), primals, tangents, variable_tangents);
+  const detail::LiftDirect<M> lifted(module);
+  return lift::jvp(lifted.body(std::move(fn)), lifted.scope(), primals, tangents,
+                   variable_tangents);
 }
 
 // ---- checkpoint, remat_scan, map_variables, jit: transformed module types ----------------------
-
-namespace detail {
-// The target's call as a lifted function. It owns a copy of the target: a checkpointed call runs
-// again in the backward pass, after the module that made it may be gone.
-template <class M>
-auto lifted_call(const M& target) {
-  return [target](lift::Scope& s, const auto&... a) {
-    M m = bind_inner(target, s);
-    return m(a...);
-  };
-}
-}  // namespace detail
 
 // nn.checkpoint / nn.remat(Module, variables, rngs): the module's call under lift::checkpoint;
 // class name CheckpointM as in Flax (lift.checkpoint's name).
@@ -318,9 +225,8 @@ struct Checkpoint : detail::LiftedModule<Checkpoint<M>> {
   }
   template <class... A>
   auto call(const A&... args) {
-    auto make = [this](auto fn) { return lift::checkpoint(fn, variables, rngs); };
-    return detail::lift_scopes(make, detail::module_scopes(this->scope(), target),
-                               detail::lifted_method(target), args...);
+    return lift::checkpoint(detail::lifted_call(target), variables, rngs)(
+        detail::module_scopes(this->scope(), target), args...);
   }
 };
 template <class M>
@@ -350,9 +256,7 @@ struct RematScan : detail::LiftedModule<RematScan<M>> {
   }
   template <class C>
   C call(const C& carry) {
-    auto body = [fn = detail::lifted_call(target)](lift::Scope& s, const C& c) {
-      return C(fn(s, c));
-    };
+    auto body = [fn = detail::lifted_call(target)](Scope& s, const C& c) { return C(fn(s, c)); };
     return lift::remat_scan(body, lengths, opts)(this->scope(), carry);
   }
 };
@@ -403,13 +307,9 @@ requires(!std::derived_from<F, ModuleBase>) auto map_variables(
     F fn, Filter mapped_collections, VariablesMap trans_in_fn, VariablesMap trans_out_fn,
     lift::MapVariablesOptions opts = {}) {
   return [=]<class M, class... A>(M& module, const A&... args) {
-    detail::NamesBack back(module);
-    auto body = [&](lift::Scope& s, const auto&... a) {
-      detail::LiftedSelf<M> m(module, s, back.slot);
-      return m.run(fn, a...);
-    };
-    return lift::map_variables(body, mapped_collections, trans_in_fn, trans_out_fn, opts)(
-        module.scope(), args...);
+    const detail::LiftDirect<M> lifted(module);
+    return lift::map_variables(lifted.body(fn), mapped_collections, trans_in_fn, trans_out_fn,
+                               opts)(lifted.scope(), args...);
   };
 }
 
@@ -438,43 +338,6 @@ using lift::meta::Partitioned;
 using lift::meta::unbox;
 using lift::meta::with_partitioning;
 
-namespace detail {
-// Flax's fork_rngs (flax/linen/transforms.py): every rng stream of `scope` is replaced by the fresh
-// key make_rng(stream) draws there (advancing its counter) while body(inner, args...) runs, so
-// nn.jit and nn.fold_rngs draw the same keys, unlike the untransformed module.
-template <class Body, class... A>
-auto forked(Scope& scope, const char* name, const Body& body, const A&... args) {
-  // nn.jit's outputs cross jax.jit; fold_rngs calls the body directly (lift.fold_rngs).
-  lift::PackSpec spec{{true}, {true}, {true}, name, std::string_view(name) != "fold_rngs"};
-  lift::Packed p = lift::pack(scope, spec);
-  for (auto& group : p.rngs)
-    for (auto& [stream, r] : group) r = lift::LazyRng::create(scope.make_rng(stream));
-  Scope inner = lift::inner_scope(scope, spec, p.variables, p.rngs);
-  auto y = [&] {
-    lift::InnerGuard guard{inner};
-    return body(inner, args...);
-  }();
-  lift::publish(scope, lift::repack(inner, spec));
-  return y;
-}
-}  // namespace detail
-
-namespace detail {
-// A lifted jit whose body is set by each call: with several scopes, lift_scopes builds the body
-// over that call's scopes, and only a call that traces runs it.
-template <class R, class... A>
-struct SlotBody {
-  std::shared_ptr<std::function<R(lift::Scope&, const A&...)>> fn;
-  R operator()(lift::Scope& s, const A&... a) const { return (*fn)(s, a...); }
-};
-template <class R, class... A>
-struct SlotJit {
-  std::shared_ptr<std::function<R(lift::Scope&, const A&...)>> fn =
-      std::make_shared<std::function<R(lift::Scope&, const A&...)>>();
-  lift::LiftedJit<SlotBody<R, A...>> jit{SlotBody<R, A...>{fn}, true, true, JitOptions{}};
-};
-}  // namespace detail
-
 // nn.jit(Module) and nn.fold_rngs(Module), after Flax's fork_rngs. JitM runs the target's call
 // under lift::jit: traced once per signature and mutable filter, replayed after; copies of a
 // JitM (each apply binds one) share its traces. A target holding modules bound elsewhere
@@ -482,44 +345,34 @@ struct SlotJit {
 // are modules still run eagerly (same values).
 template <class M>
 struct Jit : detail::LiftedModule<Jit<M>> {
-  using Body = decltype(detail::lifted_call(std::declval<const M&>()));
   M target;
-  std::shared_ptr<lift::LiftedJit<Body>> jitted;
-  // With module_fields: one lifted jit per call signature (argument types).
-  std::shared_ptr<std::map<std::type_index, std::shared_ptr<void>>> by_args =
-      std::make_shared<std::map<std::type_index, std::shared_ptr<void>>>();
-  explicit Jit(M t) : target(std::move(t)) {
-    detail::take_target(target, "jit");
-    jitted = std::make_shared<lift::LiftedJit<Body>>(detail::lifted_call(target), true, true,
-                                                     JitOptions{});
-  }
+  // The module whose call is being traced: copies of a JitM share the lifted jit, whose body
+  // reads the target (its fields bound where this call's are) through this slot.
+  std::shared_ptr<const M*> current = std::make_shared<const M*>(nullptr);
+  struct Body {
+    std::shared_ptr<const M*> current;
+    template <class... A>
+    auto operator()(std::vector<Scope>& inner, const A&... a) const {
+      M m = detail::lifted_copy(**current, inner);
+      return m(a...);
+    }
+  };
+  std::shared_ptr<lift::LiftedJit<Body, std::vector<Scope>>> jitted =
+      std::make_shared<lift::LiftedJit<Body, std::vector<Scope>>>(Body{current}, true, true,
+                                                                  JitOptions{});
+  explicit Jit(M t) : target(std::move(t)) { detail::take_target(target, "jit"); }
   template <class... A>
   auto call(const A&... args) {
-    constexpr bool module_args = (std::is_base_of_v<ModuleBase, A> || ...);
-    if constexpr (module_args) {
+    if constexpr ((std::is_base_of_v<ModuleBase, A> || ...)) {
       return detail::forked(this->scope(), "jit", detail::lifted_call(target), args...);
     } else {
-      const std::vector<Scope> scopes = detail::module_scopes(this->scope(), target);
-      if (scopes.size() == 1) {
-        auto traced = [this](Scope& s, const A&... a) { return (*jitted)(s, a...); };
-        return detail::forked(this->scope(), "jit", traced, args...);
-      }
-      using R =
-          std::decay_t<decltype(detail::lifted_call(target)(std::declval<Scope&>(), args...))>;
-      using Slot = detail::SlotJit<R, A...>;
-      auto& entry = (*by_args)[std::type_index(typeid(Slot))];
-      if (!entry) entry = std::make_shared<Slot>();
-      auto slot = std::static_pointer_cast<Slot>(entry);
-      auto body = [&](Scope& inner, const A&... a) {
-        std::vector<Scope> lifted = scopes;
-        lifted[0] = inner;  // the module's own scope, its rngs forked
-        auto make = [slot](auto fn) {
-          *slot->fn = fn;
-          return [slot](Scope& s, const A&... b) { return slot->jit(s, b...); };
-        };
-        return detail::lift_scopes(make, lifted, detail::lifted_method(target), a...);
+      std::vector<Scope> scopes = detail::module_scopes(this->scope(), target);
+      auto traced = [&](Scope& own, const A&... a) {
+        scopes[0] = own;  // the module's own scope, its rngs forked
+        *current = &target;
+        return (*jitted)(scopes, a...);
       };
-      return detail::forked(this->scope(), "jit", body, args...);
+      return detail::forked(this->scope(), "jit", traced, args...);
     }
   }
 };
@@ -545,31 +398,18 @@ requires std::derived_from<M, ModuleBase> FoldRngs<M> fold_rngs(M target) {
 template <class TF, class FF, class M, class... Ops>
 auto cond(const Array& pred, const TF& true_fun, const FF& false_fun, M& module,
           const Ops&... operands) {
-  detail::NamesBack back(module);
-  auto lifted = [&module, &back](const auto& fn) {
-    return [&module, &fn, names = back.slot](lift::Scope& s, const auto&... o) {
-      detail::LiftedSelf<M> m(module, s, names);
-      return m.run(fn, o...);
-    };
-  };
-  return lift::cond(pred, lifted(true_fun), lifted(false_fun), module.scope(), operands...);
+  const detail::LiftDirect<M> lifted(module);
+  return lift::cond(pred, lifted.body(true_fun), lifted.body(false_fun), lifted.scope(),
+                    operands...);
 }
 
 // nn.switch(index, branches, module, *operands): branches a std::vector of fn(M&, operands...).
 template <class Branches, class M, class... Ops>
 auto switch_(const Array& index, const Branches& branches, M& module, const Ops&... operands) {
-  using Fn = std::decay_t<decltype(*std::begin(branches))>;
-  std::vector<std::function<decltype(std::declval<const Fn&>()(module, operands...))(
-      lift::Scope&, const Ops&...)>>
-      lifted;
-  detail::NamesBack back(module);
-  for (const auto& b : branches) {
-    lifted.push_back([&module, &b, names = back.slot](lift::Scope& s, const Ops&... o) {
-      detail::LiftedSelf<M> m(module, s, names);
-      return m.run(b, o...);
-    });
-  }
-  return lift::switch_(index, lifted, module.scope(), operands...);
+  const detail::LiftDirect<M> lifted(module);
+  std::vector<decltype(lifted.body(*std::begin(branches)))> bodies;
+  for (const auto& b : branches) bodies.push_back(lifted.body(b));
+  return lift::switch_(index, bodies, lifted.scope(), operands...);
 }
 
 // nn.while_loop(cond_fn, body_fn, module, init, carry_variables=False, broadcast_variables=True,
@@ -577,16 +417,8 @@ auto switch_(const Array& index, const Branches& branches, M& module, const Ops&
 template <class CF, class BF, class M, class C>
 C while_loop(const CF& cond_fn, const BF& body_fn, M& module, const C& init,
              const lift::WhileOptions& opts = {}) {
-  detail::NamesBack back(module);
-  auto c = [&](lift::Scope& s, const C& x) {
-    detail::LiftedSelf<M> m(module, s, back.slot);
-    return m.run(cond_fn, x);
-  };
-  auto b = [&](lift::Scope& s, const C& x) {
-    detail::LiftedSelf<M> m(module, s, back.slot);
-    return C(m.run(body_fn, x));
-  };
-  return lift::while_loop(c, b, module.scope(), init, opts);
+  const detail::LiftDirect<M> lifted(module);
+  return lift::while_loop(lifted.body(cond_fn), lifted.body(body_fn), lifted.scope(), init, opts);
 }
 
 // nn.custom_vjp(fn, forward_fn, backward_fn, grad_vars='params', nondiff_argnums): returns
@@ -597,19 +429,9 @@ template <class F, class Fwd, class Bwd, int... ND>
 auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "params",
                 NondiffArgnums<ND...> nd = {}) {
   return [=]<class M, class... A>(M& module, const A&... args) {
-    detail::NamesBack back(module);
-    auto lifted = [&module, &back](auto f) {
-      M proto = module.clone();
-      proto.copy_autoname_cursor_from(module);
-      return [proto, f, names = back.slot](lift::Scope& s, const auto&... a) {
-        M m = proto.clone();
-        m.copy_autoname_cursor_from(proto);
-        m.bind_root(s);
-        return detail::run_as_method(m, names, f, a...);
-      };
-    };
-    return lift::custom_vjp(lifted(fn), lifted(forward_fn), backward_fn, grad_vars, nd)(
-        module.scope(), args...);
+    const detail::LiftDirect<M> lifted(module);
+    return lift::custom_vjp(lifted.body(fn), lifted.body(forward_fn), backward_fn, grad_vars, nd)(
+        lifted.scope(), args...);
   };
 }
 

@@ -1,6 +1,7 @@
 // Linen transforms applied to a function fn(module, args...) rather than a module type: Flax's
 // method decorators (@nn.vmap on __call__) and nn.scan(body_fn)(self, ...). Each returns
-// (module, args...) -> result and lifts the module's scope plus its fields' (transforms_scopes).
+// (module, args...) -> result: the lift/ transform over detail::LiftDirect's body, lifting the
+// module's scope plus its fields' (transforms_scopes.hpp).
 #pragma once
 
 #include <concepts>
@@ -14,26 +15,6 @@ namespace linum::nn {
 namespace detail {
 template <class F>
 concept NotModule = !std::derived_from<F, ModuleBase>;
-
-// The body of a function-form transform: fn run as a method of a copy of `module` bound to the
-// lifted scopes, continuing its auto-names. It owns its copies (checkpoint recomputes later).
-template <class F, class M>
-auto lifted_fn(const F& fn, const M& module, NamesSlot names) {
-  M proto = module.clone();
-  proto.copy_autoname_cursor_from(module);
-  return [fn, proto, names](const std::vector<Scope>& outer, std::vector<Scope>& inner,
-                            const auto&... a) {
-    M m = bind_lifted(proto, outer, inner, &proto);
-    return run_as_method(m, names, fn, a...);
-  };
-}
-// fn under the lift/ transform `make` builds, over module's scopes.
-template <class Make, class F, class M, class... A>
-auto lift_fn(const Make& make, const F& fn, M& module, const A&... args) {
-  NamesBack back(module);
-  return lift_scopes(make, module_scopes(module.scope(), module), lifted_fn(fn, module, back.slot),
-                     args...);
-}
 }  // namespace detail
 
 // @nn.vmap(variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name) on a method:
@@ -42,7 +23,8 @@ template <detail::NotModule F>
 auto vmap(F fn, lift::VmapOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)]<class M, class... A>(M& module,
                                                                            const A&... args) {
-    return detail::lift_fn([&](auto f) { return lift::vmap(f, opts); }, fn, module, args...);
+    const detail::LiftDirect<M> lifted(module);
+    return lift::vmap(lifted.body(fn), opts)(lifted.scopes(), args...);
   };
 }
 
@@ -52,7 +34,8 @@ template <detail::NotModule F>
 auto scan(F fn, lift::ScanOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)]<class M, class C, class... X>(
              M& module, const C& carry, const X&... xs) {
-    return detail::lift_fn([&](auto f) { return lift::scan(f, opts); }, fn, module, carry, xs...);
+    const detail::LiftDirect<M> lifted(module);
+    return lift::scan(lifted.body(fn), opts)(lifted.scopes(), carry, xs...);
   };
 }
 
@@ -60,8 +43,8 @@ auto scan(F fn, lift::ScanOptions opts) {
 template <detail::NotModule F>
 auto checkpoint(F fn, Filter variables = true, Filter rngs = true) {
   return [=]<class M, class... A>(M& module, const A&... args) {
-    return detail::lift_fn([&](auto f) { return lift::checkpoint(f, variables, rngs); }, fn, module,
-                           args...);
+    const detail::LiftDirect<M> lifted(module);
+    return lift::checkpoint(lifted.body(fn), variables, rngs)(lifted.scopes(), args...);
   };
 }
 template <detail::NotModule F>
@@ -75,12 +58,8 @@ namespace detail {
 template <class F>
 auto forked_fn(F fn, const char* name) {
   return [fn = std::move(fn), name]<class M, class... A>(M& module, const A&... args) {
-    NamesBack back(module);
-    auto body = [&](Scope& s, const auto&... a) {
-      LiftedSelf<M> m(module, s, back.slot);
-      return m.run(fn, a...);
-    };
-    return forked(module.scope(), name, body, args...);
+    const LiftDirect<M> lifted(module);
+    return forked(lifted.scope(), name, lifted.body(fn), args...);
   };
 }
 }  // namespace detail

@@ -15,55 +15,32 @@
 
 #include <linum/optim/base.hpp>
 #include <linum/optim/combine.hpp>
+#include <linum/pytree/to_dynamic.hpp>
 
 namespace linum::optim {
 
 namespace detail {
 
-// Any pytree of Arrays as a dynamic Tree: tuples/pairs/arrays -> tuple, vectors -> list,
-// string maps / FrozenDict -> dict, Hana structs -> dict of fields, optional -> None or value,
-// custom nodes -> tuple of children, arithmetic leaves -> scalar Arrays.
-template <class T>
-Tree to_tree(const T& x) {
-  using pytree::detail::Category;
-  constexpr Category c = pytree::detail::category_v<T>;
-  pytree::detail::check_pytree<T>();
-  if constexpr (std::is_same_v<T, Array>) {
-    return Tree(x);
-  } else if constexpr (c == Category::Leaf) {
-    return Tree(Array(x));
-  } else if constexpr (c == Category::Dynamic) {
-    if constexpr (std::is_same_v<T, Tree>)
+// Any pytree of Arrays as a dynamic Tree: tuples/pairs/arrays and custom nodes -> tuple,
+// vectors -> list, string maps / FrozenDict -> dict, Hana structs -> dict of fields, optional ->
+// None or value, arithmetic leaves -> scalar Arrays.
+struct ErasedStateStyle {
+  template <class X>
+  Tree dynamic(const X& x) const {
+    if constexpr (std::is_same_v<X, Tree>)
       return x;
     else
       return pytree::tree_map([](const auto& l) { return Array(l); }, x);
-  } else if constexpr (c == Category::Frozen) {
-    return to_tree(x.unfreeze());
-  } else if constexpr (c == Category::Optional) {
-    return x ? to_tree(*x) : Tree();
-  } else if constexpr (c == Category::Tuple) {
-    return std::apply([](const auto&... e) { return Tree::tuple({to_tree(e)...}); }, x);
-  } else if constexpr (c == Category::List) {
-    Tree::seq_type items;
-    for (const auto& e : x) items.push_back(to_tree(e));
-    return Tree::list(std::move(items));
-  } else if constexpr (c == Category::Dict) {
-    Tree::dict_type d;
-    for (const auto& [k, v] : x) d.insert_or_assign(k, to_tree(v));
-    return Tree(std::move(d));
-  } else if constexpr (c == Category::Struct) {
-    Tree::dict_type d;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (d.insert_or_assign(pytree::detail::struct_field_name<I, T>(),
-                          to_tree(pytree::detail::struct_field<I>(x))),
-       ...);
-    }
-    (std::make_index_sequence<pytree::detail::struct_size_v<T>>{});
-    return Tree(std::move(d));
-  } else {  // custom node
-    auto children = pytree::node_traits<T>::children(x);
-    return std::apply([](const auto&... e) { return Tree::tuple({to_tree(e)...}); }, children);
   }
+  template <class KeyOf>
+  Tree sequence(Tree::seq_type items, pytree::SequenceKind kind, const KeyOf&) const {
+    return kind == pytree::SequenceKind::List ? Tree::list(std::move(items))
+                                              : Tree::tuple(std::move(items));
+  }
+};
+template <class T>
+Tree to_tree(const T& x) {
+  return pytree::to_dynamic<Array>(x, ErasedStateStyle{});
 }
 
 [[noreturn]] void throw_from_tree(const std::string& where, const std::string& want,

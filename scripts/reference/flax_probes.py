@@ -37,7 +37,7 @@ def probe(name, fn):
     print(json.dumps({"probe": name, "value": value}, default=str))
 
 
-# tests/nn/test_transforms_cases.cpp "two nn::remat methods share their setup child".
+# tests/nn/test_transforms_lifting.cpp "two nn::remat methods share their setup child".
 COUNT = [0]
 
 
@@ -109,7 +109,7 @@ probe("setup count: vmap(Inner)", lambda: setup_counts(wrapped(
 
 
 # linum's spelling of a transformed method is Flax's function form inside a plain method
-# (tests/nn/test_transforms_cases.cpp, "setup runs once per module instance ..."): Flax's
+# (tests/nn/test_transforms_lifting.cpp, "setup runs once per module instance ..."): Flax's
 # test_nested_setup_calls_count and test_multimethod_setup_calls written that way.
 class A33Fn(nn.Module):
     def setup(self):

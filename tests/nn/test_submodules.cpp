@@ -1,7 +1,7 @@
-// Cases from Flax's tests/linen/linen_module_test.py beyond test_module.cpp: the setup/@compact
-// rules, modules passed in fields (adoption, sharing, preserved names), containers, copies, name
-// scopes, module_paths, repr, functional init/apply, rng fallback. Cases with no C++ meaning say
-// why where they would be.
+// How a module's submodules are made, named, adopted and unbound (cases from Flax's
+// tests/linen/linen_module_test.py): the setup/@compact rules, modules passed in fields
+// (adoption, sharing, preserved names), containers, apply/init with a method, functional
+// init/apply, unbind. Cases with no C++ meaning say why where they would be.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -592,7 +592,7 @@ TEST_CASE("a subclass's call through its base's call continues the auto-names") 
   CHECK(SuperBar().apply(v, ones({4, 7})).shape() == Shape{4, 3});
 }
 
-// nn.jit(Dense) and nn.fold_rngs(Dense) draw the same kernel: test_transforms_cases.cpp.
+// nn.jit(Dense) and nn.fold_rngs(Dense) draw the same kernel: test_transforms_lifting.cpp.
 
 // linen_module_test cases with no C++ counterpart:
 // - hash(nn.Dense(10)) over the dataclass fields; TypeError for a module holding a scope:

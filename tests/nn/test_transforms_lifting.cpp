@@ -2,7 +2,7 @@
 // shared across transforms (multi-scope lifting), setup under transforms, sow and rngs under jit,
 // function-form transforms, TransformTargetError, and value_and_grad over a module held as a field.
 // Each is checked against an explicit loop or a hand computation. Its boxed variable metadata cases
-// are in test_metadata_cases.cpp, vmap of BatchNorm with an axis_name in test_norms.cpp.
+// are in test_transforms_metadata.cpp, vmap of BatchNorm with an axis_name in test_norms.cpp.
 #include <doctest/doctest.h>
 
 #include <map>

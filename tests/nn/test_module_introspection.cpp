@@ -1,6 +1,6 @@
-// Cases from Flax's tests/linen/linen_module_test.py, continued: module paths inside transforms,
-// module_paths, rng stream fallback, compact_name_scope, copies of template modules, repr,
-// lazy_init.
+// What a module tells about itself and its children (cases from Flax's
+// tests/linen/linen_module_test.py): module paths inside transforms, module_paths, rng stream
+// fallback, compact_name_scope, copies of template modules, repr, lazy_init.
 #include <doctest/doctest.h>
 
 #include <algorithm>
