@@ -186,10 +186,9 @@ C carry_from_tree(const Tree& t) {
 }
 
 namespace detail {
-// What nn::RNN needs of a cell (RNNCellBase's contract), each missing piece named.
+// What nn::RNN needs of a cell, a Module (RNNCellBase's contract), each missing piece named.
 template <class Cell>
 constexpr void check_rnn_cell() {
-  static_assert(std::derived_from<Cell, ModuleBase>, "nn::RNN: the cell must be a Module");
   static_assert(
       requires { typename Cell::Carry; },
       "nn::RNN: the cell needs a Carry type (derive it from nn::RNNCellBase<Cell>, or "
