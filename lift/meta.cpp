@@ -1,6 +1,8 @@
 // flax.core.meta's tree functions and Partitioned (flax/core/meta.py).
 #include <linum/lift/meta.hpp>
 
+#include <typeinfo>
+
 #include <linum/error.hpp>
 #include <linum/pytree/repr.hpp>
 
@@ -103,42 +105,47 @@ std::string Partitioned::repr_fields() const {
 }
 
 bool Partitioned::equals(const pytree::BoxMetadata& other) const {
-  const auto* p = dynamic_cast<const Partitioned*>(&other);
-  return p && p->names_ == names_;
+  return typeid(other) == typeid(*this) && static_cast<const Partitioned&>(other).names_ == names_;
+}
+
+Tree Partitioned::with_names(Tree value, LogicalNames names) const {
+  return box(std::move(value), std::move(names));
 }
 
 namespace {
-std::string partition_name(const Partitioned& p, const MetadataParams& params) {
+// metadata_params[PARTITION_NAME]: a name, or None (std::nullopt) for an axis not partitioned.
+std::optional<std::string> partition_name(const Partitioned& p, const MetadataParams& params) {
   auto it = params.find(PARTITION_NAME);
-  if (it == params.end() || !std::holds_alternative<std::string>(it->second)) {
-    throw ValueError(
-        "Trying to transform a Partitioned variable but \"partition_name\" is not specified in "
-        "metadata_params (a string): Partitioned(names=" +
-        names_repr(p.names()) + ")");
-  }
-  return std::get<std::string>(it->second);
+  if (it != params.end() && std::holds_alternative<std::string>(it->second))
+    return std::get<std::string>(it->second);
+  if (it != params.end() && std::holds_alternative<std::nullopt_t>(it->second)) return std::nullopt;
+  throw ValueError("Trying to transform a " + p.type_name() +
+                   " variable but \"partition_name\" is not specified in metadata_params (a "
+                   "string or None): " +
+                   p.type_name() + "(names=" + names_repr(p.names()) + ")");
 }
 }  // namespace
 
 Tree Partitioned::add_axis(const Tree& value, int index, const MetadataParams& params) const {
   if (index < 0)
-    throw ValueError("Partitioned.add_axis: the axis index must be >= 0, got " +
+    throw ValueError(type_name() + ".add_axis: the axis index must be >= 0, got " +
                      std::to_string(index));
   LogicalNames names = names_;
   while (names.size() < static_cast<std::size_t>(index)) names.emplace_back(std::nullopt);
   names.insert(names.begin() + index, partition_name(*this, params));
-  return box(value, std::move(names));
+  return with_names(value, std::move(names));
 }
 
 Tree Partitioned::remove_axis(const Tree& value, int index, const MetadataParams& params) const {
-  const std::string name = partition_name(*this, params);
+  const std::optional<std::string> name = partition_name(*this, params);
   if (index < 0 || static_cast<std::size_t>(index) >= names_.size() || names_[index] != name) {
-    throw ValueError("Partitioned.remove_axis: axis " + std::to_string(index) + " of names " +
-                     names_repr(names_) + " is not the partition name '" + name + "'");
+    throw ValueError(type_name() + ".remove_axis: axis " + std::to_string(index) + " of names " +
+                     names_repr(names_) + " is not the partition name " +
+                     (name ? "'" + *name + "'" : std::string("None")));
   }
   LogicalNames names = names_;
   names.erase(names.begin() + index);
-  return box(value, std::move(names));
+  return with_names(value, std::move(names));
 }
 
 LogicalNames partition_names(const Tree& t) {

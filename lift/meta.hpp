@@ -20,8 +20,9 @@
 
 namespace linum::lift::meta {
 
-// metadata_params: Flax passes any Python value; boxes read names and sizes.
-using MetadataValue = std::variant<std::int64_t, double, std::string>;
+// metadata_params: Flax passes any Python value; boxes read names and sizes. std::nullopt is
+// Python's None ({nn::PARTITION_NAME: None} adds an axis that is not partitioned).
+using MetadataValue = std::variant<std::int64_t, double, std::string, std::nullopt_t>;
 using MetadataParams = std::map<std::string, MetadataValue>;
 // The metadata_params key naming the axis a transform adds (nn.PARTITION_NAME).
 inline constexpr const char* PARTITION_NAME = "partition_name";
@@ -56,8 +57,9 @@ Tree replace_boxed(const Tree& tree, const Tree& values);
 using LogicalNames = std::vector<std::optional<std::string>>;
 
 // flax.core.meta.Partitioned(value, names, mesh=None): add_axis inserts
-// metadata_params[PARTITION_NAME] at the axis index, remove_axis takes it out again.
-class Partitioned final : public AxisMetadata {
+// metadata_params[PARTITION_NAME] at the axis index, remove_axis takes it out again. Subclasses
+// (nn::LogicallyPartitioned) add fields and keep their type through both.
+class Partitioned : public AxisMetadata {
  public:
   explicit Partitioned(LogicalNames names) : names_(std::move(names)) {}
   // Partitioned(value, names) as a Tree box.
@@ -66,9 +68,15 @@ class Partitioned final : public AxisMetadata {
 
   std::string type_name() const override { return "Partitioned"; }
   std::string repr_fields() const override;  // ", names=('a', 'b'), mesh=None"
+  // Boxes of the same class with the same names (subclasses compare their own fields too).
   bool equals(const pytree::BoxMetadata& other) const override;
   Tree add_axis(const Tree& value, int index, const MetadataParams& params) const override;
   Tree remove_axis(const Tree& value, int index, const MetadataParams& params) const override;
+
+ protected:
+  // This box with other names around `value` (the dataclass replace(names=...)): a subclass
+  // returns its own type, with its other fields.
+  virtual Tree with_names(Tree value, LogicalNames names) const;
 
  private:
   LogicalNames names_;
@@ -88,15 +96,19 @@ struct BoxedInit {
   }
   const std::shared_ptr<const pytree::BoxMetadata>& box_metadata() const { return meta; }
 };
-// with_partitioning(init_fn, names): init_fn's parameters are stored as Partitioned(value,
-// names) (flax.core.meta.with_partitioning).
+// init_fn whose parameters Scope::param stores in the box `meta` describes.
 template <class Init>
-auto with_partitioning(Init init_fn, LogicalNames names) {
-  auto meta = std::make_shared<const Partitioned>(std::move(names));
+auto boxed_init(Init init_fn, std::shared_ptr<const pytree::BoxMetadata> meta) {
   if constexpr (requires { init_fn.boxed(meta); })
     return init_fn.boxed(std::move(meta));
   else
     return BoxedInit<Init>{std::move(init_fn), std::move(meta)};
+}
+// with_partitioning(init_fn, names): init_fn's parameters are stored as Partitioned(value,
+// names) (flax.core.meta.with_partitioning).
+template <class Init>
+auto with_partitioning(Init init_fn, LogicalNames names) {
+  return boxed_init(std::move(init_fn), std::make_shared<const Partitioned>(std::move(names)));
 }
 
 }  // namespace linum::lift::meta

@@ -13,6 +13,7 @@
 #include <linum/nn/module.hpp>
 #include <linum/nn/normalization.hpp>
 #include <linum/nn/normalization_wrappers.hpp>
+#include <linum/nn/partitioning.hpp>
 #include <linum/nn/recurrent.hpp>
 #include <linum/nn/recurrent_cells.hpp>
 #include <linum/nn/stochastic.hpp>

@@ -1,7 +1,7 @@
-// flax.linen.recurrent: the cells LSTMCell, OptimizedLSTMCell, GRUCell and SimpleCell (Flax's
-// parameter names ii/if/ig/io + hi/hf/hg/ho, ir/iz/in + hr/hz/hn, i + h; initialize_carry),
-// RNN (a cell scanned over time with lift::scan: time_major, reverse, keep_order, seq_lengths,
-// the final carry) and Bidirectional.
+// flax.linen.recurrent: RNNCellBase (what a cell is), the cells LSTMCell, OptimizedLSTMCell,
+// GRUCell and SimpleCell (Flax's parameter names ii/if/ig/io + hi/hf/hg/ho, ir/iz/in + hr/hz/hn,
+// i + h; initialize_carry), RNN (a cell scanned over time with lift::scan: time_major, reverse,
+// keep_order, seq_lengths, the final carry) and Bidirectional.
 #pragma once
 
 #include <concepts>
@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <linum/autodiff/jacobian.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/lift/transforms.hpp>
 #include <linum/nn/initializers.hpp>
@@ -25,6 +26,19 @@
 namespace linum::nn {
 
 using Activation = std::function<Array(const Array&)>;
+
+// flax.linen.RNNCellBase: the base of RNN cells, which nn::RNN scans over time. A cell of your own
+// derives from RNNCellBase<MyCell> (a Module) and defines
+//   std::pair<Carry, Array> call(const Carry& carry, const Array& inputs);  // one time step
+//   Carry initialize_carry(const Array& rng, const Shape& input_shape) const;
+//   static constexpr int num_feature_axes = 1;  // or int num_feature_axes() const
+// input_shape is one step's inputs' shape (the sequence's without its time axis). The carry is any
+// pytree of Arrays: a Tree by default (Flax's Carry = Any), or the type a cell names with
+// `using Carry = ...` (an Array, a pair (c, h), a tuple, a struct of Arrays).
+template <class Cell>
+struct RNNCellBase : Module<Cell> {
+  using Carry = Tree;
+};
 
 // Fields every cell has (flax RNNCellBase subclasses).
 struct RNNCellConfig {
@@ -42,7 +56,7 @@ struct RNNCellConfig {
 
 // LSTM: carry (c, h); i, f, o = gate(W_i x + W_h h + b), g = act(...); c' = f c + i g,
 // h' = o act(c'). Input kernels have no bias, hidden ones do.
-struct LSTMCell : Module<LSTMCell>, RNNCellConfig {
+struct LSTMCell : RNNCellBase<LSTMCell>, RNNCellConfig {
   using Carry = std::pair<Array, Array>;  // (c, h)
   static constexpr int num_feature_axes = 1;
   explicit LSTMCell(std::int64_t features) { this->features = features; }
@@ -74,7 +88,7 @@ struct DenseParams : Module<DenseParams> {
 
 // The same function and parameters as LSTMCell, with the four gates' kernels concatenated into
 // one matmul for the input and one for the hidden state.
-struct OptimizedLSTMCell : Module<OptimizedLSTMCell>, RNNCellConfig {
+struct OptimizedLSTMCell : RNNCellBase<OptimizedLSTMCell>, RNNCellConfig {
   using Carry = std::pair<Array, Array>;
   static constexpr int num_feature_axes = 1;
   explicit OptimizedLSTMCell(std::int64_t features) { this->features = features; }
@@ -87,7 +101,7 @@ struct OptimizedLSTMCell : Module<OptimizedLSTMCell>, RNNCellConfig {
 
 // GRU: r, z = gate(W_i x + b_i + W_h h); n = act(W_in x + b_in + r (W_hn h + b_hn));
 // h' = (1 - z) n + z h. Input kernels have biases; of the hidden ones only hn does.
-struct GRUCell : Module<GRUCell>, RNNCellConfig {
+struct GRUCell : RNNCellBase<GRUCell>, RNNCellConfig {
   using Carry = Array;
   static constexpr int num_feature_axes = 1;
   explicit GRUCell(std::int64_t features) { this->features = features; }
@@ -99,7 +113,7 @@ struct GRUCell : Module<GRUCell>, RNNCellConfig {
 };
 
 // Elman cell: h' = act(W_i x + b + W_h h [+ h if residual]); the bias is the input Dense's.
-struct SimpleCell : Module<SimpleCell>, RNNCellConfig {
+struct SimpleCell : RNNCellBase<SimpleCell>, RNNCellConfig {
   using Carry = Array;
   static constexpr int num_feature_axes = 1;
   explicit SimpleCell(std::int64_t features) { this->features = features; }
@@ -145,24 +159,60 @@ struct RNNConfig {
   std::optional<std::string> name = {};
 };
 
-// A cell's carry as a pytree: a leaf (GRUCell, SimpleCell) or a tuple (c, h) (the LSTM cells).
+// A cell's carry as a Tree (RNN's initial_carry and returned carry): an Array is a leaf, a pair
+// (c, h) or a tuple a tuple, a struct a dict of its fields.
 template <class C>
 Tree carry_to_tree(const C& c) {
-  if constexpr (std::is_same_v<C, Array>)
-    return Tree(c);
-  else
-    return Tree::tuple({Tree(c.first), Tree(c.second)});
+  return linum::detail::to_dynamic_tree(c);
 }
+// The cell's Carry read back from such a Tree; a Tree of another structure is a ValueError.
 template <class C>
 C carry_from_tree(const Tree& t) {
-  if constexpr (std::is_same_v<C, Array>) {
-    return t.leaf();
+  if constexpr (std::is_same_v<C, Tree>) {
+    return t;
   } else {
-    if (!t.is_tuple() || t.size() != 2)
-      throw ValueError("RNN: an LSTM carry is a tuple (c, h) of two arrays");
-    return {t.items()[0].leaf(), t.items()[1].leaf()};
+    static_assert(std::is_default_constructible_v<C>,
+                  "nn::RNN: a cell's Carry other than a Tree is a pytree of a fixed structure "
+                  "(an Array, a pair, a tuple, a struct of Arrays)");
+    const C like{};
+    const Tree want = carry_to_tree(like);
+    if (!(pytree::tree_structure(t) == pytree::tree_structure(want))) {
+      throw ValueError("RNN: initial_carry " + pytree::tree_structure(t).to_string() +
+                       " does not have the structure of the cell's carry " +
+                       pytree::tree_structure(want).to_string());
+    }
+    return pytree::tree_unflatten_like(like, pytree::tree_leaves<Array>(t));
   }
 }
+
+namespace detail {
+// What nn::RNN needs of a cell, a Module (RNNCellBase's contract), each missing piece named.
+template <class Cell>
+constexpr void check_rnn_cell() {
+  static_assert(
+      requires { typename Cell::Carry; },
+      "nn::RNN: the cell needs a Carry type (derive it from nn::RNNCellBase<Cell>, or "
+      "`using Carry = ...;`)");
+  static_assert(
+      requires(const Cell& c, const Array& rng, const Shape& s) {
+        { c.initialize_carry(rng, s) } -> std::convertible_to<typename Cell::Carry>;
+      },
+      "nn::RNN: the cell needs `Carry initialize_carry(const Array& rng, const Shape& "
+      "input_shape) const`");
+  static_assert(has_call_v<Cell, const typename Cell::Carry&, const Array&>,
+                "nn::RNN: the cell needs `std::pair<Carry, Array> call(const Carry& carry, const "
+                "Array& inputs)`");
+  static_assert(
+      requires(const Cell& c) {
+        { c.num_feature_axes() } -> std::convertible_to<int>;
+      } ||
+          requires {
+            { Cell::num_feature_axes } -> std::convertible_to<int>;
+          },
+      "nn::RNN: the cell needs num_feature_axes: `static constexpr int num_feature_axes = 1;` "
+      "or `int num_feature_axes() const`");
+}
+}  // namespace detail
 
 // Per-call arguments of RNN.__call__ (time_major/reverse/keep_order override the fields).
 struct RNNArgs {
@@ -183,6 +233,7 @@ struct RNN : Module<RNN>, RNNConfig {
   template <class Cell>
   requires std::derived_from<Cell, ModuleBase>
   explicit RNN(Cell c, RNNConfig cfg = {}) : RNNConfig(std::move(cfg)) {
+    detail::check_rnn_cell<Cell>();
     cell_ = std::make_shared<Cell>(std::move(c));
     share_ = [](const ModuleBase& m) -> std::shared_ptr<ModuleBase> {
       return std::make_shared<Cell>(static_cast<const Cell&>(m));

@@ -37,7 +37,7 @@ struct MGUCellConfig {
 // reset_gate: + W_hn h, no b_hn); h' = (1 - f) n + f h. Denses if, hf, hn, in in that order; the
 // input ones have biases (if: forget_bias_init, in: activation_bias_init), hn only with
 // reset_gate (activation_bias_init).
-struct MGUCell : Module<MGUCell>, MGUCellConfig {
+struct MGUCell : RNNCellBase<MGUCell>, MGUCellConfig {
   using Carry = Array;
   static constexpr int num_feature_axes = 1;
   explicit MGUCell(std::int64_t features) { this->features = features; }
@@ -64,7 +64,7 @@ struct ConvLSTMCellConfig {
 // Conv 'hh'(h), each with 4 * features filters, split into i, g, f, o on the last axis;
 // c' = sigmoid(f + 1) c + sigmoid(i) tanh(g), h' = sigmoid(o) tanh(c'). The convs use Conv's
 // default initializers; the carry (c, h) has the inputs' spatial shape with `features` channels.
-struct ConvLSTMCell : Module<ConvLSTMCell>, ConvLSTMCellConfig {
+struct ConvLSTMCell : RNNCellBase<ConvLSTMCell>, ConvLSTMCellConfig {
   using Carry = std::pair<Array, Array>;  // (c, h)
   explicit ConvLSTMCell(ConvLSTMCellConfig c) : ConvLSTMCellConfig(std::move(c)) {
     if (name) named(*name);

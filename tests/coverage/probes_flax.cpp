@@ -49,6 +49,22 @@ struct PartitionedDense : nn::Module<PartitionedDense> {
     return nn::Dense({.features = 2, .kernel_init = init})(x);
   }
 };
+struct LogicalDense : nn::Module<LogicalDense> {
+  Array call(const Array& x) {
+    auto init = nn::with_logical_partitioning(nn::initializers::lecun_normal(), {"embed", "mlp"});
+    return nn::Dense({.features = 2, .kernel_init = init})(x);
+  }
+};
+// A user cell: h' = tanh(Dense(x) + h), its carry a Tree (RNNCellBase's default).
+struct TanhCell : nn::RNNCellBase<TanhCell> {
+  static constexpr int num_feature_axes = 1;
+  std::pair<Tree, Array> call(const Tree& h, const Array& x) {
+    Array y = tanh(nn::Dense(2)(x) + h.leaf());
+    return {Tree(y), y};
+  }
+  Tree initialize_carry(const Array&, const Shape& s) const { return Tree(zeros({s[0], 2})); }
+};
+const nn::LogicalRules kRules{{"embed", std::nullopt}, {"mlp", "model"}};
 struct ScanBlock : nn::Module<ScanBlock> {
   std::pair<Array, Array> call(const Array& c, const Array& x) {
     Array h = nn::Dense(3)(c) + x;
@@ -246,6 +262,7 @@ const Probes linen("flax.linen", [](Registrar& r) {
   r.add("PReLU", [] { return init_apply(nn::PReLU(), batch()); });
   r.add("RMSNorm", [] { return init_apply(nn::RMSNorm(), batch()); });
   r.add("RNN", [] { return init_apply(nn::RNN(nn::SimpleCell(2)), sequence()); });
+  r.add("RNNCellBase", [] { return init_apply(nn::RNN(TanhCell()), sequence()); });
   r.add("SelfAttention", [] {
     return init_apply(nn::SelfAttention({.num_heads = 1, .qkv_features = 2}), sequence());
   });
@@ -307,6 +324,28 @@ const Probes linen("flax.linen", [](Registrar& r) {
   r.add("unbox", [] { return nn::unbox(PartitionedDense().init(key(), batch())); });
   r.add("PARTITION_NAME", [] { return std::string(nn::PARTITION_NAME); });
   r.add("add_metadata_axis", [] { return init_apply(MetadataAxis(), batch()); });
+  r.add("LogicallyPartitioned", [] { return LogicalDense().init(key(), batch()); });
+  r.add("with_logical_partitioning", [] { return init_apply(LogicalDense(), batch()); });
+  r.add("get_partition_spec",
+        [] { return nn::get_partition_spec(LogicalDense().init(key(), batch())); });
+  r.add("logical_to_mesh", [] {
+    return nn::logical_to_mesh(nn::get_partition_spec(LogicalDense().init(key(), batch())), kRules);
+  });
+  r.add("logical_to_mesh_axes", [] { return nn::logical_to_mesh_axes({"embed", "mlp"}, kRules); });
+  r.add("logical_axis_rules", [] {
+    nn::logical_axis_rules scope(kRules);
+    return nn::logical_to_mesh_axes({"mlp"});
+  });
+  r.add("set_logical_axis_rules", [] {
+    nn::set_logical_axis_rules(kRules);
+    nn::PartitionSpec spec = nn::logical_to_mesh_axes({"mlp"});
+    nn::set_logical_axis_rules({});
+    return spec;
+  });
+  r.add("get_logical_axis_rules", [] { return nn::get_logical_axis_rules(); });
+  r.add("with_logical_constraint", [] {
+    return nn::with_logical_constraint(batch(), nn::PartitionSpec{"embed", "mlp"}, kRules);
+  });
 
   // ---- functions ----
   r.add("avg_pool", [] { return nn::avg_pool(image(), {2, 2}, {2, 2}); });

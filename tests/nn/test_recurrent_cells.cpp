@@ -18,15 +18,14 @@
 
 using namespace linum;
 using testing::allclose;
+using testing::at_time;
+using testing::keys;
 using testing::shape_of;
 using Keys = std::vector<std::string>;
 
 namespace {
 
-Keys keys(const Tree& t) { return t.as_dict().keys(); }
 Array P(const Tree& p, const char* mod, const char* name) { return p[mod][name].leaf(); }
-// x[:, t] of a (B, T, ...) array.
-Array at_time(const Array& x, std::int64_t t) { return squeeze(slice(x, {{}, {t, t + 1}}), 1); }
 // Gate k of the four along the last axis: z[..., k*n:(k+1)*n].
 Array gate(const Array& z, std::size_t k) { return split(z, 4, -1)[k]; }
 
