@@ -1,35 +1,14 @@
-// cond/switch_/while_loop on a predicate that jit traces, reached under a grad, jvp or vmap inside
-// the jitted function: a FlowPrimitive over closed programs. Its rules build new branch functions
-// from linum's transforms (jvp of each branch, vjp re-running each branch forward as checkpoint
-// does, vmap of each branch), so they themselves transform and reach jit as staged flow.
+// cond/switch_/while_loop on a predicate that jit traces: a FlowPrimitive over programs. Its kernel
+// picks or repeats them; its rules, reached under a grad, jvp or vmap inside the jitted function,
+// build new branch functions from linum's transforms (jvp of each branch, vjp re-running each
+// branch forward as checkpoint does, vmap of each branch), so they themselves transform and reach
+// jit as staged flow.
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/jit_program.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/transforms.hpp>
 
 namespace linum::detail {
-
-Arrays interpret(const Program& p, std::span<const Array> inputs, std::span<const Array> captures) {
-  std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
-  for (int i = 0; i < p.num_inputs; ++i) env[i] = inputs[i];
-  for (std::size_t i = 0; i < captures.size(); ++i) env[p.capture_vars[i]] = captures[i];
-  auto get = [&](const Ref& r) -> const Array& {
-    return r.var >= 0 ? env[r.var] : p.consts[r.constant];
-  };
-  Arrays in;
-  for (const Eqn& e : p.eqns) {
-    in.clear();
-    for (const Ref& r : e.in) in.push_back(get(r));
-    Arrays outs = e.flow ? linum::bind(std::make_shared<const FlowPrimitive>(e.flow), in)
-                         : linum::bind(e.prim, in);
-    for (std::size_t j = 0; j < e.out.size(); ++j) env[e.out[j]] = std::move(outs[j]);
-    for (int v : e.release) env[v] = Array();
-  }
-  Arrays out;
-  out.reserve(p.outputs.size());
-  for (const Ref& r : p.outputs) out.push_back(get(r));
-  return out;
-}
 
 Arrays bind_switch(const Array& index, const std::vector<FlatFn>& branches,
                    const Arrays& operands) {
@@ -63,8 +42,8 @@ namespace {
 
 // Program k of the flow on `rest`: the operands (or carry) followed by every program's captures.
 Arrays run_program(const Flow& f, std::size_t k, std::span<const Array> rest) {
-  return interpret(*f.programs[k], rest.first(f.n_operands),
-                   captures_of(f, rest.subspan(f.n_operands), k));
+  return eval_program(*f.programs[k], rest.first(f.n_operands),
+                      captures_of(f, rest.subspan(f.n_operands), k), Run::bind);
 }
 
 std::vector<std::size_t> float_positions(std::span<const Array> xs) {
@@ -137,7 +116,29 @@ const char* FlowPrimitive::name() const {
   return flow->kind == Flow::Kind::Switch ? "cond" : "while";
 }
 
-Arrays FlowPrimitive::eval(std::span<const Array> in) const { return run_flow(*flow, in); }
+std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k) {
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < k; ++i) from += f.programs[i]->capture_vars.size();
+  return caps.subspan(from, f.programs[k]->capture_vars.size());
+}
+
+// The programs run on their kernels: bind reaches this kernel only when no transform watches the
+// inputs, and then none watches the values inside either.
+Arrays FlowPrimitive::eval(std::span<const Array> in) const {
+  const Flow& f = *flow;
+  if (f.kind == Flow::Kind::Switch) {
+    const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
+    return eval_program(*f.programs[k], in.subspan(1, f.n_operands),
+                        captures_of(f, in.subspan(1 + f.n_operands), k), Run::kernels);
+  }
+  const auto caps = in.subspan(f.n_operands);
+  Arrays carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f.n_operands));
+  auto run = [&](std::size_t k) {
+    return eval_program(*f.programs[k], carry, captures_of(f, caps, k), Run::kernels);
+  };
+  while (run(0).front().item<bool>()) carry = run(1);
+  return carry;
+}
 
 Avals FlowPrimitive::abstract_eval(std::span<const ShapeDtype> in) const {
   if (flow->kind == Flow::Kind::Switch) return flow->programs.front()->out_avals;

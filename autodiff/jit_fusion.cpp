@@ -1,23 +1,66 @@
-// The fusion pass over a recorded Program and the block-by-block replay of a fused chain.
+// Elementwise fusion of a recorded Program: the table of fusable primitives, the pass that
+// replaces runs of them by FusedChain eqns, and the FusedChain kernel, which runs a chain one
+// block of elements at a time so that its intermediates stay in cache-resident slots.
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/jit_program.hpp>
+#include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 namespace linum::detail {
 
 namespace {
 
-// The block kernels of p when jit may fuse it into an elementwise chain: the
-// parameterless float primitives of the families below, else nullptr.
+// The code of p when jit may fuse it into an elementwise chain, else nullptr: the one table of
+// fusable primitives, gathered from the files that define them.
 const FusedOp* fused_op(const Primitive& p) {
-  if (const FusedOp* op = fused_elementwise_op(p)) return op;
-  if (const FusedOp* op = fused_math_op(p)) return op;
-  return fused_special_op(p);
+  static const std::unordered_map<const Primitive*, FusedOp> table = [] {
+    std::unordered_map<const Primitive*, FusedOp> t;
+    for (auto entries :
+         {elementwise_fused_entries(), math_fused_entries(), special_fused_entries()})
+      for (const FusedEntry& e : entries) t.emplace(e.prim, e.op);
+    return t;
+  }();
+  auto it = table.find(&p);
+  return it == table.end() ? nullptr : &it->second;
 }
+
+// A chain of elementwise primitives over one shape and float dtype: each step reads external
+// inputs (stride 0 for a scalar) or register slots of the block, and writes a slot; a value read
+// after the chain has its output buffer as its slot.
+struct FusedStep {
+  const FusedOp* op;
+  std::array<int, 2> in{};  // >= 0: a slot; < 0: external input -(k + 1)
+  int out = 0;              // slot
+};
+struct Fused {
+  Shape shape;
+  DType dtype = float32;
+  std::vector<FusedStep> steps;
+  int num_slots = 0;
+  std::vector<int> out_slots;  // per output of the eqn
+  std::vector<char> out_weak;
+};
+
+Arrays run_fused(const Fused& f, std::span<const Array> in);
+
+// A fused chain as the primitive of its eqn. It only ever runs on its kernel: programs that
+// transforms run again are never fused.
+class FusedChain final : public Primitive {
+ public:
+  explicit FusedChain(Fused f) : fused(std::move(f)) {}
+  Fused fused;
+  const char* name() const override { return "fused_elementwise"; }
+  Arrays eval(std::span<const Array> in) const override { return run_fused(fused, in); }
+  Avals abstract_eval(std::span<const ShapeDtype>) const override {
+    return Avals(fused.out_slots.size(), {fused.shape, fused.dtype});
+  }
+  bool weak_type_rule(bool) const override { return false; }  // the kernel sets each output's
+};
 
 struct Fuser {
   Program& program;
@@ -32,7 +75,7 @@ struct Fuser {
   // The fused op of e when it can join a chain over (shape, dtype): a float elementwise primitive
   // whose inputs have that shape, or are rank-0 scalars of a binary op.
   const FusedOp* chainable(const Eqn& e, const ShapeDtype& like) const {
-    if (!e.prim || e.out.size() != 1) return nullptr;
+    if (e.out.size() != 1) return nullptr;
     const FusedOp* op = fused_op(*e.prim);
     if (!op) return nullptr;
     const ShapeDtype& o = var_aval[e.out[0]];
@@ -58,9 +101,8 @@ struct Fuser {
     const std::size_t n = program.eqns.size();
     while (k < n) {
       const Eqn& first = program.eqns[k];
-      const bool float_out =
-          first.prim && first.out.size() == 1 &&
-          (var_aval[first.out[0]].dtype == float32 || var_aval[first.out[0]].dtype == float64);
+      const bool float_out = first.out.size() == 1 && (var_aval[first.out[0]].dtype == float32 ||
+                                                       var_aval[first.out[0]].dtype == float64);
       std::size_t end = k;
       if (float_out) {
         const ShapeDtype like = var_aval[first.out[0]];
@@ -77,7 +119,8 @@ struct Fuser {
   }
 
   Eqn fuse_run(std::size_t begin, std::size_t end, const std::vector<int>& last_read) {
-    auto f = std::make_shared<Fused>();
+    Fused fused;
+    Fused* f = &fused;
     const ShapeDtype like = var_aval[program.eqns[begin].out[0]];
     f->shape = like.shape;
     f->dtype = like.dtype;
@@ -127,7 +170,7 @@ struct Fuser {
       }
       f->steps.push_back(step);
     }
-    e.fused = std::move(f);
+    e.prim = std::make_shared<const FusedChain>(std::move(fused));
     return e;
   }
 };
@@ -210,15 +253,15 @@ Arrays run_fused(const Fused& f, std::span<const Array> in) {
   return outs;
 }
 
+Arrays run_fused(const Fused& f, std::span<const Array> in) {
+  return f.dtype == float32 ? run_fused<float>(f, in) : run_fused<double>(f, in);
+}
+
 }  // namespace
 
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak) {
   Fuser{p, var_aval, var_weak}.fuse();
-}
-
-Arrays run_fused(const Fused& f, std::span<const Array> in) {
-  return f.dtype == float32 ? run_fused<float>(f, in) : run_fused<double>(f, in);
 }
 
 }  // namespace linum::detail
