@@ -1,96 +1,80 @@
-// Elementwise fusion of a recorded Program: the table of fusable primitives, the pass that
-// replaces runs of them by FusedChain eqns, and the FusedChain kernel, which runs a chain one
-// block of elements at a time so that its intermediates stay in cache-resident slots.
-#include <algorithm>
-#include <array>
+// Elementwise fusion of a recorded Program: the one table of fusable primitives, and the pass that
+// replaces each run of them by a FusedChain eqn (jit_fused_kernels.cpp runs it).
+#include <bit>
 #include <unordered_map>
 
-#include <linum/autodiff/ops/simd.hpp>
-
-#include <linum/autodiff/jit_program.hpp>
-#include <linum/autodiff/ops/fusion.hpp>
+#include <linum/autodiff/jit_fused.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 namespace linum::detail {
 
 namespace {
 
-// The code of p when jit may fuse it into an elementwise chain, else nullptr: the one table of
-// fusable primitives, gathered from the files that define them.
-const FusedOp* fused_op(const Primitive& p) {
-  static const std::unordered_map<const Primitive*, FusedOp> table = [] {
-    std::unordered_map<const Primitive*, FusedOp> t;
+// What jit knows of a fusable primitive: its code, and its opcode in scalar chains.
+struct Fusable {
+  FusedOp op;
+  Opcode code;
+};
+
+// The table of fusable primitives, gathered from the files that define them. The arithmetic
+// operators (their kernels compute `a + b` etc. in T) get opcodes that scalar code runs inline.
+const Fusable* fusable(const Primitive& p) {
+  static const std::unordered_map<const Primitive*, Fusable> table = [] {
+    const std::unordered_map<std::string_view, Opcode> inline_ops = {{"add", Opcode::add},
+                                                                     {"sub", Opcode::sub},
+                                                                     {"mul", Opcode::mul},
+                                                                     {"div", Opcode::div},
+                                                                     {"neg", Opcode::neg}};
+    std::unordered_map<const Primitive*, Fusable> t;
     for (auto entries :
          {elementwise_fused_entries(), math_fused_entries(), special_fused_entries()})
-      for (const FusedEntry& e : entries) t.emplace(e.prim, e.op);
+      for (const FusedEntry& e : entries) {
+        auto it = inline_ops.find(e.prim->name());
+        t.emplace(e.prim, Fusable{e.op, it != inline_ops.end() ? it->second : Opcode::call});
+      }
     return t;
   }();
   auto it = table.find(&p);
   return it == table.end() ? nullptr : &it->second;
 }
 
-// A chain of elementwise primitives over one shape and float dtype: each step reads external
-// inputs (stride 0 for a scalar) or register slots of the block, and writes a slot; a value read
-// after the chain has its output buffer as its slot.
-struct FusedStep {
-  const FusedOp* op;
-  std::array<int, 2> in{};  // >= 0: a slot; < 0: external input -(k + 1)
-  int out = 0;              // slot
-};
-struct Fused {
-  Shape shape;
-  DType dtype = float32;
-  std::vector<FusedStep> steps;
-  int num_slots = 0;
-  std::vector<int> out_slots;  // per output of the eqn
-  std::vector<char> out_weak;
-};
-
-Arrays run_fused(const Fused& f, std::span<const Array> in);
-
-// A fused chain as the primitive of its eqn. It only ever runs on its kernel: programs that
-// transforms run again are never fused.
-class FusedChain final : public Primitive {
- public:
-  explicit FusedChain(Fused f) : fused(std::move(f)) {}
-  Fused fused;
-  const char* name() const override { return "fused_elementwise"; }
-  Arrays eval(std::span<const Array> in) const override { return run_fused(fused, in); }
-  Avals abstract_eval(std::span<const ShapeDtype>) const override {
-    return Avals(fused.out_slots.size(), {fused.shape, fused.dtype});
-  }
-  bool weak_type_rule(bool) const override { return false; }  // the kernel sets each output's
+// A chain being fused: its block form, each step's opcode and the values it reads from outside.
+struct Chain {
+  Blocks blocks;
+  std::vector<Opcode> codes;  // per step
+  std::vector<Ref> ext;       // the external inputs
 };
 
 struct Fuser {
   Program& program;
   const std::vector<ShapeDtype>& var_aval;
   const std::vector<char>& var_weak;
+  std::vector<int> last_read;  // per var: the index of its last reader (eqns.size(): an output)
 
   ShapeDtype aval_of(const Ref& r) const {
     if (r.var >= 0) return var_aval[r.var];
     const Array& c = program.consts[r.constant];
     return {c.shape(), c.dtype()};
   }
-  // The fused op of e when it can join a chain over (shape, dtype): a float elementwise primitive
-  // whose inputs have that shape, or are rank-0 scalars of a binary op.
-  const FusedOp* chainable(const Eqn& e, const ShapeDtype& like) const {
+  // e's entry when it can join a chain over (shape, dtype): a float elementwise primitive whose
+  // inputs have that shape, or are rank-0 scalars of a binary op.
+  const Fusable* chainable(const Eqn& e, const ShapeDtype& like) const {
     if (e.out.size() != 1) return nullptr;
-    const FusedOp* op = fused_op(*e.prim);
-    if (!op) return nullptr;
+    const Fusable* f = fusable(*e.prim);
+    if (!f) return nullptr;
     const ShapeDtype& o = var_aval[e.out[0]];
     if (o.dtype != like.dtype || o.shape != like.shape) return nullptr;
     for (const Ref& r : e.in) {
       const ShapeDtype a = aval_of(r);
-      if (a.dtype != o.dtype || (a.shape != o.shape && !(op->arity == 2 && a.shape.empty())))
+      if (a.dtype != o.dtype || (a.shape != o.shape && !(f->op.arity == 2 && a.shape.empty())))
         return nullptr;
     }
-    return op;
+    return f;
   }
 
   void fuse() {
     const int never = static_cast<int>(program.eqns.size());
-    std::vector<int> last_read(program.num_vars, -1);
+    last_read.assign(program.num_vars, -1);
     for (std::size_t k = 0; k < program.eqns.size(); ++k)
       for (const Ref& r : program.eqns[k].in)
         if (r.var >= 0) last_read[r.var] = static_cast<int>(k);
@@ -112,28 +96,26 @@ struct Fuser {
         out.push_back(std::move(program.eqns[k++]));
         continue;
       }
-      out.push_back(fuse_run(k, end, last_read));
+      out.push_back(fuse_run(k, end));
       k = end;
     }
     program.eqns = std::move(out);
   }
 
-  Eqn fuse_run(std::size_t begin, std::size_t end, const std::vector<int>& last_read) {
-    Fused fused;
-    Fused* f = &fused;
-    const ShapeDtype like = var_aval[program.eqns[begin].out[0]];
-    f->shape = like.shape;
-    f->dtype = like.dtype;
-    Eqn e;
-    e.size = end - begin;
+  // The chain of eqns [begin, end): a slot per value, reused once the value's last reader in the
+  // chain has run (a step may write in place); values read after the chain are its outputs.
+  Chain build(std::size_t begin, std::size_t end, std::vector<int>& outs) const {
+    Chain c;
+    Blocks& b = c.blocks;
     std::unordered_map<int, int> slot_of;       // var -> slot
     std::unordered_map<long long, int> ext_of;  // ref key -> external index
     std::vector<int> free_slots;
     auto escapes = [&](int v) { return last_read[v] >= static_cast<int>(end); };
-    auto last_in_run = [&](int v) { return last_read[v]; };
     for (std::size_t k = begin; k < end; ++k) {
       const Eqn& q = program.eqns[k];
-      FusedStep step{fused_op(*q.prim)};
+      const Fusable* f = fusable(*q.prim);
+      FusedStep step{&f->op};
+      c.codes.push_back(f->code);
       for (std::size_t j = 0; j < q.in.size(); ++j) {
         const Ref& r = q.in[j];
         auto s = r.var >= 0 ? slot_of.find(r.var) : slot_of.end();
@@ -142,15 +124,14 @@ struct Fuser {
           continue;
         }
         const long long key = r.var >= 0 ? r.var : -1LL - r.constant;
-        auto [it, added] = ext_of.try_emplace(key, static_cast<int>(e.in.size()));
-        if (added) e.in.push_back(r);
+        auto [it, added] = ext_of.try_emplace(key, static_cast<int>(c.ext.size()));
+        if (added) c.ext.push_back(r);
         step.in[j] = -(it->second + 1);
       }
-      // Slots whose value is not read after this step are free again (a step may write in place).
       for (std::size_t j = 0; j < q.in.size(); ++j) {
         const Ref& r = q.in[j];
         if (r.var >= 0 && step.in[j] >= 0 && !escapes(r.var) &&
-            last_in_run(r.var) == static_cast<int>(k) && slot_of.count(r.var)) {
+            last_read[r.var] == static_cast<int>(k) && slot_of.count(r.var)) {
           free_slots.push_back(slot_of[r.var]);
           slot_of.erase(r.var);
         }
@@ -160,108 +141,117 @@ struct Fuser {
         step.out = free_slots.back();
         free_slots.pop_back();
       } else {
-        step.out = f->num_slots++;
+        step.out = b.num_slots++;
       }
       slot_of[v] = step.out;
       if (escapes(v)) {
-        e.out.push_back(v);
-        f->out_slots.push_back(step.out);
-        f->out_weak.push_back(var_weak[v]);
+        outs.push_back(v);
+        b.out_slots.push_back(step.out);
       }
-      f->steps.push_back(step);
+      b.steps.push_back(step);
     }
-    e.prim = std::make_shared<const FusedChain>(std::move(fused));
+    return c;
+  }
+
+  Eqn fuse_run(std::size_t begin, std::size_t end) {
+    const ShapeDtype like = var_aval[program.eqns[begin].out[0]];
+    Eqn e;
+    e.size = end - begin;
+    Chain c = build(begin, end, e.out);
+    std::vector<char> weak;
+    for (int v : e.out) weak.push_back(var_weak[v]);
+    auto chain = std::make_shared<FusedChain>(like.shape, like.dtype, std::move(weak));
+    bool compiled = false;
+    if (shape_size(like.shape) == 1)
+      compiled = like.dtype == float32
+                     ? compile(c, e.in, chain->code.emplace<ScalarCode<float>>())
+                     : compile(c, e.in, chain->code.emplace<ScalarCode<double>>());
+    if (!compiled) {
+      e.in = std::move(c.ext);
+      chain->code = std::move(c.blocks);
+    }
+    e.prim = std::move(chain);
     return e;
   }
-};
 
-// A fused chain over the whole array: blocks of kBlock elements below the last full SIMD batch
-// (where the unary kernels use their vector form), then the remainder.
-constexpr std::int64_t kBlock = 256;
-
-// A rank-0 (one-element) chain: every value is one number, in one array after the inputs.
-template <class T>
-Arrays run_fused_scalar(const Fused& f, std::span<const Array> in, Arrays& outs,
-                        const std::vector<T*>& out_ptrs) {
-  const int ne = static_cast<int>(in.size());
-  thread_local std::vector<T> vals;
-  vals.resize(static_cast<std::size_t>(ne + f.num_slots));
-  T* v = vals.data();
-  for (int k = 0; k < ne; ++k) v[k] = *in_ptr<T>(in[k]);
-  auto at = [&](int r) { return r >= 0 ? v[ne + r] : v[-r - 1]; };
-  for (const FusedStep& st : f.steps) {
-    const T a = at(st.in[0]), b = st.op->arity == 2 ? at(st.in[1]) : T(0);
-    if constexpr (std::is_same_v<T, float>)
-      v[ne + st.out] = st.op->s32(a, b);
-    else
-      v[ne + st.out] = st.op->s64(a, b);
-  }
-  for (std::size_t j = 0; j < out_ptrs.size(); ++j) *out_ptrs[j] = v[ne + f.out_slots[j]];
-  return std::move(outs);
-}
-
-template <class T>
-Arrays run_fused(const Fused& f, std::span<const Array> in) {
-  const std::int64_t n = shape_size(f.shape);
-  Arrays outs;
-  std::vector<T*> out_ptrs;
-  for (std::size_t j = 0; j < f.out_slots.size(); ++j) {
-    outs.push_back(empty(f.shape, f.dtype));
-    outs.back().impl()->weak_type = f.out_weak[j];
-    out_ptrs.push_back(out_ptr<T>(outs.back()));
-  }
-  if (n == 1) return run_fused_scalar<T>(f, in, outs, out_ptrs);
-  std::vector<const T*> ext(in.size());
-  std::vector<std::int64_t> ext_stride(in.size());
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    ext[k] = in_ptr<T>(in[k]);
-    ext_stride[k] = in[k].size() == n ? 1 : 0;
-  }
-  // Slots are `stride` apart: a small array's chain keeps all of its values close together. The
-  // slot of a value read after the chain (never reused) is its output buffer at the block.
-  const std::int64_t stride = std::max<std::int64_t>(1, std::min(kBlock, n));
-  thread_local std::vector<T> regs;
-  regs.resize(static_cast<std::size_t>(f.num_slots * stride));
-  std::vector<T*> base(static_cast<std::size_t>(f.num_slots));
-  for (int k = 0; k < f.num_slots; ++k) base[k] = regs.data() + k * stride;
-  auto block = [&](std::int64_t off, std::int64_t len, bool simd) {
-    for (std::size_t j = 0; j < out_ptrs.size(); ++j) base[f.out_slots[j]] = out_ptrs[j] + off;
-    for (const FusedStep& st : f.steps) {
-      const T* a[2] = {nullptr, nullptr};
-      std::int64_t sa[2] = {1, 1};
-      for (int j = 0; j < st.op->arity; ++j) {
-        const int r = st.in[j];
-        if (r >= 0) {
-          a[j] = base[r];
-        } else {
-          const std::size_t k = static_cast<std::size_t>(-r - 1);
-          sa[j] = ext_stride[k];
-          a[j] = ext[k] + off * sa[j];
-        }
+  // A one-element chain as register code. The constants it reads become registers holding their
+  // values, so the eqn reads only its variable inputs. Returns false (leaving `in`) when the
+  // chain needs more registers or called functions than an instruction encodes.
+  template <class T>
+  bool compile(const Chain& c, std::vector<Ref>& in, ScalarCode<T>& sc) const {
+    std::vector<std::uint32_t> reg_of_ext(c.ext.size());
+    std::vector<Ref> vars;
+    for (std::size_t k = 0; k < c.ext.size(); ++k)
+      if (c.ext[k].var >= 0) {
+        reg_of_ext[k] = static_cast<std::uint32_t>(vars.size());
+        vars.push_back(c.ext[k]);
       }
-      if constexpr (std::is_same_v<T, float>)
-        st.op->f32(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
-      else
-        st.op->f64(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
+    sc.num_inputs = static_cast<std::uint32_t>(vars.size());
+    using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+    std::unordered_map<Bits, std::uint32_t> reg_of_value;
+    for (std::size_t k = 0; k < c.ext.size(); ++k) {
+      if (c.ext[k].var >= 0) continue;
+      const T v = *in_ptr<T>(program.consts[c.ext[k].constant]);
+      auto [it, added] = reg_of_value.try_emplace(
+          std::bit_cast<Bits>(v), static_cast<std::uint32_t>(sc.num_inputs + sc.constants.size()));
+      if (added) sc.constants.push_back(v);
+      reg_of_ext[k] = it->second;
     }
-  };
-  const std::int64_t w = static_cast<std::int64_t>(xsimd::batch<T>::size);
-  const std::int64_t simd_end = n - n % w;
-  for (std::int64_t off = 0; off < simd_end; off += kBlock)
-    block(off, std::min(kBlock, simd_end - off), true);
-  if (simd_end < n) block(simd_end, n - simd_end, false);
-  return outs;
-}
-
-Arrays run_fused(const Fused& f, std::span<const Array> in) {
-  return f.dtype == float32 ? run_fused<float>(f, in) : run_fused<double>(f, in);
-}
+    const auto first_slot = static_cast<std::uint32_t>(sc.num_inputs + sc.constants.size());
+    const Blocks& b = c.blocks;
+    if (first_slot + static_cast<std::uint64_t>(b.num_slots) > UINT32_MAX) return false;
+    sc.num_regs = first_slot + static_cast<std::uint32_t>(b.num_slots);
+    auto reg = [&](int r) {
+      return r >= 0 ? first_slot + static_cast<std::uint32_t>(r) : reg_of_ext[-r - 1];
+    };
+    std::unordered_map<FusedScalar<T>, std::uint8_t> fn_index;
+    std::uint32_t prev = UINT32_MAX;  // the register the previous instruction wrote
+    for (std::size_t k = 0; k < b.steps.size(); ++k) {
+      const FusedStep& st = b.steps[k];
+      Instr x{reg(st.in[0]), 0, reg(st.out), Instr::Op::add, 0};
+      x.b = st.op->arity == 2 ? reg(st.in[1]) : x.a;
+      // The three forms of each op are consecutive: memory, a = acc, b = acc (unary: two).
+      const int form = x.a == prev ? 1 : x.b == prev && st.op->arity == 2 ? 2 : 0;
+      const auto base = [&] {
+        switch (c.codes[k]) {
+          case Opcode::add: return Instr::Op::add;
+          case Opcode::sub: return Instr::Op::sub;
+          case Opcode::mul: return Instr::Op::mul;
+          case Opcode::div: return Instr::Op::div;
+          case Opcode::neg: return Instr::Op::neg;
+          case Opcode::call: return Instr::Op::call;
+        }
+        return Instr::Op::call;
+      }();
+      x.op = static_cast<Instr::Op>(static_cast<int>(base) + form);
+      if (c.codes[k] == Opcode::call) {
+        FusedScalar<T> fn;
+        if constexpr (std::is_same_v<T, float>)
+          fn = st.op->s32;
+        else
+          fn = st.op->s64;
+        auto [it, added] = fn_index.try_emplace(fn, static_cast<std::uint8_t>(sc.fns.size()));
+        if (added) {
+          if (sc.fns.size() == 256) return false;
+          sc.fns.push_back(fn);
+        }
+        x.fn = it->second;
+      }
+      sc.code.push_back(x);
+      prev = x.dst;
+    }
+    sc.code.push_back({0, 0, 0, Instr::Op::halt, 0});
+    for (int s : b.out_slots) sc.out_regs.push_back(reg(s));
+    in = std::move(vars);
+    return true;
+  }
+};
 
 }  // namespace
 
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak) {
-  Fuser{p, var_aval, var_weak}.fuse();
+  Fuser{p, var_aval, var_weak, {}}.fuse();
 }
 
 }  // namespace linum::detail

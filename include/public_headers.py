@@ -13,6 +13,7 @@ import sys
 PRIVATE = {
     "linum/autodiff/allocator.hpp",
     "linum/autodiff/collective_rules.hpp",
+    "linum/autodiff/jit_fused.hpp",
     "linum/autodiff/jit_program.hpp",
     "linum/autodiff/ops/complex_arith.hpp",
     "linum/autodiff/ops/elementwise_rules.hpp",

@@ -1,0 +1,88 @@
+// jit's fused elementwise chains beyond test_jit.cpp's: one-element chains run as register code
+// (every operation form, constants folded into the code, several outputs), compared bit for bit
+// with eager evaluation, which runs each primitive's own kernel.
+#include <doctest/doctest.h>
+
+#include <utility>
+
+#include <linum/linum.hpp>
+
+#include "transform_testing.hpp"
+
+using namespace linum;
+using namespace transform_testing;
+
+namespace {
+
+bool same(const Array& a, const Array& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && all(equal(a, b)).item<bool>();
+}
+
+// Each line reads the value the line before wrote as its first operand, its second, or neither,
+// so the register code holds every form of every operation: inline arithmetic, unary and binary
+// calls. Returns an intermediate value too, so the chain has two outputs.
+std::pair<Array, Array> every_form(const Array& x, const Array& y) {
+  Array z = x, mid;
+  for (int i = 0; i < 3; ++i) {
+    z = 1.5f - z;            // sub, the previous value on the right
+    z = z / 3.0f;            // div, on the left
+    z = 2.0f / (z + 4.0f);   // add on the left, then div on the right
+    z = -z;                  // neg of the previous value
+    const Array u = x * y;   // mul of two older values
+    z = z + u;               // add, the previous value on the right
+    z = u - z;               // sub, on the right
+    z = z * u;               // mul, on the left
+    z = u * z;               // mul, on the right
+    z = tanh(z);             // a unary call of the previous value
+    const Array v = sin(y);  // a unary call of an older value
+    z = maximum(z, v);       // a binary call, the previous value on the right
+    z = arctan2(z, y);       // on the left
+    z = minimum(y, x);       // neither
+    z = z - (-x);            // neg of an older value, sub on the right
+    if (i == 1) mid = z;
+    z = exp(z) - x / y;  // div of two older values, sub on the left
+  }
+  return {z, mid};
+}
+
+}  // namespace
+
+TEST_SUITE("jit") {
+  TEST_CASE("one-element chains run as register code, eager results bit for bit") {
+    for (DType dt : {float32, float64}) {
+      for (auto [xv, yv] : {std::pair{0.3, 0.7}, std::pair{-1.25, 2.5}, std::pair{4.0, -0.5}}) {
+        const Array x = astype(Array(xv), dt), y = astype(Array(yv), dt);
+        auto jf = jit(every_form);
+        jf(x, y);  // trace
+        const auto got = jf(x, y);
+        const auto want = every_form(x, y);
+        INFO(dtype_name(dt) << " x " << xv << " y " << yv);
+        CHECK(same(got.first, want.first));
+        CHECK(same(got.second, want.second));
+      }
+    }
+    // A shape of one element that is not rank 0 takes the same code.
+    const Array x = astype(data({1, 1}, 1), float32), y = astype(data({1, 1}, 2), float32);
+    const auto got = jit(every_form)(x, y), want = every_form(x, y);
+    CHECK(same(got.first, want.first));
+    CHECK(same(got.second, want.second));
+  }
+
+  TEST_CASE("a scalar program and its gradient replay as register code with its constants") {
+    // The constants of each line are folded into the code; 4,000 primitives forward, the
+    // backward about as many again, all in one chain.
+    auto f = [](const Array& x0) {
+      Array x = x0;
+      for (int i = 0; i < 1000; ++i) x = sin(x) * 1.0001f + 0.5f * x;
+      return x;
+    };
+    auto jf = jit(f);
+    auto jg = jit(linum::grad(f));
+    for (float v : {0.3f, -2.0f, 7.5f}) {
+      const Array x = Array(v);
+      CHECK(same(jf(x), f(x)));
+      CHECK(same(jg(x), linum::grad(f)(x)));
+    }
+    CHECK(jf.program_size() == 4000);
+  }
+}
