@@ -26,7 +26,7 @@ struct JitTracer final : ArrayImpl {
   int var;
 };
 
-class JitTrace final : public Trace {
+class JitTrace final : public Trace, private ProgramEditor {
  public:
   // A `closed` trace (trace_closed) makes a program for transforms to run again: foreign tracers
   // become captures, higher-order primitives stay eqns, nothing is fused. Sub-traces inherit it.
@@ -142,6 +142,7 @@ class JitTrace final : public Trace {
       program_.outputs.push_back(ref(o, "the output"));
       program_.out_avals.push_back({o.shape(), o.dtype(), o.impl()->weak_type});
     }
+    if (!closed_) batch_contractions(*this);
     eliminate_dead_code();
     if (!closed_) fuse_elementwise_chains(program_, var_aval_, var_weak_);
     compact_vars();
@@ -206,6 +207,20 @@ class JitTrace final : public Trace {
         make_small<JitTracer>(aval.shape, aval.dtype, level(), uid(), program_.num_vars++));
   }
   static int var_of(const Array& a) { return static_cast<const JitTracer&>(*a.impl()).var; }
+
+  Program& program() override { return program_; }
+  Array value(const Ref& r) override {
+    if (r.var < 0) return program_.consts[r.constant];
+    const ShapeDtype& a = var_aval_[r.var];
+    Array t(make_small<JitTracer>(a.shape, a.dtype, level(), uid(), r.var));
+    t.impl()->weak_type = var_weak_[r.var];
+    return t;
+  }
+  int recorded_var(const Array& a) const override { return var_of(a); }
+  ShapeDtype aval(const Ref& r) const override {
+    if (r.var >= 0) return var_aval_[r.var];
+    return {program_.consts[r.constant].shape(), program_.consts[r.constant].dtype()};
+  }
 
   // Output avals of a custom_vjp/checkpoint eqn: its kernel run on abstract values.
   static Avals avals_by_tracing(const Primitive& prim, const Avals& in) {
@@ -389,6 +404,30 @@ std::size_t program_size(const Program& p) {
   std::size_t n = 0;
   for (const Eqn& e : p.eqns) n += e.size;
   return n;
+}
+
+std::string program_text(const Program& p) {
+  std::ostringstream os;
+  auto value = [&](const Ref& r) {
+    os << ' ' << (r.var >= 0 ? "v" + std::to_string(r.var) : "c" + std::to_string(r.constant));
+  };
+  os << "inputs:";
+  for (int v = 0; v < p.num_inputs; ++v) value(Ref{v, -1});
+  for (int v : p.capture_vars) value(Ref{v, -1});
+  os << '\n';
+  for (const Eqn& e : p.eqns) {
+    for (std::size_t j = 0; j < e.out.size(); ++j) os << (j ? " v" : "v") << e.out[j];
+    os << " = " << e.prim->name();
+    std::ostringstream params;
+    e.prim->print_params(params);
+    if (!params.str().empty()) os << '[' << params.str() << ']';
+    for (const Ref& r : e.in) value(r);
+    os << '\n';
+  }
+  os << "outputs:";
+  for (const Ref& r : p.outputs) value(r);
+  os << '\n';
+  return os.str();
 }
 
 void append_avals(std::string& out, const Arrays& leaves) {

@@ -32,7 +32,7 @@ struct Blocks {
 // an operand that the previous instruction wrote is read from there (the *_acc forms: `a` is the
 // accumulator; *_racc: `b` is), so that a dependent chain does not wait for a store to reach the
 // next load. The code ends with a `halt`.
-enum class Opcode : std::uint8_t { add, sub, mul, div, neg, call };
+enum class Opcode : std::uint8_t { add, sub, mul, div, neg, square, call };
 struct Instr {
   enum class Op : std::uint8_t {
     add,

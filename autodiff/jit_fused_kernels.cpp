@@ -15,14 +15,19 @@ namespace {
 // vector form), then the remainder.
 constexpr std::int64_t kBlock = 256;
 
+// An external input of n elements reads element i at i (a full array), 0 (a scalar) or i mod its
+// size (broadcast along the leading dims); blocks end where such an input wraps around.
 template <class T>
 void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
                 const std::vector<T*>& out_ptrs) {
   std::vector<const T*> ext(in.size());
-  std::vector<std::int64_t> ext_stride(in.size());
+  std::vector<std::int64_t> ext_stride(in.size()), period(in.size());
+  std::int64_t wrap = n;  // the smallest period of a broadcast input
   for (std::size_t k = 0; k < in.size(); ++k) {
     ext[k] = in_ptr<T>(in[k]);
-    ext_stride[k] = in[k].size() == n ? 1 : 0;
+    period[k] = in[k].size();
+    ext_stride[k] = period[k] == 1 ? 0 : 1;
+    if (period[k] > 1) wrap = std::min(wrap, period[k]);
   }
   // Slots are `stride` apart: a small array's chain keeps all of its values close together. The
   // slot of a value read after the chain (never reused) is its output buffer at the block.
@@ -43,7 +48,7 @@ void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
         } else {
           const std::size_t k = static_cast<std::size_t>(-r - 1);
           sa[j] = ext_stride[k];
-          a[j] = ext[k] + off * sa[j];
+          a[j] = ext[k] + (off % period[k]) * sa[j];
         }
       }
       if constexpr (std::is_same_v<T, float>)
@@ -54,8 +59,10 @@ void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
   };
   const std::int64_t w = static_cast<std::int64_t>(xsimd::batch<T>::size);
   const std::int64_t simd_end = n - n % w;
-  for (std::int64_t off = 0; off < simd_end; off += kBlock)
-    block(off, std::min(kBlock, simd_end - off), true);
+  for (std::int64_t off = 0, len = 0; off < simd_end; off += len) {
+    len = std::min({kBlock, simd_end - off, wrap - off % wrap});
+    block(off, len, true);
+  }
   if (simd_end < n) block(simd_end, n - simd_end, false);
 }
 

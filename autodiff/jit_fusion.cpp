@@ -3,6 +3,8 @@
 #include <bit>
 #include <unordered_map>
 
+#include <linum/autodiff/ops/simd.hpp>
+
 #include <linum/autodiff/jit_fused.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
@@ -12,13 +14,14 @@ namespace {
 
 // What jit knows of a fusable primitive: its code, and its opcode in scalar chains.
 struct Fusable {
-  FusedOp op;
-  Opcode code;
+  const FusedOp* op = nullptr;
+  Opcode code = Opcode::call;
+  explicit operator bool() const { return op != nullptr; }
 };
 
 // The table of fusable primitives, gathered from the files that define them. The arithmetic
 // operators (their kernels compute `a + b` etc. in T) get opcodes that scalar code runs inline.
-const Fusable* fusable(const Primitive& p) {
+Fusable fusable(const Primitive& p) {
   static const std::unordered_map<const Primitive*, Fusable> table = [] {
     const std::unordered_map<std::string_view, Opcode> inline_ops = {{"add", Opcode::add},
                                                                      {"sub", Opcode::sub},
@@ -30,12 +33,19 @@ const Fusable* fusable(const Primitive& p) {
          {elementwise_fused_entries(), math_fused_entries(), special_fused_entries()})
       for (const FusedEntry& e : entries) {
         auto it = inline_ops.find(e.prim->name());
-        t.emplace(e.prim, Fusable{e.op, it != inline_ops.end() ? it->second : Opcode::call});
+        t.emplace(e.prim, Fusable{&e.op, it != inline_ops.end() ? it->second : Opcode::call});
       }
     return t;
   }();
   auto it = table.find(&p);
-  return it == table.end() ? nullptr : &it->second;
+  if (it != table.end()) return it->second;
+  if (const FusedOp* square = integer_pow_fused_op(p)) return {square, Opcode::square};
+  return {};
+}
+
+std::int64_t simd_width(DType d) {
+  return static_cast<std::int64_t>(d == float32 ? xsimd::batch<float>::size
+                                                : xsimd::batch<double>::size);
 }
 
 // A chain being fused: its block form, each step's opcode and the values it reads from outside.
@@ -57,17 +67,23 @@ struct Fuser {
     return {c.shape(), c.dtype()};
   }
   // e's entry when it can join a chain over (shape, dtype): a float elementwise primitive whose
-  // inputs have that shape, or are rank-0 scalars of a binary op.
-  const Fusable* chainable(const Eqn& e, const ShapeDtype& like) const {
-    if (e.out.size() != 1) return nullptr;
-    const Fusable* f = fusable(*e.prim);
-    if (!f) return nullptr;
+  // inputs have that shape, or, for a binary op, are rank-0 scalars or broadcast along the
+  // leading dims (a bias: the shape's trailing dims, a whole number of SIMD batches, so that the
+  // blocks that wrap around it keep the vector forms where eager kernels use them).
+  Fusable chainable(const Eqn& e, const ShapeDtype& like) const {
+    if (e.out.size() != 1) return {};
+    const Fusable f = fusable(*e.prim);
+    if (!f) return {};
     const ShapeDtype& o = var_aval[e.out[0]];
-    if (o.dtype != like.dtype || o.shape != like.shape) return nullptr;
+    if (o.dtype != like.dtype || o.shape != like.shape) return {};
     for (const Ref& r : e.in) {
       const ShapeDtype a = aval_of(r);
-      if (a.dtype != o.dtype || (a.shape != o.shape && !(f->op.arity == 2 && a.shape.empty())))
-        return nullptr;
+      if (a.dtype != o.dtype) return {};
+      if (a.shape == o.shape || (f.op->arity == 2 && a.shape.empty())) continue;
+      const bool suffix = f.op->arity == 2 && a.shape.size() < o.shape.size() &&
+                          std::equal(a.shape.begin(), a.shape.end(),
+                                     o.shape.end() - static_cast<std::ptrdiff_t>(a.shape.size()));
+      if (!suffix || shape_size(a.shape) % simd_width(o.dtype) != 0) return {};
     }
     return f;
   }
@@ -113,9 +129,9 @@ struct Fuser {
     auto escapes = [&](int v) { return last_read[v] >= static_cast<int>(end); };
     for (std::size_t k = begin; k < end; ++k) {
       const Eqn& q = program.eqns[k];
-      const Fusable* f = fusable(*q.prim);
-      FusedStep step{&f->op};
-      c.codes.push_back(f->code);
+      const Fusable f = fusable(*q.prim);
+      FusedStep step{f.op};
+      c.codes.push_back(f.code);
       for (std::size_t j = 0; j < q.in.size(); ++j) {
         const Ref& r = q.in[j];
         auto s = r.var >= 0 ? slot_of.find(r.var) : slot_of.end();
@@ -219,6 +235,7 @@ struct Fuser {
           case Opcode::mul: return Instr::Op::mul;
           case Opcode::div: return Instr::Op::div;
           case Opcode::neg: return Instr::Op::neg;
+          case Opcode::square: return Instr::Op::mul;  // x * x: b = a
           case Opcode::call: return Instr::Op::call;
         }
         return Instr::Op::call;

@@ -18,6 +18,7 @@ namespace linum::detail {
 struct Ref {
   int var = -1;
   int constant = -1;
+  bool operator==(const Ref&) const = default;
 };
 
 // One equation, as a jaxpr's: a primitive applied to values, writing fresh vars. The primitive
@@ -98,6 +99,25 @@ ClosedProgram trace_closed(const FlatFn& fn, const Arrays& like);
 // Binds a FlowPrimitive over branches (or cond and body) traced closed over `operands`' avals.
 Arrays bind_switch(const Array& index, const std::vector<FlatFn>& branches, const Arrays& operands);
 Arrays bind_while(const FlatFn& cond_fn, const FlatFn& body_fn, const Arrays& init);
+
+// A program that its trace is finishing, for rewrites: linum ops applied to value()s record eqns at
+// the end of the program's eqns (the rewrite then moves them where they belong).
+class ProgramEditor {
+ public:
+  virtual Program& program() = 0;
+  virtual Array value(const Ref& r) = 0;  // a tracer standing for r, or the constant itself
+  virtual int recorded_var(const Array& a) const = 0;  // the var of a value() or an op's result
+  virtual ShapeDtype aval(const Ref& r) const = 0;
+
+ protected:
+  ~ProgramEditor() = default;
+};
+
+// Batches the contractions of loops unrolled into the program (scan under jit): the products of
+// every slice of an unstacked array by one operand become one product of the whole array, and a
+// sum of products become one product over concatenated operands (jit_rewrite.cpp). Results equal
+// the unbatched ones up to float rounding (the GEMMs sum in another order).
+void batch_contractions(ProgramEditor& ed);
 
 // Replaces each run of two or more consecutive eqns of float elementwise primitives over one
 // shape by one FusedChain eqn whose outputs are the values read after the run. var_aval /

@@ -16,6 +16,7 @@ PRIVATE = {
     "linum/autodiff/jit_fused.hpp",
     "linum/autodiff/jit_program.hpp",
     "linum/autodiff/ops/complex_arith.hpp",
+    "linum/autodiff/ops/dot_general.hpp",
     "linum/autodiff/ops/elementwise_rules.hpp",
     "linum/autodiff/ops/fusion.hpp",
     "linum/autodiff/ops/index_util.hpp",

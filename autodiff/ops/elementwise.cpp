@@ -436,6 +436,22 @@ Array integer_pow(const Array& x, std::int64_t y) {
 
 }  // namespace
 
+namespace {
+
+// integer_pow with y = 2 on floats, as IntegerPow's kernel computes it.
+struct Square {
+  template <class T> static T f(T x) { return x * x; }
+};
+
+}  // namespace
+
+const FusedOp* integer_pow_fused_op(const Primitive& p) {
+  static const FusedOp square{1, &unary_block<Square, float>, &unary_block<Square, double>,
+                              &unary_scalar<Square, float>, &unary_scalar<Square, double>};
+  const auto* ip = dynamic_cast<const IntegerPow*>(&p);
+  return ip && ip->y == 2 ? &square : nullptr;
+}
+
 std::span<const FusedEntry> elementwise_fused_entries() {
   static const FusedEntry entries[] = {
       unary_entry<Neg>(),      unary_entry<Sin>(),       unary_entry<Cos>(),

@@ -38,5 +38,8 @@ struct FusedEntry {
 std::span<const FusedEntry> elementwise_fused_entries();  // ops/elementwise.cpp
 std::span<const FusedEntry> math_fused_entries();         // ops/elementwise_math.cpp
 std::span<const FusedEntry> special_fused_entries();      // ops/special.cpp
+// The code of a fusable primitive with parameters, by instance: integer_pow with y = 2 (a
+// square; tanh's derivative, squared errors), else nullptr. Defined in ops/elementwise.cpp.
+const FusedOp* integer_pow_fused_op(const Primitive& p);
 
 }  // namespace linum::detail

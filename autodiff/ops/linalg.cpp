@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include <linum/autodiff/ops/blas_runtime.hpp>
+#include <linum/autodiff/ops/dot_general.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 
@@ -305,6 +306,12 @@ std::pair<Array, Array> promote_pair(const Array& a, const Array& b, const char*
 }
 
 }  // namespace
+
+const DotDimensionNumbers* dot_general_dims(const Primitive& p) {
+  const auto* g = dynamic_cast<const DotGeneral*>(&p);
+  return g ? &g->d : nullptr;
+}
+
 }  // namespace detail
 
 using namespace detail;

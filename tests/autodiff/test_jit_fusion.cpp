@@ -85,4 +85,27 @@ TEST_SUITE("jit") {
     }
     CHECK(jf.program_size() == 4000);
   }
+
+  TEST_CASE("a bias broadcast along the leading dims and integer_pow's square join a chain") {
+    auto layer = [](const Array& x, const Array& b) {
+      const Array y = tanh(x * 1.5f + b);
+      return square(y) - y * b + square(x);
+    };
+    for (DType dt : {float32, float64}) {
+      // A bias of 64 elements: whole SIMD batches, fused; of 10: its own kernel, unfused.
+      for (std::int64_t cols : {64, 10}) {
+        const Array x = astype(data({6, cols}, 1), dt), b = astype(data({cols}, 2), dt);
+        auto jl = jit(layer);
+        jl(x, b);  // trace
+        const std::uint64_t before = memory_stats().num_allocs;
+        const Array got = jl(x, b);
+        const std::uint64_t allocs = memory_stats().num_allocs - before;
+        INFO(dtype_name(dt) << " cols " << cols);
+        CHECK(same(got, layer(x, b)));
+        CHECK(jl.program_size() == 8);
+        // One chain of all 8 primitives: the output is its only buffer.
+        if (cols == 64) CHECK(allocs == 1);
+      }
+    }
+  }
 }
