@@ -12,9 +12,21 @@
 
 namespace linum::detail {
 
+// Where element i of a chain (over its shape, row-major) lies in a buffer: at offset + i, or, for
+// a layout with rows, at offset + (i / row) * row_stride + i % row. A bias broadcast along the
+// leading dims repeats one row (row_stride 0); a piece that a split takes from its input, or that
+// a concatenation puts into its output, is a block of columns of that buffer. `step` 0: a scalar,
+// every element at offset.
+struct Layout {
+  std::int64_t offset = 0, row = 0, row_stride = 0, step = 1;
+  std::int64_t at(std::int64_t i) const {
+    return row ? offset + (i / row) * row_stride + i % row : offset + i * step;
+  }
+};
+
 // A chain over many elements, run a block of elements at a time: each step reads external inputs
-// (stride 0 for a scalar) or register slots of the block, and writes a slot; a value read after
-// the chain has its output buffer as its slot.
+// or register slots of the block, and writes a slot; a value read after the chain has its place
+// in an output buffer as its slot. Blocks end where a layout's row does.
 struct FusedStep {
   const FusedOp* op;
   std::array<int, 2> in{};  // >= 0: a slot; < 0: external input -(k + 1)
@@ -23,7 +35,13 @@ struct FusedStep {
 struct Blocks {
   std::vector<FusedStep> steps;
   int num_slots = 0;
-  std::vector<int> out_slots;  // per output of the eqn
+  std::vector<Layout> in_layout;  // per external input (an input of the eqn)
+  struct Out {
+    int slot;
+    int output;  // the eqn output holding it
+    Layout at;
+  };
+  std::vector<Out> outs;  // the values read after the chain
 };
 
 // A one-element chain (a scalar program's, whose cost is latency and dispatch) as code for a
@@ -74,18 +92,15 @@ struct ScalarCode {
 // transforms run again are never fused.
 class FusedChain final : public Primitive {
  public:
-  FusedChain(Shape s, DType d, std::vector<char> weak)
-      : shape(std::move(s)), dtype(d), out_weak(std::move(weak)) {}
-  Shape shape;
+  FusedChain(Shape s, DType d) : shape(std::move(s)), dtype(d) {}
+  Shape shape;  // the chain's
   DType dtype;
-  std::vector<char> out_weak;  // per output
+  Avals outs;  // per output of the eqn: its shape (the chain's, or a concatenation's) and weak type
   std::variant<Blocks, ScalarCode<float>, ScalarCode<double>> code;
 
   const char* name() const override { return "fused_elementwise"; }
   Arrays eval(std::span<const Array> in) const override;  // jit_fused_kernels.cpp
-  Avals abstract_eval(std::span<const ShapeDtype>) const override {
-    return Avals(out_weak.size(), {shape, dtype});
-  }
+  Avals abstract_eval(std::span<const ShapeDtype>) const override { return outs; }
   bool weak_type_rule(bool) const override { return false; }  // the kernel sets each output's
 };
 

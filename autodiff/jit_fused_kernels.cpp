@@ -11,33 +11,26 @@ namespace linum::detail {
 
 namespace {
 
-// Blocks of kBlock elements below the last full SIMD batch (where the unary kernels use their
-// vector form), then the remainder.
 constexpr std::int64_t kBlock = 256;
 
-// An external input of n elements reads element i at i (a full array), 0 (a scalar) or i mod its
-// size (broadcast along the leading dims); blocks end where such an input wraps around.
 template <class T>
 void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
                 const std::vector<T*>& out_ptrs) {
   std::vector<const T*> ext(in.size());
-  std::vector<std::int64_t> ext_stride(in.size()), period(in.size());
-  std::int64_t wrap = n;  // the smallest period of a broadcast input
-  for (std::size_t k = 0; k < in.size(); ++k) {
-    ext[k] = in_ptr<T>(in[k]);
-    period[k] = in[k].size();
-    ext_stride[k] = period[k] == 1 ? 0 : 1;
-    if (period[k] > 1) wrap = std::min(wrap, period[k]);
-  }
-  // Slots are `stride` apart: a small array's chain keeps all of its values close together. The
-  // slot of a value read after the chain (never reused) is its output buffer at the block.
+  for (std::size_t k = 0; k < in.size(); ++k) ext[k] = in_ptr<T>(in[k]);
+  std::vector<std::int64_t> rows;  // blocks end where a row of some layout does
+  for (const Layout& l : f.in_layout)
+    if (l.row) rows.push_back(l.row);
+  for (const Blocks::Out& o : f.outs)
+    if (o.at.row) rows.push_back(o.at.row);
+  // Slots are `stride` apart: a small array's chain keeps all of its values close together.
   const std::int64_t stride = std::max<std::int64_t>(1, std::min(kBlock, n));
   thread_local std::vector<T> regs;
   regs.resize(static_cast<std::size_t>(f.num_slots * stride));
   std::vector<T*> base(static_cast<std::size_t>(f.num_slots));
   for (int k = 0; k < f.num_slots; ++k) base[k] = regs.data() + k * stride;
   auto block = [&](std::int64_t off, std::int64_t len, bool simd) {
-    for (std::size_t j = 0; j < out_ptrs.size(); ++j) base[f.out_slots[j]] = out_ptrs[j] + off;
+    for (const Blocks::Out& o : f.outs) base[o.slot] = out_ptrs[o.output] + o.at.at(off);
     for (const FusedStep& st : f.steps) {
       const T* a[2] = {nullptr, nullptr};
       std::int64_t sa[2] = {1, 1};
@@ -46,9 +39,9 @@ void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
         if (r >= 0) {
           a[j] = base[r];
         } else {
-          const std::size_t k = static_cast<std::size_t>(-r - 1);
-          sa[j] = ext_stride[k];
-          a[j] = ext[k] + (off % period[k]) * sa[j];
+          const Layout& l = f.in_layout[static_cast<std::size_t>(-r - 1)];
+          sa[j] = l.step;
+          a[j] = ext[static_cast<std::size_t>(-r - 1)] + l.at(off);
         }
       }
       if constexpr (std::is_same_v<T, float>)
@@ -57,10 +50,13 @@ void run_blocks(const Blocks& f, std::int64_t n, std::span<const Array> in,
         st.op->f64(a[0], sa[0], a[1], sa[1], base[st.out], len, simd);
     }
   };
+  // Blocks of kBlock elements below the last full SIMD batch (where the unary kernels use their
+  // vector form), then the remainder; rows are whole SIMD batches, so blocks stay aligned.
   const std::int64_t w = static_cast<std::int64_t>(xsimd::batch<T>::size);
   const std::int64_t simd_end = n - n % w;
   for (std::int64_t off = 0, len = 0; off < simd_end; off += len) {
-    len = std::min({kBlock, simd_end - off, wrap - off % wrap});
+    len = std::min(kBlock, simd_end - off);
+    for (std::int64_t row : rows) len = std::min(len, row - off % row);
     block(off, len, true);
   }
   if (simd_end < n) block(simd_end, n - simd_end, false);
@@ -135,9 +131,9 @@ Arrays FusedChain::eval(std::span<const Array> in) const {
   return dispatch_float(dtype, name(), [&]<class T>() {
     Arrays outs;
     std::vector<T*> out_ptrs;
-    for (char weak : out_weak) {
-      outs.push_back(empty(shape, dtype));
-      outs.back().impl()->weak_type = weak;
+    for (const ShapeDtype& o : this->outs) {
+      outs.push_back(empty(o.shape, dtype));
+      outs.back().impl()->weak_type = o.weak_type;
       out_ptrs.push_back(out_ptr<T>(outs.back()));
     }
     if (const auto* sc = std::get_if<ScalarCode<T>>(&code))

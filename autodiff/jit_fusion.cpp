@@ -1,12 +1,15 @@
 // Elementwise fusion of a recorded Program: the one table of fusable primitives, and the pass that
 // replaces each run of them by a FusedChain eqn (jit_fused_kernels.cpp runs it).
+#include <algorithm>
 #include <bit>
+#include <optional>
 #include <unordered_map>
 
 #include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/jit_fused.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 
 namespace linum::detail {
 
@@ -60,6 +63,7 @@ struct Fuser {
   const std::vector<ShapeDtype>& var_aval;
   const std::vector<char>& var_weak;
   std::vector<int> last_read;  // per var: the index of its last reader (eqns.size(): an output)
+  std::vector<FusedChain*> chain_of;  // per eqn after fuse(): its chain when in block form
 
   ShapeDtype aval_of(const Ref& r) const {
     if (r.var >= 0) return var_aval[r.var];
@@ -110,6 +114,7 @@ struct Fuser {
       }
       if (end - k < 2) {
         out.push_back(std::move(program.eqns[k++]));
+        chain_of.push_back(nullptr);
         continue;
       }
       out.push_back(fuse_run(k, end));
@@ -161,10 +166,18 @@ struct Fuser {
       }
       slot_of[v] = step.out;
       if (escapes(v)) {
+        b.outs.push_back({step.out, static_cast<int>(outs.size()), Layout{}});
         outs.push_back(v);
-        b.out_slots.push_back(step.out);
       }
       b.steps.push_back(step);
+    }
+    // Where each input lies: the chain's shape, a scalar, or a bias repeated along the rows.
+    const std::int64_t n = shape_size(var_aval[program.eqns[begin].out[0]].shape);
+    for (const Ref& r : c.ext) {
+      const std::int64_t size = shape_size(aval_of(r).shape);
+      b.in_layout.push_back(size == n   ? Layout{}
+                            : size == 1 ? Layout{0, 0, 0, 0}
+                                        : Layout{0, size, 0});
     }
     return c;
   }
@@ -174,9 +187,8 @@ struct Fuser {
     Eqn e;
     e.size = end - begin;
     Chain c = build(begin, end, e.out);
-    std::vector<char> weak;
-    for (int v : e.out) weak.push_back(var_weak[v]);
-    auto chain = std::make_shared<FusedChain>(like.shape, like.dtype, std::move(weak));
+    auto chain = std::make_shared<FusedChain>(like.shape, like.dtype);
+    for (int v : e.out) chain->outs.push_back({like.shape, like.dtype, var_weak[v] != 0});
     bool compiled = false;
     if (shape_size(like.shape) == 1)
       compiled = like.dtype == float32
@@ -186,6 +198,7 @@ struct Fuser {
       e.in = std::move(c.ext);
       chain->code = std::move(c.blocks);
     }
+    chain_of.push_back(compiled ? nullptr : chain.get());
     e.prim = std::move(chain);
     return e;
   }
@@ -258,9 +271,143 @@ struct Fuser {
       prev = x.dst;
     }
     sc.code.push_back({0, 0, 0, Instr::Op::halt, 0});
-    for (int s : b.out_slots) sc.out_regs.push_back(reg(s));
+    for (const Blocks::Out& o : b.outs) sc.out_regs.push_back(reg(o.slot));
     in = std::move(vars);
     return true;
+  }
+
+  // The layout of the piece [start, start + size) of `axis` in a buffer of shape `s`, for a chain
+  // over the piece's shape; nullopt when its rows are not whole SIMD batches.
+  static std::optional<Layout> piece(const Shape& s, int axis, std::int64_t start,
+                                     std::int64_t size, DType dtype) {
+    const std::int64_t inner = shape_size(Shape(s.begin() + axis + 1, s.end()));
+    if (axis == 0) return Layout{start * inner};
+    if ((size * inner) % simd_width(dtype) != 0) return std::nullopt;
+    return Layout{start * inner, size * inner, s[static_cast<std::size_t>(axis)] * inner};
+  }
+
+  // Which eqns read each var (an eqn reading it twice, twice) after fuse().
+  std::vector<std::vector<int>> readers() const {
+    std::vector<std::vector<int>> r(program.num_vars);
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      for (const Ref& x : program.eqns[k].in)
+        if (x.var >= 0) r[x.var].push_back(static_cast<int>(k));
+    for (const Ref& x : program.outputs)
+      if (x.var >= 0) r[x.var].push_back(-1);
+    return r;
+  }
+
+  // A split whose pieces only chains read (over the pieces' shapes) goes: each chain reads its
+  // piece in place, as a layout of the split's input.
+  void absorb_split(int k, const std::vector<std::vector<int>>& readers, std::vector<char>& drop) {
+    const Eqn& e = program.eqns[k];
+    const auto pieces = split_pieces_of(*e.prim);
+    if (!pieces) return;
+    const ShapeDtype src = aval_of(e.in[0]);
+    std::vector<std::optional<Layout>> at;
+    for (std::size_t j = 0; j < e.out.size(); ++j) {
+      at.push_back(piece(src.shape, pieces->axis, pieces->starts[j], pieces->sizes[j], src.dtype));
+      for (int r : readers[e.out[j]])
+        if (!at.back() || r < 0 || !chain_of[r] || chain_of[r]->shape != var_aval[e.out[j]].shape)
+          return;
+    }
+    int first = -1;
+    for (std::size_t j = 0; j < e.out.size(); ++j)
+      for (int r : readers[e.out[j]]) {
+        Eqn& reader = program.eqns[r];
+        for (std::size_t p = 0; p < reader.in.size(); ++p)
+          if (reader.in[p].var == e.out[j]) {
+            reader.in[p] = e.in[0];
+            std::get<Blocks>(chain_of[r]->code).in_layout[p] = *at[j];
+          }
+        first = first < 0 ? r : std::min(first, r);
+      }
+    if (first >= 0) program.eqns[first].size += e.size;  // the split's primitive, counted once
+    drop[k] = 1;
+  }
+
+  // A concatenation of outputs of one chain (over their shapes) that nothing else reads goes: the
+  // chain writes the concatenation, each value as a layout of it.
+  void absorb_concatenate(int k, const std::vector<std::vector<int>>& readers,
+                          std::vector<char>& drop) {
+    const Eqn& e = program.eqns[k];
+    if (std::string_view(e.prim->name()) != "concatenate" || e.in.size() < 2) return;
+    const ShapeDtype dst = var_aval[e.out[0]];
+    const int def = e.in[0].var >= 0 ? defining(e.in[0].var, k) : -1;
+    if (def < 0 || !chain_of[def]) return;
+    FusedChain& chain = *chain_of[def];
+    // The axis: the one dim where the pieces differ from the result.
+    if (chain.shape.size() != dst.shape.size()) return;
+    int axis = -1;
+    for (std::size_t d = 0; d < dst.shape.size(); ++d)
+      if (dst.shape[d] != chain.shape[d]) {
+        if (axis >= 0) return;
+        axis = static_cast<int>(d);
+      }
+    if (axis < 0) return;
+    std::vector<Layout> at;
+    std::int64_t start = 0;
+    for (const Ref& r : e.in) {
+      const Shape& s = r.var >= 0 ? var_aval[r.var].shape : Shape{};
+      if (r.var < 0 || readers[r.var].size() != 1 || defining(r.var, k) != def || s != chain.shape)
+        return;
+      const auto l = piece(dst.shape, axis, start, s[static_cast<std::size_t>(axis)], dst.dtype);
+      if (!l) return;
+      at.push_back(*l);
+      start += s[static_cast<std::size_t>(axis)];
+    }
+    Eqn& producer = program.eqns[def];
+    Blocks& b = std::get<Blocks>(chain.code);
+    std::vector<int> index_of(producer.out.size(), -1);  // old output -> new output
+    std::vector<int> kept_out;
+    Avals kept_avals;
+    for (std::size_t o = 0; o < producer.out.size(); ++o) {
+      if (std::find(e.in.begin(), e.in.end(), Ref{producer.out[o], -1}) != e.in.end()) continue;
+      index_of[o] = static_cast<int>(kept_out.size());
+      kept_out.push_back(producer.out[o]);
+      kept_avals.push_back(chain.outs[o]);
+    }
+    const int joined = static_cast<int>(kept_out.size());
+    for (Blocks::Out& o : b.outs) {
+      const int v = producer.out[static_cast<std::size_t>(o.output)];
+      const auto j = std::find(e.in.begin(), e.in.end(), Ref{v, -1}) - e.in.begin();
+      if (index_of[static_cast<std::size_t>(o.output)] >= 0) {
+        o.output = index_of[static_cast<std::size_t>(o.output)];
+      } else {
+        o.output = joined;
+        o.at = at[static_cast<std::size_t>(j)];
+      }
+    }
+    kept_out.push_back(e.out[0]);
+    kept_avals.push_back({dst.shape, dst.dtype, var_weak[e.out[0]] != 0});
+    producer.out = std::move(kept_out);
+    chain.outs = std::move(kept_avals);
+    producer.size += e.size;
+    drop[k] = 1;
+  }
+
+  // The eqn before `before` that writes var v, or -1.
+  int defining(int v, int before) const {
+    for (int k = before; k-- > 0;)
+      for (int o : program.eqns[k].out)
+        if (o == v) return k;
+    return -1;
+  }
+
+  // Splits feeding chains and concatenations of a chain's outputs become layouts of the chains
+  // (the splits first: they change who reads what).
+  void absorb() {
+    std::vector<char> drop(program.eqns.size(), 0);
+    auto rd = readers();
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      absorb_split(static_cast<int>(k), rd, drop);
+    rd = readers();
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      if (!drop[k]) absorb_concatenate(static_cast<int>(k), rd, drop);
+    std::vector<Eqn> kept;
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      if (!drop[k]) kept.push_back(std::move(program.eqns[k]));
+    program.eqns = std::move(kept);
   }
 };
 
@@ -268,7 +415,9 @@ struct Fuser {
 
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak) {
-  Fuser{p, var_aval, var_weak, {}}.fuse();
+  Fuser f{p, var_aval, var_weak, {}, {}};
+  f.fuse();
+  f.absorb();
 }
 
 }  // namespace linum::detail

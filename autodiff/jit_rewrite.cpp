@@ -14,7 +14,7 @@
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/jit_program.hpp>
-#include <linum/autodiff/ops/dot_general.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 
 namespace linum::detail {
 
@@ -114,42 +114,65 @@ std::vector<int> shifted(std::vector<int> dims) {
   return dims;
 }
 
-// Products dot_general(x[t], w) (or (w, x[t])) for every slice t of one unstack eqn, with the same
-// w and dimension numbers, become dot_general(x, w), unstacked: one GEMM with every slice's rows.
+// The products of the slices of one unstack eqn by one other operand (`side`: the slice's
+// position), with the same dimension numbers: eqn_of_slice[t] reads slice t (-1: none does).
+struct SliceProducts {
+  int side;
+  Ref other;
+  const DotDimensionNumbers* dims;
+  std::vector<int> eqn_of_slice;
+};
+
+std::vector<SliceProducts> slice_products(const Program& p, const Uses& uses, const Eqn& u) {
+  const std::size_t n = u.out.size();
+  std::vector<SliceProducts> groups;
+  for (std::size_t t = 0; t < n; ++t) {
+    for (int r : uses.readers[u.out[t]]) {
+      const Eqn& e = p.eqns[r];
+      const DotDimensionNumbers* d = plain_dot(e);
+      if (!d || e.in[0] == e.in[1]) continue;
+      const int side = e.in[0].var == u.out[t] ? 0 : 1;
+      const Ref& other = e.in[1 - side];
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const SliceProducts& g) {
+        return g.side == side && g.other == other && same_dims(*g.dims, *d);
+      });
+      if (g == groups.end())
+        g = groups.insert(groups.end(), SliceProducts{side, other, d, std::vector<int>(n, -1)});
+      if (g->eqn_of_slice[t] < 0) g->eqn_of_slice[t] = r;
+    }
+  }
+  return groups;
+}
+
+// dot_general(x, w) (or (w, x)) with g's dimension numbers shifted past x's leading axis, that
+// axis first in the result: every slice's product at once.
+Array product_of_all_slices(const Array& x, const Array& w, const SliceProducts& g) {
+  DotDimensionNumbers d = *g.dims;
+  if (g.side == 0) {
+    d.lhs_contract = shifted(d.lhs_contract);
+    return linum::dot_general(x, w, d);
+  }
+  // The slices' free dims follow w's in the product: the new axis comes after those.
+  d.rhs_contract = shifted(d.rhs_contract);
+  const int w_free = w.ndim() - static_cast<int>(d.lhs_contract.size());
+  return linum::moveaxis(linum::dot_general(w, x, d), w_free, 0);
+}
+
+// Products dot_general(x[t], w) (or (w, x[t])) for every slice t of one whole unstack of x, with
+// the same w and dimension numbers, become dot_general(x, w), unstacked: one GEMM with every
+// slice's rows.
 void batch_slice_products(ProgramEditor& ed) {
   Program& p = ed.program();
   const Uses uses(p);
   Edits edits(p);
-  struct Group {
-    int side;  // the slice's operand position
-    Ref other;
-    const DotDimensionNumbers* dims;
-    std::vector<int> eqn_of_slice;
-  };
   const std::size_t n_eqns = p.eqns.size();
   for (std::size_t k = 0; k < n_eqns; ++k) {
-    const Eqn& u = p.eqns[k];
-    const std::size_t n = u.out.size();
-    if (std::string_view(u.prim->name()) != "unstack" || n < 2) continue;
-    const ShapeDtype xa = ed.aval(u.in[0]);
+    const std::size_t n = p.eqns[k].out.size();
+    if (std::string_view(p.eqns[k].prim->name()) != "unstack" || n < 2) continue;
+    const Ref x_ref = p.eqns[k].in[0];
+    const ShapeDtype xa = ed.aval(x_ref);
     if (xa.shape.empty() || xa.shape[0] != static_cast<std::int64_t>(n)) continue;  // a chunk
-    std::vector<Group> groups;
-    for (std::size_t t = 0; t < n; ++t) {
-      for (int r : uses.readers[u.out[t]]) {
-        const Eqn& e = p.eqns[r];
-        const DotDimensionNumbers* d = plain_dot(e);
-        if (!d || e.in[0] == e.in[1]) continue;
-        const int side = e.in[0].var == u.out[t] ? 0 : 1;
-        const Ref& other = e.in[1 - side];
-        auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-          return g.side == side && g.other == other && same_dims(*g.dims, *d);
-        });
-        if (g == groups.end())
-          g = groups.insert(groups.end(), Group{side, other, d, std::vector<int>(n, -1)});
-        if (g->eqn_of_slice[t] < 0) g->eqn_of_slice[t] = r;
-      }
-    }
-    for (const Group& g : groups) {
+    for (const SliceProducts& g : slice_products(p, uses, p.eqns[k])) {
       if (std::count(g.eqn_of_slice.begin(), g.eqn_of_slice.end(), -1) > 0) continue;
       const int at = *std::min_element(g.eqn_of_slice.begin(), g.eqn_of_slice.end());
       const int out0 = p.eqns[g.eqn_of_slice[0]].out[0];
@@ -159,21 +182,9 @@ void batch_slice_products(ProgramEditor& ed) {
         old_out.push_back(p.eqns[e].out[0]);
         edits.drop[e] = 1;
       }
-      const Ref x_ref = u.in[0];
       edits.record_before(ed, at, [&] {
-        const Array x = ed.value(x_ref), w = ed.value(g.other);
-        DotDimensionNumbers d = *g.dims;
-        Array y;
-        if (g.side == 0) {
-          d.lhs_contract = shifted(d.lhs_contract);
-          y = linum::dot_general(x, w, d);
-        } else {
-          // The slices' free dims follow w's in the product: the new axis comes after those.
-          d.rhs_contract = shifted(d.rhs_contract);
-          const int w_free = w.ndim() - static_cast<int>(d.lhs_contract.size());
-          y = linum::moveaxis(linum::dot_general(w, x, d), w_free, 0);
-        }
-        const Arrays ys = unstack(y, "jit");
+        const Arrays ys =
+            unstack(product_of_all_slices(ed.value(x_ref), ed.value(g.other), g), "jit");
         for (std::size_t t = 0; t < n; ++t) edits.rename[old_out[t]] = ed.recorded_var(ys[t]);
       });
     }
@@ -268,63 +279,16 @@ class SummedProducts {
   explicit SummedProducts(ProgramEditor& ed) : ed_(ed), p_(ed.program()), uses_(p_), edits_(p_) {}
 
   void run() {
-    struct Tree {
-      int root;
-      std::vector<Ref> rest;  // leaves that are not batched terms
-      std::vector<Ref> sums;  // the batched products, once recorded
-    };
-    std::vector<Tree> trees;
-    struct Pending {
-      std::size_t tree;
-      std::vector<Term> terms;
-      const DotDimensionNumbers* dims;
-    };
-    std::vector<Pending> pending;
-    for (std::size_t k = 0; k < p_.eqns.size(); ++k) {
-      if (!is_add(static_cast<int>(k)) || inner_add(p_.eqns[k].out[0]) >= 0) continue;
-      std::vector<int> nodes{static_cast<int>(k)};
-      std::vector<Ref> leaves;
-      for (std::size_t i = 0; i < nodes.size(); ++i)
-        for (const Ref& r : p_.eqns[nodes[i]].in) {
-          const int inner = r.var >= 0 ? inner_add(r.var) : -1;
-          if (inner >= 0)
-            nodes.push_back(inner);
-          else
-            leaves.push_back(r);
-        }
-      Tree tree{static_cast<int>(k), {}, {}};
-      std::vector<Pending> groups, kept;
-      for (const Ref& l : leaves) {
-        const DotDimensionNumbers* d = product_term(l);
-        auto g = d ? std::find_if(groups.begin(), groups.end(),
-                                  [&](const Pending& g) { return like(g, l, *d); })
-                   : groups.end();
-        if (d && g == groups.end()) g = groups.insert(groups.end(), Pending{trees.size(), {}, d});
-        if (d)
-          g->terms.push_back(term_of(l));
-        else
-          tree.rest.push_back(l);
-      }
-      for (Pending& g : groups) {
-        if (g.terms.size() >= 2 && distinct_sides(g.terms) &&
-            batched_size_ok(ed_.aval(g.terms[0].rhs), g.terms.size()) &&
-            batched_size_ok(ed_.aval(g.terms[0].lhs), g.terms.size()))
-          kept.push_back(std::move(g));
-        else
-          for (const Term& t : g.terms) tree.rest.push_back(Ref{p_.eqns[t.eqn].out[0], -1});
-      }
-      if (kept.empty()) continue;
-      for (Pending& g : kept) pending.push_back(std::move(g));
-      for (int node : nodes) edits_.drop[node] = 1;
-      trees.push_back(std::move(tree));
-    }
+    for (std::size_t k = 0; k < p_.eqns.size(); ++k)
+      if (is_add(static_cast<int>(k)) && inner_add(p_.eqns[k].out[0]) < 0)
+        collect(static_cast<int>(k));
     // Groups with an unstacked side first: their order (the slices') is then the one the others
     // reuse for a side they share, so that side is concatenated once.
-    std::stable_partition(pending.begin(), pending.end(),
+    std::stable_partition(pending_.begin(), pending_.end(),
                           [&](const Pending& g) { return unstacked_side(g.terms) >= 0; });
-    for (Pending& g : pending)
-      trees[g.tree].sums.push_back(batch(g.terms, *g.dims, trees[g.tree].root));
-    for (Tree& t : trees) {
+    for (Pending& g : pending_)
+      trees_[g.tree].sums.push_back(batch(g.terms, *g.dims, trees_[g.tree].root));
+    for (Tree& t : trees_) {
       const int root_out = p_.eqns[t.root].out[0];
       edits_.record_before(ed_, t.root, [&] {
         Array sum = ed_.value(t.sums[0]);
@@ -337,6 +301,57 @@ class SummedProducts {
   }
 
  private:
+  struct Tree {
+    int root;
+    std::vector<Ref> rest;  // leaves that are not batched terms
+    std::vector<Ref> sums;  // the batched products, once recorded
+  };
+  struct Pending {
+    std::size_t tree;
+    std::vector<Term> terms;
+    const DotDimensionNumbers* dims;
+  };
+
+  // The sum whose root is the add `root`: its leaves, grouped into batchable products.
+  void collect(int root) {
+    std::vector<int> nodes{root};
+    std::vector<Ref> leaves;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      for (const Ref& r : p_.eqns[nodes[i]].in) {
+        const int inner = r.var >= 0 ? inner_add(r.var) : -1;
+        if (inner >= 0)
+          nodes.push_back(inner);
+        else
+          leaves.push_back(r);
+      }
+    Tree tree{root, {}, {}};
+    std::vector<Pending> groups;
+    for (const Ref& l : leaves) {
+      const DotDimensionNumbers* d = product_term(l);
+      if (!d) {
+        tree.rest.push_back(l);
+        continue;
+      }
+      auto g = std::find_if(groups.begin(), groups.end(),
+                            [&](const Pending& g) { return like(g, l, *d); });
+      if (g == groups.end()) g = groups.insert(groups.end(), Pending{trees_.size(), {}, d});
+      g->terms.push_back(term_of(l));
+    }
+    std::vector<Pending> kept;
+    for (Pending& g : groups) {
+      if (g.terms.size() >= 2 && distinct_sides(g.terms) &&
+          batched_size_ok(ed_.aval(g.terms[0].rhs), g.terms.size()) &&
+          batched_size_ok(ed_.aval(g.terms[0].lhs), g.terms.size()))
+        kept.push_back(std::move(g));
+      else
+        for (const Term& t : g.terms) tree.rest.push_back(Ref{p_.eqns[t.eqn].out[0], -1});
+    }
+    if (kept.empty()) return;
+    for (Pending& g : kept) pending_.push_back(std::move(g));
+    for (int node : nodes) edits_.drop[node] = 1;
+    trees_.push_back(std::move(tree));
+  }
+
   bool is_add(int k) const {
     const Eqn& e = p_.eqns[k];
     if (std::string_view(e.prim->name()) != "add" || e.in.size() != 2) return false;
@@ -499,6 +514,8 @@ class SummedProducts {
   Program& p_;
   const Uses uses_;
   Edits edits_;
+  std::vector<Tree> trees_;       // the sums with batched products
+  std::vector<Pending> pending_;  // their groups of products
   // Concatenations recorded so far, by operands (var, or -1 - constant) and axis.
   std::map<std::pair<std::vector<int>, int>, std::pair<std::vector<Ref>, Ref>> concatenations_;
 };

@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include <linum/autodiff/ops/blas_runtime.hpp>
-#include <linum/autodiff/ops/dot_general.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 

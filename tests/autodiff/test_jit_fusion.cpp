@@ -108,4 +108,41 @@ TEST_SUITE("jit") {
       }
     }
   }
+
+  TEST_CASE("chains read a split's pieces in place and write a concatenation of their outputs") {
+    // An LSTM cell's gates: one chain makes z, a split cuts it into the four gates, a chain
+    // computes the cell, and a concatenation joins three of its values.
+    auto gates = [](const Array& x, const Array& b) {
+      const Arrays g = split(x * 2.0f + b, 4, -1);
+      const Array c = sigmoid(g[0]) * tanh(g[1]) + g[2];
+      const Array h = sigmoid(g[3]) * tanh(c);
+      return concatenate({h * 2.0f, c * 3.0f, h - c}, -1);
+    };
+    auto count = [](const std::string& text, const std::string& name) {
+      return text.find(" = " + name) != std::string::npos;
+    };
+    for (DType dt : {float32, float64}) {
+      // Pieces of 16 columns: whole SIMD batches, read and written in place; of 10: copied.
+      for (std::int64_t cols : {16, 10}) {
+        const Array x = astype(data({8, 4 * cols}, 1), dt), b = astype(data({4 * cols}, 2), dt);
+        auto jg = jit(gates);
+        jg(x, b);  // trace
+        const std::uint64_t before = memory_stats().num_allocs;
+        const Array got = jg(x, b);
+        const std::uint64_t allocs = memory_stats().num_allocs - before;
+        INFO(dtype_name(dt) << " cols " << cols);
+        CHECK(same(got, gates(x, b)));
+        const std::string text = jg.program_text();
+        CHECK(count(text, "split") == (cols == 10));
+        CHECK(count(text, "concatenate") == (cols == 10));
+        if (cols == 16) CHECK(allocs == 2);  // z and the concatenation
+        // The backward pass concatenates the gates' cotangents (split's transpose): written in
+        // place by the chain that computes them.
+        auto loss = [&](const Array& xx) { return sum(gates(xx, b) * gates(xx, b)); };
+        auto jl = jit(linum::grad(loss));
+        CHECK(same(jl(x), linum::grad(loss)(x)));
+        CHECK(count(jl.program_text(), "concatenate") == (cols == 10));
+      }
+    }
+  }
 }
