@@ -1,11 +1,11 @@
 // jit's two halves: JitTrace, the level that records each primitive bound on its tracers into a
 // Program (avals from the primitive's abstract_eval, so nothing is computed while tracing), and
-// the replay, which runs the recorded kernels on concrete buffers in order and drops each value
-// after its last reader. cond/switch/while_loop on a traced predicate are staged: each branch or
-// loop function is traced into a sub-program (values it closes over become its extra inputs) and
-// the replay picks or repeats them by the predicate's value; under a grad, jvp or vmap inside the
-// function they arrive as a FlowPrimitive (jit_control.cpp), staged the same way. Chains of
-// elementwise primitives are fused after recording (jit_fusion.cpp).
+// eval_program, the interpreter that replays it: the recorded kernels on concrete buffers in
+// order, each value dropped after its last reader. cond/switch/while_loop on a traced predicate
+// are staged: each branch or loop function is traced into a sub-program (values it closes over
+// become its extra inputs) and recorded as one FlowPrimitive eqn, whose kernel picks or repeats
+// them by the predicate's value (jit_control.cpp). Chains of elementwise primitives are fused
+// after recording (jit_fusion.cpp).
 #include <linum/autodiff/jit.hpp>
 
 #include <sstream>
@@ -26,7 +26,7 @@ struct JitTracer final : ArrayImpl {
   int var;
 };
 
-class JitTrace final : public Trace {
+class JitTrace final : public Trace, private ProgramEditor {
  public:
   // A `closed` trace (trace_closed) makes a program for transforms to run again: foreign tracers
   // become captures, higher-order primitives stay eqns, nothing is fused. Sub-traces inherit it.
@@ -109,7 +109,7 @@ class JitTrace final : public Trace {
   Arrays stage(std::shared_ptr<const Flow> flow, const Arrays& in,
                const std::vector<const JitTrace*>& subs, const Arrays& like) {
     Eqn e;
-    e.flow = std::move(flow);
+    e.prim = std::make_shared<const FlowPrimitive>(std::move(flow));
     for (const Array& a : in) e.in.push_back(ref(a, "control flow"));
     for (const JitTrace* sub : subs)
       for (const Array& a : sub->captured()) e.in.push_back(ref(a, "control flow"));
@@ -123,11 +123,26 @@ class JitTrace final : public Trace {
     return outs;
   }
 
+  // Runs fn under this trace on fresh inputs with the avals of `like` (once per trace) and
+  // returns the finished program; `outs` receives fn's output tracers.
+  std::shared_ptr<Program> record(const FlatFn& fn, const Arrays& like, Arrays* outs = nullptr) {
+    TraceScope scope(*this);
+    Arrays in;
+    in.reserve(like.size());
+    for (const Array& x : like) in.push_back(input(x));
+    const Arrays ys = fn(in);
+    auto p = finish(ys);
+    scope.close();
+    if (outs) *outs = ys;
+    return p;
+  }
+
   std::shared_ptr<Program> finish(const Arrays& outs) {
     for (const Array& o : outs) {
       program_.outputs.push_back(ref(o, "the output"));
       program_.out_avals.push_back({o.shape(), o.dtype(), o.impl()->weak_type});
     }
+    if (!closed_) batch_contractions(*this);
     eliminate_dead_code();
     if (!closed_) fuse_elementwise_chains(program_, var_aval_, var_weak_);
     compact_vars();
@@ -193,6 +208,20 @@ class JitTrace final : public Trace {
   }
   static int var_of(const Array& a) { return static_cast<const JitTracer&>(*a.impl()).var; }
 
+  Program& program() override { return program_; }
+  Array value(const Ref& r) override {
+    if (r.var < 0) return program_.consts[r.constant];
+    const ShapeDtype& a = var_aval_[r.var];
+    Array t(make_small<JitTracer>(a.shape, a.dtype, level(), uid(), r.var));
+    t.impl()->weak_type = var_weak_[r.var];
+    return t;
+  }
+  int recorded_var(const Array& a) const override { return var_of(a); }
+  ShapeDtype aval(const Ref& r) const override {
+    if (r.var >= 0) return var_aval_[r.var];
+    return {program_.consts[r.constant].shape(), program_.consts[r.constant].dtype()};
+  }
+
   // Output avals of a custom_vjp/checkpoint eqn: its kernel run on abstract values.
   static Avals avals_by_tracing(const Primitive& prim, const Avals& in) {
     AbstractTrace at;
@@ -217,6 +246,7 @@ class JitTrace final : public Trace {
   std::vector<char> var_weak_;
 };
 
+// A kernel leaves its outputs strongly typed; bind would make them weak by the primitive's rule.
 Arrays with_weak(const Primitive& prim, std::span<const Array> in, Arrays outs) {
   bool all_weak = !in.empty();
   for (const Array& a : in) all_weak = all_weak && a.impl()->weak_type;
@@ -231,46 +261,14 @@ Arrays with_weak(const Primitive& prim, std::span<const Array> in, Arrays outs) 
 std::shared_ptr<const Program> jit_trace(const std::function<Arrays(const Arrays&)>& fn,
                                          const Arrays& leaves, const std::string& name) {
   JitTrace trace(name);
-  TraceScope scope(trace);
-  Arrays in;
-  in.reserve(leaves.size());
-  for (const Array& x : leaves) in.push_back(trace.input(x));
-  const Arrays outs = fn(in);
-  auto p = trace.finish(outs);
-  scope.close();
+  std::shared_ptr<const Program> p = trace.record(fn, leaves);
   return p;
 }
 
-namespace {
-
-Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures);
-
-}  // namespace
-
-std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k) {
-  std::size_t from = 0;
-  for (std::size_t i = 0; i < k; ++i) from += f.programs[i]->capture_vars.size();
-  return caps.subspan(from, f.programs[k]->capture_vars.size());
-}
-
-Arrays run_flow(const Flow& f, std::span<const Array> in) {
-  if (f.kind == Flow::Kind::Switch) {
-    const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
-    auto ops = in.subspan(1, f.n_operands);
-    return replay(*f.programs[k], ops, captures_of(f, in.subspan(1 + f.n_operands), k));
-  }
-  auto caps = in.subspan(f.n_operands);
-  Arrays carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f.n_operands));
-  while (replay(*f.programs[0], carry, captures_of(f, caps, 0)).front().item<bool>())
-    carry = replay(*f.programs[1], carry, captures_of(f, caps, 1));
-  return carry;
-}
-
-namespace {
-
-Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const Array> captures) {
+Arrays eval_program(const Program& p, std::span<const Array> inputs,
+                    std::span<const Array> captures, Run how) {
   std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
-  for (int i = 0; i < p.num_inputs; ++i) env[i] = leaves[i];
+  for (int i = 0; i < p.num_inputs; ++i) env[i] = inputs[i];
   for (std::size_t i = 0; i < captures.size(); ++i) env[p.capture_vars[i]] = captures[i];
   auto get = [&](const Ref& r) -> const Array& {
     return r.var >= 0 ? env[r.var] : p.consts[r.constant];
@@ -280,11 +278,8 @@ Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const A
     in.clear();
     for (const Ref& r : e.in) in.push_back(get(r));
     Arrays outs;
-    if (e.fused) {
-      OpScope op("jit fused elementwise chain");
-      outs = run_fused(*e.fused, in);
-    } else if (e.flow) {
-      outs = run_flow(*e.flow, in);
+    if (how == Run::bind) {
+      outs = linum::bind(e.prim, in);
     } else {
       OpScope op(e.prim->name());
       outs = with_weak(*e.prim, in, e.prim->eval(in));
@@ -297,6 +292,8 @@ Arrays replay(const Program& p, std::span<const Array> leaves, std::span<const A
   for (const Ref& r : p.outputs) out.push_back(get(r));
   return out;
 }
+
+namespace {
 
 // The jit trace a staged cond/while would record into: the innermost active trace, when it is a
 // jit trace and `x` is one of its values.
@@ -313,16 +310,9 @@ struct SubTrace {
   std::shared_ptr<const Program> program;
   Arrays outs;  // the sub-trace's output tracers (avals and weak types)
 };
-SubTrace trace_sub(JitTrace& parent, const std::function<Arrays(const Arrays&)>& fn,
-                   const Arrays& like) {
+SubTrace trace_sub(JitTrace& parent, const FlatFn& fn, const Arrays& like) {
   SubTrace s{std::make_unique<JitTrace>(parent.name(), &parent), nullptr, {}};
-  TraceScope scope(*s.trace);
-  Arrays in;
-  in.reserve(like.size());
-  for (const Array& x : like) in.push_back(s.trace->input(x));
-  s.outs = fn(in);
-  s.program = s.trace->finish(s.outs);
-  scope.close();
+  s.program = s.trace->record(fn, like, &s.outs);
   return s;
 }
 
@@ -366,7 +356,7 @@ Arrays JitTrace::stage_bound(const Flow& f, std::span<const Array> in) {
   for (std::size_t k = 0; k < f.programs.size(); ++k) {
     const auto mine = captures_of(f, caps, k);
     fns.push_back([&f, k, c = Arrays(mine.begin(), mine.end())](const Arrays& x) {
-      return interpret(*f.programs[k], x, c);
+      return eval_program(*f.programs[k], x, c, Run::bind);
     });
   }
   return sw ? stage_switch(*this, in[0], fns, ops) : stage_while(*this, fns[0], fns[1], ops);
@@ -374,7 +364,9 @@ Arrays JitTrace::stage_bound(const Flow& f, std::span<const Array> in) {
 
 }  // namespace
 
-Arrays jit_replay(const Program& p, const Arrays& leaves) { return replay(p, leaves, {}); }
+Arrays jit_replay(const Program& p, const Arrays& leaves) {
+  return eval_program(p, leaves, {}, Run::kernels);
+}
 
 bool jit_stageable(const Array& x) { return staging_trace(x) != nullptr; }
 
@@ -404,13 +396,7 @@ ClosedProgram trace_closed(const FlatFn& fn, const Arrays& like) {
   for (int l = trace_depth(); l-- > 0;)
     if (auto* t = dynamic_cast<const JitTrace*>(trace_at(l))) outer = t;
   JitTrace trace(outer ? outer->name() : "fn", nullptr, true);
-  TraceScope scope(trace);
-  Arrays in;
-  in.reserve(like.size());
-  for (const Array& x : like) in.push_back(trace.input(x));
-  const Arrays outs = fn(in);
-  auto p = trace.finish(outs);
-  scope.close();
+  auto p = trace.record(fn, like);
   return {std::move(p), trace.captured()};
 }
 
@@ -418,6 +404,30 @@ std::size_t program_size(const Program& p) {
   std::size_t n = 0;
   for (const Eqn& e : p.eqns) n += e.size;
   return n;
+}
+
+std::string program_text(const Program& p) {
+  std::ostringstream os;
+  auto value = [&](const Ref& r) {
+    os << ' ' << (r.var >= 0 ? "v" + std::to_string(r.var) : "c" + std::to_string(r.constant));
+  };
+  os << "inputs:";
+  for (int v = 0; v < p.num_inputs; ++v) value(Ref{v, -1});
+  for (int v : p.capture_vars) value(Ref{v, -1});
+  os << '\n';
+  for (const Eqn& e : p.eqns) {
+    for (std::size_t j = 0; j < e.out.size(); ++j) os << (j ? " v" : "v") << e.out[j];
+    os << " = " << e.prim->name();
+    std::ostringstream params;
+    e.prim->print_params(params);
+    if (!params.str().empty()) os << '[' << params.str() << ']';
+    for (const Ref& r : e.in) value(r);
+    os << '\n';
+  }
+  os << "outputs:";
+  for (const Ref& r : p.outputs) value(r);
+  os << '\n';
+  return os.str();
 }
 
 void append_avals(std::string& out, const Arrays& leaves) {

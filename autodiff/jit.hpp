@@ -48,6 +48,8 @@ std::shared_ptr<const Program> jit_trace(const std::function<Arrays(const Arrays
                                          const Arrays& leaves, const std::string& name);
 Arrays jit_replay(const Program& p, const Arrays& leaves);
 std::size_t program_size(const Program& p);  // recorded primitives
+// One line per eqn ("v3 = dot_general[dimension_numbers=...] v1 v2"), as the replay runs them.
+std::string program_text(const Program& p);
 // The jitted function's name when x (or the value beneath its tracers) is traced by jit, else
 // nullptr: reading it on the host is then a ConcretizationTypeError naming the function.
 const std::string* jit_function_of(const Array& x);
@@ -165,6 +167,12 @@ class Jitted {
   std::size_t program_size() const {
     std::lock_guard<std::mutex> g(cache_->mu);
     return cache_->entries.empty() ? 0 : detail::program_size(*cache_->entries.back().program);
+  }
+  // The most recently used program as the replay runs it, after fusion and the rewrites that
+  // batch a loop's products, one eqn per line (as jax.make_jaxpr prints; "" before the first call).
+  std::string program_text() const {
+    std::lock_guard<std::mutex> g(cache_->mu);
+    return cache_->entries.empty() ? "" : detail::program_text(*cache_->entries.back().program);
   }
 
  private:

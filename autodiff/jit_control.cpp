@@ -1,35 +1,16 @@
-// cond/switch_/while_loop on a predicate that jit traces, reached under a grad, jvp or vmap inside
-// the jitted function: a FlowPrimitive over closed programs. Its rules build new branch functions
-// from linum's transforms (jvp of each branch, vjp re-running each branch forward as checkpoint
-// does, vmap of each branch), so they themselves transform and reach jit as staged flow.
+// cond/switch_/while_loop on a predicate that jit traces: a FlowPrimitive over programs. Its kernel
+// picks or repeats them; its rules, reached under a grad, jvp or vmap inside the jitted function,
+// build new branch functions from linum's transforms (jvp of each branch, vjp re-running each
+// branch forward as checkpoint does, vmap of each branch), so they themselves transform and reach
+// jit as staged flow.
+#include <utility>
+
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/jit_program.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/transforms.hpp>
 
 namespace linum::detail {
-
-Arrays interpret(const Program& p, std::span<const Array> inputs, std::span<const Array> captures) {
-  std::vector<Array> env(static_cast<std::size_t>(p.num_vars));
-  for (int i = 0; i < p.num_inputs; ++i) env[i] = inputs[i];
-  for (std::size_t i = 0; i < captures.size(); ++i) env[p.capture_vars[i]] = captures[i];
-  auto get = [&](const Ref& r) -> const Array& {
-    return r.var >= 0 ? env[r.var] : p.consts[r.constant];
-  };
-  Arrays in;
-  for (const Eqn& e : p.eqns) {
-    in.clear();
-    for (const Ref& r : e.in) in.push_back(get(r));
-    Arrays outs = e.flow ? linum::bind(std::make_shared<const FlowPrimitive>(e.flow), in)
-                         : linum::bind(e.prim, in);
-    for (std::size_t j = 0; j < e.out.size(); ++j) env[e.out[j]] = std::move(outs[j]);
-    for (int v : e.release) env[v] = Array();
-  }
-  Arrays out;
-  out.reserve(p.outputs.size());
-  for (const Ref& r : p.outputs) out.push_back(get(r));
-  return out;
-}
 
 Arrays bind_switch(const Array& index, const std::vector<FlatFn>& branches,
                    const Arrays& operands) {
@@ -63,8 +44,8 @@ namespace {
 
 // Program k of the flow on `rest`: the operands (or carry) followed by every program's captures.
 Arrays run_program(const Flow& f, std::size_t k, std::span<const Array> rest) {
-  return interpret(*f.programs[k], rest.first(f.n_operands),
-                   captures_of(f, rest.subspan(f.n_operands), k));
+  return eval_program(*f.programs[k], rest.first(f.n_operands),
+                      captures_of(f, rest.subspan(f.n_operands), k), Run::bind);
 }
 
 std::vector<std::size_t> float_positions(std::span<const Array> xs) {
@@ -137,42 +118,68 @@ const char* FlowPrimitive::name() const {
   return flow->kind == Flow::Kind::Switch ? "cond" : "while";
 }
 
-Arrays FlowPrimitive::eval(std::span<const Array> in) const { return run_flow(*flow, in); }
+std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k) {
+  std::size_t from = 0;
+  for (std::size_t i = 0; i < k; ++i) from += f.programs[i]->capture_vars.size();
+  return caps.subspan(from, f.programs[k]->capture_vars.size());
+}
+
+// The programs run on their kernels: bind reaches this kernel only when no transform watches the
+// inputs, and then none watches the values inside either.
+Arrays FlowPrimitive::eval(std::span<const Array> in) const {
+  const Flow& f = *flow;
+  if (f.kind == Flow::Kind::Switch) {
+    const auto k = static_cast<std::size_t>(in[0].item<std::int32_t>());  // clamped when traced
+    return eval_program(*f.programs[k], in.subspan(1, f.n_operands),
+                        captures_of(f, in.subspan(1 + f.n_operands), k), Run::kernels);
+  }
+  const auto caps = in.subspan(f.n_operands);
+  Arrays carry(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(f.n_operands));
+  auto run = [&](std::size_t k) {
+    return eval_program(*f.programs[k], carry, captures_of(f, caps, k), Run::kernels);
+  };
+  while (run(0).front().item<bool>()) carry = run(1);
+  return carry;
+}
 
 Avals FlowPrimitive::abstract_eval(std::span<const ShapeDtype> in) const {
   if (flow->kind == Flow::Kind::Switch) return flow->programs.front()->out_avals;
   return Avals(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(flow->n_operands));
 }
 
-Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array> tangents,
-                          std::span<const Array> outs) const {
-  const Flow& f = *flow;
+namespace {
+
+// switch(index, k -> tangents of jvp(branch_k)) over (operands, captures, their tangents).
+Arrays jvp_switch(const Flow& f, std::span<const Array> primals, std::span<const Array> tangents,
+                  std::span<const Array> outs) {
   Arrays touts(outs.size());
-  if (f.kind == Flow::Kind::Switch) {
-    // switch(index, k -> tangents of jvp(branch_k)) over (operands, captures, their tangents).
-    const auto rest = primals.subspan(1);
-    std::vector<std::size_t> fi;
-    for (std::size_t i = 0; i < rest.size(); ++i)
-      if (is_inexact(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
-    const std::vector<std::size_t> fo = float_positions(outs);
-    if (fi.empty() || fo.empty()) return touts;
-    std::vector<FlatFn> fns;
-    for (std::size_t k = 0; k < f.programs.size(); ++k)
-      fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
-        const std::span<const Array> x(in.data(), n);
-        auto g =
-            with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
-        const Arrays t(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
-        return linum::jvp(g, std::tuple{pick(x, fi)}, std::tuple{t}).second;
-      });
-    Arrays ops(rest.begin(), rest.end());
-    for (std::size_t i : fi) ops.push_back(tangents[i + 1]);
-    const Arrays t = bind_switch(primals[0], fns, ops);
-    for (std::size_t j = 0; j < fo.size(); ++j) touts[fo[j]] = t[j];
-    return touts;
-  }
-  // while over (carry, tangents of its float leaves): the cond reads the carry, the body is
-  // jvp(body); the captures and their tangents are closed over.
+  const auto rest = primals.subspan(1);
+  std::vector<std::size_t> fi;
+  for (std::size_t i = 0; i < rest.size(); ++i)
+    if (is_inexact(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
+  const std::vector<std::size_t> fo = float_positions(outs);
+  if (fi.empty() || fo.empty()) return touts;
+  std::vector<FlatFn> fns;
+  for (std::size_t k = 0; k < f.programs.size(); ++k)
+    fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
+      const std::span<const Array> x(in.data(), n);
+      auto g =
+          with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
+      const Arrays t(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
+      return linum::jvp(g, std::tuple{pick(x, fi)}, std::tuple{t}).second;
+    });
+  Arrays ops(rest.begin(), rest.end());
+  for (std::size_t i : fi) ops.push_back(tangents[i + 1]);
+  const Arrays t = bind_switch(primals[0], fns, ops);
+  for (std::size_t j = 0; j < fo.size(); ++j) touts[fo[j]] = t[j];
+  return touts;
+}
+
+// while over (carry, tangents of its float leaves): the cond reads the carry, the body is
+// jvp(body); the captures and their tangents are closed over.
+Arrays jvp_while(const Flow& f, std::span<const Array> primals, std::span<const Array> tangents,
+                 std::span<const Array> outs) {
+  Arrays touts(outs.size());
   const std::size_t n = f.n_operands;
   const Arrays carry(primals.begin(), primals.begin() + static_cast<std::ptrdiff_t>(n));
   const Arrays caps(primals.begin() + static_cast<std::ptrdiff_t>(n), primals.end());
@@ -203,6 +210,14 @@ Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array>
   const Arrays out = bind_while(cond_fn, body_fn, init);
   for (std::size_t j = 0; j < fc.size(); ++j) touts[fc[j]] = out[n + j];
   return touts;
+}
+
+}  // namespace
+
+Arrays FlowPrimitive::jvp(std::span<const Array> primals, std::span<const Array> tangents,
+                          std::span<const Array> outs) const {
+  return flow->kind == Flow::Kind::Switch ? jvp_switch(*flow, primals, tangents, outs)
+                                          : jvp_while(*flow, primals, tangents, outs);
 }
 
 Arrays FlowPrimitive::vjp(std::span<const Array> primals, std::span<const Array> cts,
@@ -240,104 +255,118 @@ Arrays FlowPrimitive::vjp_needed(std::span<const Array> primals, std::span<const
   return result;
 }
 
-Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdims) const {
-  const Flow& f = *flow;
-  const BatchTrace& t = *current_batch_trace();
+namespace {
+
+// switch under vmap. One index for every example: a switch over the vmapped branches, an output
+// unbatched when no branch batches it (a first trace of each branch tells). An index per example:
+// every branch runs, each example selects its own.
+Batched vmap_switch(const Flow& f, std::span<const Array> in, std::span<const int> bdims,
+                    const BatchTrace& t) {
   const std::int64_t size = t.axis_size();
-  if (f.kind == Flow::Kind::Switch) {
-    const PerExample per{f, std::vector<int>(bdims.begin() + 1, bdims.end()), size, t.axis_name()};
-    const Arrays ops(in.begin() + 1, in.end());
-    const std::size_t n_out = f.programs.front()->outputs.size();
-    if (bdims[0] < 0) {
-      // One index for every example: a switch over the vmapped branches. An output stays
-      // unbatched when no branch batches it (a first trace of each branch tells).
-      std::vector<char> seen(n_out, 0);
-      for (std::size_t k = 0; k < f.programs.size(); ++k)
-        trace_closed([&](const Arrays& x) { return per(k, x, nullptr, &seen); }, ops);
-      std::vector<char> keep(n_out);
-      std::vector<int> out_bd(n_out);
-      for (std::size_t j = 0; j < n_out; ++j) {
-        keep[j] = !seen[j];
-        out_bd[j] = seen[j] ? 0 : -1;
-      }
-      std::vector<FlatFn> fns;
-      for (std::size_t k = 0; k < f.programs.size(); ++k)
-        fns.push_back([&per, &keep, k](const Arrays& x) { return per(k, x, &keep); });
-      return {bind_switch(in[0], fns, ops), std::move(out_bd)};
+  const PerExample per{f, std::vector<int>(bdims.begin() + 1, bdims.end()), size, t.axis_name()};
+  const Arrays ops(in.begin() + 1, in.end());
+  const std::size_t n_out = f.programs.front()->outputs.size();
+  if (bdims[0] < 0) {
+    std::vector<char> seen(n_out, 0);
+    for (std::size_t k = 0; k < f.programs.size(); ++k)
+      trace_closed([&](const Arrays& x) { return per(k, x, nullptr, &seen); }, ops);
+    std::vector<char> keep(n_out);
+    std::vector<int> out_bd(n_out);
+    for (std::size_t j = 0; j < n_out; ++j) {
+      keep[j] = !seen[j];
+      out_bd[j] = seen[j] ? 0 : -1;
     }
-    // An index per example: every branch runs, each example selects its own.
-    const Array idx = moveaxis(in[0], bdims[0], 0);
-    Arrays outs = per(f.programs.size() - 1, ops);
-    for (std::size_t k = f.programs.size() - 1; k-- > 0;) {
-      const Arrays bk = per(k, ops);
-      const Array hit = equal(idx, Array(static_cast<int>(k)));
-      for (std::size_t j = 0; j < outs.size(); ++j)
-        outs[j] = where(per_example(hit, outs[j]), bk[j], outs[j]);
-    }
-    return {outs, std::vector<int>(n_out, 0)};
+    std::vector<FlatFn> fns;
+    for (std::size_t k = 0; k < f.programs.size(); ++k)
+      fns.push_back([&per, &keep, k](const Arrays& x) { return per(k, x, &keep); });
+    return {bind_switch(in[0], fns, ops), std::move(out_bd)};
   }
-  // while, as JAX batches it: a carry leaf is batched when it starts so or the body makes it so
-  // from batched ones (a fixpoint over traces of the vmapped body). An unbatched predicate then
-  // runs cond and body vmapped as they are; a per-example one batches the whole carry and loops
-  // while any example's holds, finished examples keeping their carry (as eager vmap does).
-  const std::size_t n = f.n_operands;
-  const Arrays caps(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
-  auto with_caps = [&caps, n](const Arrays& c) {
-    Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n));
-    a.insert(a.end(), caps.begin(), caps.end());
+  const Array idx = moveaxis(in[0], bdims[0], 0);
+  Arrays outs = per(f.programs.size() - 1, ops);
+  for (std::size_t k = f.programs.size() - 1; k-- > 0;) {
+    const Arrays bk = per(k, ops);
+    const Array hit = equal(idx, Array(static_cast<int>(k)));
+    for (std::size_t j = 0; j < outs.size(); ++j)
+      outs[j] = where(per_example(hit, outs[j]), bk[j], outs[j]);
+  }
+  return {outs, std::vector<int>(n_out, 0)};
+}
+
+// while under vmap, as JAX batches it: a carry leaf is batched when it starts so or the body makes
+// it so from batched ones (a fixpoint over traces of the vmapped body). An unbatched predicate
+// then runs cond and body vmapped as they are; a per-example one batches the whole carry and
+// loops while any example's holds, finished examples keeping their carry (as eager vmap does).
+struct WhileUnderVmap {
+  const Flow& f;
+  std::span<const Array> in;
+  std::span<const int> bdims;
+  const BatchTrace& t;
+
+  std::size_t n() const { return f.n_operands; }
+  Arrays with_caps(const Arrays& c) const {
+    Arrays a(c.begin(), c.begin() + static_cast<std::ptrdiff_t>(n()));
+    a.insert(a.end(), in.begin() + static_cast<std::ptrdiff_t>(n()), in.end());
     return a;
-  };
-  auto per_for = [&](const std::vector<char>& bat) {
+  }
+  PerExample per_for(const std::vector<char>& bat) const {
     std::vector<int> bd;
-    for (std::size_t i = 0; i < n; ++i) bd.push_back(bat[i] ? 0 : -1);
-    bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n), bdims.end());
-    return PerExample{f, std::move(bd), size, t.axis_name()};
-  };
-  auto carry_for = [&](const std::vector<char>& bat) {
+    for (std::size_t i = 0; i < n(); ++i) bd.push_back(bat[i] ? 0 : -1);
+    bd.insert(bd.end(), bdims.begin() + static_cast<std::ptrdiff_t>(n()), bdims.end());
+    return PerExample{f, std::move(bd), t.axis_size(), t.axis_name()};
+  }
+  Arrays carry_for(const std::vector<char>& bat) const {
     Arrays c;
-    for (std::size_t i = 0; i < n; ++i)
-      c.push_back(bat[i] ? move_bdim(in[i], bdims[i], 0, size) : in[i]);
+    for (std::size_t i = 0; i < n(); ++i)
+      c.push_back(bat[i] ? move_bdim(in[i], bdims[i], 0, t.axis_size()) : in[i]);
     return c;
-  };
-  std::vector<char> bat(n);
-  for (std::size_t i = 0; i < n; ++i) bat[i] = bdims[i] >= 0;
-  for (bool changed = true; changed;) {
+  }
+  // Which carry leaves are batched, and whether program k (0: cond, 1: body) batches its outputs.
+  std::vector<char> batched_outputs(std::size_t k, const std::vector<char>& bat,
+                                    std::vector<char> seen) const {
     const PerExample per = per_for(bat);
-    std::vector<char> seen = bat;
-    trace_closed([&](const Arrays& c) { return per(1, with_caps(c), nullptr, &seen); },
+    trace_closed([&](const Arrays& c) { return per(k, with_caps(c), nullptr, &seen); },
                  carry_for(bat));
-    changed = seen != bat;
-    bat = std::move(seen);
+    return seen;
   }
-  std::vector<char> pred_bat{0};
-  trace_closed(
-      [&, per = per_for(bat)](const Arrays& c) { return per(0, with_caps(c), nullptr, &pred_bat); },
-      carry_for(bat));
-  if (!pred_bat[0]) {
-    const PerExample per = per_for(bat);
-    std::vector<char> keep(n);
-    std::vector<int> out_bd(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      keep[i] = !bat[i];
-      out_bd[i] = bat[i] ? 0 : -1;
+
+  Batched operator()() const {
+    std::vector<char> bat(n());
+    for (std::size_t i = 0; i < n(); ++i) bat[i] = bdims[i] >= 0;
+    for (std::vector<char> next = batched_outputs(1, bat, bat); next != bat;)
+      bat = std::exchange(next, batched_outputs(1, next, next));
+    if (!batched_outputs(0, bat, {0})[0]) {
+      const PerExample per = per_for(bat);
+      std::vector<char> keep(n());
+      std::vector<int> out_bd(n());
+      for (std::size_t i = 0; i < n(); ++i) {
+        keep[i] = !bat[i];
+        out_bd[i] = bat[i] ? 0 : -1;
+      }
+      const std::vector<char> keep_pred{1};
+      auto cond_fn = [&](const Arrays& c) { return per(0, with_caps(c), &keep_pred); };
+      auto body_fn = [&](const Arrays& c) { return per(1, with_caps(c), &keep); };
+      return {bind_while(cond_fn, body_fn, carry_for(bat)), std::move(out_bd)};
     }
-    const std::vector<char> keep_pred{1};
-    auto cond_fn = [&](const Arrays& c) { return per(0, with_caps(c), &keep_pred); };
-    auto body_fn = [&](const Arrays& c) { return per(1, with_caps(c), &keep); };
-    return {bind_while(cond_fn, body_fn, carry_for(bat)), std::move(out_bd)};
+    const std::vector<char> all(n(), 1);
+    const PerExample per = per_for(all);
+    auto cond_fn = [&](const Arrays& c) { return Arrays{any(per(0, with_caps(c)).front())}; };
+    auto body_fn = [&](const Arrays& c) {
+      const Array p = per(0, with_caps(c)).front();
+      Arrays next = per(1, with_caps(c));
+      for (std::size_t j = 0; j < next.size(); ++j)
+        next[j] = where(per_example(p, next[j]), next[j], c[j]);
+      return next;
+    };
+    return {bind_while(cond_fn, body_fn, carry_for(all)), std::vector<int>(n(), 0)};
   }
-  const std::vector<char> all(n, 1);
-  const PerExample per = per_for(all);
-  auto cond_fn = [&](const Arrays& c) { return Arrays{any(per(0, with_caps(c)).front())}; };
-  auto body_fn = [&](const Arrays& c) {
-    const Array p = per(0, with_caps(c)).front();
-    Arrays next = per(1, with_caps(c));
-    for (std::size_t j = 0; j < next.size(); ++j)
-      next[j] = where(per_example(p, next[j]), next[j], c[j]);
-    return next;
-  };
-  Arrays outs = bind_while(cond_fn, body_fn, carry_for(all));
-  return {outs, std::vector<int>(n, 0)};
+};
+
+}  // namespace
+
+Batched FlowPrimitive::vmap(std::span<const Array> in, std::span<const int> bdims) const {
+  const BatchTrace& t = *current_batch_trace();
+  if (flow->kind == Flow::Kind::Switch) return vmap_switch(*flow, in, bdims, t);
+  return WhileUnderVmap{*flow, in, bdims, t}();
 }
 
 }  // namespace linum::detail

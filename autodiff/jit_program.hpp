@@ -1,16 +1,15 @@
-// A jit Program (jit.cpp records and replays it), its fused elementwise chains (jit_fusion.cpp)
-// and staged control flow bound as a primitive under grad/jvp/vmap (jit_control.cpp). Private to
-// those three files.
+// A jit Program (JAX's jaxpr) and the primitives only programs hold: staged control flow
+// (FlowPrimitive, whose parameters are sub-programs) and fused elementwise chains (FusedChain).
+// jit.cpp records and runs programs, jit_fusion.cpp fuses them, jit_control.cpp holds the flow
+// rules. Private to the jit*.cpp files.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
-#include <linum/autodiff/ops/fusion.hpp>
 #include <linum/autodiff/primitive.hpp>
 
 namespace linum::detail {
@@ -19,19 +18,18 @@ namespace linum::detail {
 struct Ref {
   int var = -1;
   int constant = -1;
+  bool operator==(const Ref&) const = default;
 };
 
-struct Flow;
-struct Fused;
-
+// One equation, as a jaxpr's: a primitive applied to values, writing fresh vars. The primitive
+// object holds its parameters, sub-programs included (a FlowPrimitive's branches), so every eqn
+// runs the same way: its kernel in a replay, bind when transforms must see it.
 struct Eqn {
-  PrimPtr prim;                        // or, for staged control flow:
-  std::shared_ptr<const Flow> flow;    // inputs (index or nothing, operands, captures...)
-  std::shared_ptr<const Fused> fused;  // or a chain of elementwise primitives
-  std::size_t size = 1;                // primitives it stands for
+  PrimPtr prim;
   std::vector<Ref> in;
   std::vector<int> out;
   std::vector<int> release;  // vars whose last reader is this eqn
+  std::size_t size = 1;      // recorded primitives it stands for (a fused chain: several)
 };
 
 class Program {
@@ -45,36 +43,26 @@ class Program {
   Avals out_avals;                // shape, dtype and weak type of each output
 };
 
-// A chain of elementwise primitives over one shape and float dtype, run a block of elements at a
-// time: each step reads external inputs (stride 0 for a scalar) or register slots of the block,
-// and writes a slot; a value read after the chain has its output buffer as its slot.
-struct FusedStep {
-  const FusedOp* op;
-  std::array<int, 2> in{};  // >= 0: a slot; < 0: external input -(k + 1)
-  int out = 0;              // slot
-};
-struct Fused {
-  Shape shape;
-  DType dtype = float32;
-  std::vector<FusedStep> steps;
-  int num_slots = 0;
-  std::vector<int> out_slots;  // per output of the eqn
-  std::vector<char> out_weak;
-};
+// How eval_program runs each eqn: on its kernel (a replay on concrete values that no transform
+// watches) or through bind, so that the active transforms see it (jax.core.eval_jaxpr).
+enum class Run { kernels, bind };
+// The one interpreter of programs; each value is dropped after its last reader.
+Arrays eval_program(const Program& p, std::span<const Array> inputs,
+                    std::span<const Array> captures, Run how);
 
 // Staged control flow: switch picks programs[index] (cond is a switch over {false, true}); while
-// runs programs[1] (body) while programs[0] (cond) gives true. Each program's captures follow the
-// operands in the eqn's inputs, program by program.
+// runs programs[1] (body) while programs[0] (cond) gives true. The inputs are the index (switch),
+// the operands, then each program's captures, program by program.
 struct Flow {
   enum class Kind { Switch, While } kind;
   std::vector<std::shared_ptr<const Program>> programs;
   std::size_t n_operands = 0;
 };
 
-// cond/switch_/while_loop on a predicate that jit traces, reached under a grad, jvp or vmap inside
-// the jitted function: one primitive (JAX's `cond`, `while`) over a Flow of closed programs, so
-// that the tape records one node and each rule transforms the branches with linum's transforms.
-// The jit trace below stages it as a Flow eqn. Inputs are laid out as a Flow eqn's.
+// cond/switch_/while_loop on a predicate that jit traces, as one primitive (JAX's `cond`, `while`)
+// over closed programs. Reached under a grad, jvp or vmap inside the jitted function, the tape
+// records one node and each rule transforms the branches with linum's transforms; the jit trace
+// records it as an eqn like any other, and its kernel runs the programs.
 class FlowPrimitive final : public Primitive {
  public:
   explicit FlowPrimitive(std::shared_ptr<const Flow> f) : flow(std::move(f)) {}
@@ -90,9 +78,12 @@ class FlowPrimitive final : public Primitive {
                     std::span<const Array> outs, std::span<const bool> needed) const override;
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override;
   Avals abstract_eval(std::span<const ShapeDtype> in) const override;
-  // The outputs take the branches' weak types (stage() and the kernels set them), not bind's.
+  // The outputs take the branches' weak types (the staging and the kernels set them), not bind's.
   bool weak_type_rule(bool) const override { return false; }
 };
+
+// The captures of programs[k] among a flow's captures (the inputs after index and operands).
+std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k);
 
 using FlatFn = std::function<Arrays(const Arrays&)>;
 
@@ -105,24 +96,34 @@ struct ClosedProgram {
 };
 ClosedProgram trace_closed(const FlatFn& fn, const Arrays& like);
 
-// Runs a closed program (never fused) through bind (jax.core.eval_jaxpr), so that active
-// transforms see each primitive; staged flow inside binds a FlowPrimitive.
-Arrays interpret(const Program& p, std::span<const Array> inputs, std::span<const Array> captures);
-// Runs a Flow eqn on concrete inputs (the replay's).
-Arrays run_flow(const Flow& f, std::span<const Array> in);
-// The captures of programs[k] among a Flow eqn's captures (the inputs after index and operands).
-std::span<const Array> captures_of(const Flow& f, std::span<const Array> caps, std::size_t k);
-
 // Binds a FlowPrimitive over branches (or cond and body) traced closed over `operands`' avals.
 Arrays bind_switch(const Array& index, const std::vector<FlatFn>& branches, const Arrays& operands);
 Arrays bind_while(const FlatFn& cond_fn, const FlatFn& body_fn, const Arrays& init);
 
+// A program that its trace is finishing, for rewrites: linum ops applied to value()s record eqns at
+// the end of the program's eqns (the rewrite then moves them where they belong).
+class ProgramEditor {
+ public:
+  virtual Program& program() = 0;
+  virtual Array value(const Ref& r) = 0;  // a tracer standing for r, or the constant itself
+  virtual int recorded_var(const Array& a) const = 0;  // the var of a value() or an op's result
+  virtual ShapeDtype aval(const Ref& r) const = 0;
+
+ protected:
+  ~ProgramEditor() = default;
+};
+
+// Batches the contractions of loops unrolled into the program (scan under jit): the products of
+// every slice of an unstacked array by one operand become one product of the whole array, and a
+// sum of products become one product over concatenated operands (jit_rewrite.cpp). Results equal
+// the unbatched ones up to float rounding (the GEMMs sum in another order).
+void batch_contractions(ProgramEditor& ed);
+
 // Replaces each run of two or more consecutive eqns of float elementwise primitives over one
-// shape by one fused eqn whose outputs are the values read after the run. var_aval / var_weak:
-// each var's shape, dtype and weak type.
+// shape by one FusedChain eqn whose outputs are the values read after the run. var_aval /
+// var_weak: each var's shape, dtype and weak type. Only for programs that are replayed: a
+// FusedChain has no transformation rules.
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak);
-// Runs a fused eqn on its inputs; returns its outputs.
-Arrays run_fused(const Fused& f, std::span<const Array> in);
 
 }  // namespace linum::detail

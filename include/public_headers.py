@@ -13,6 +13,7 @@ import sys
 PRIVATE = {
     "linum/autodiff/allocator.hpp",
     "linum/autodiff/collective_rules.hpp",
+    "linum/autodiff/jit_fused.hpp",
     "linum/autodiff/jit_program.hpp",
     "linum/autodiff/ops/complex_arith.hpp",
     "linum/autodiff/ops/dnnl_backend.hpp",
@@ -22,6 +23,7 @@ PRIVATE = {
     "linum/autodiff/ops/kernel_util.hpp",
     "linum/autodiff/ops/lapack.hpp",
     "linum/autodiff/ops/linalg_util.hpp",
+    "linum/autodiff/ops/recorded_params.hpp",
     "linum/autodiff/ops/reduction_util.hpp",
     "linum/autodiff/ops/simd.hpp",
     "linum/autodiff/ops/small_gemm.hpp",

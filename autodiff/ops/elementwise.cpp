@@ -4,7 +4,6 @@
 // elementwise_compare.cpp, astype and dtype promotion in elementwise_convert.cpp.
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 #include <utility>
 
 #include <linum/autodiff/ops/complex_arith.hpp>
@@ -437,8 +436,24 @@ Array integer_pow(const Array& x, std::int64_t y) {
 
 }  // namespace
 
-const FusedOp* fused_elementwise_op(const Primitive& p) {
-  static const std::unordered_map<const Primitive*, FusedOp> table = {
+namespace {
+
+// integer_pow with y = 2 on floats, as IntegerPow's kernel computes it.
+struct Square {
+  template <class T> static T f(T x) { return x * x; }
+};
+
+}  // namespace
+
+const FusedOp* integer_pow_fused_op(const Primitive& p) {
+  static const FusedOp square{1, &unary_block<Square, float>, &unary_block<Square, double>,
+                              &unary_scalar<Square, float>, &unary_scalar<Square, double>};
+  const auto* ip = dynamic_cast<const IntegerPow*>(&p);
+  return ip && ip->y == 2 ? &square : nullptr;
+}
+
+std::span<const FusedEntry> elementwise_fused_entries() {
+  static const FusedEntry entries[] = {
       unary_entry<Neg>(),      unary_entry<Sin>(),       unary_entry<Cos>(),
       unary_entry<Exp>(),      unary_entry<Expm1>(),     unary_entry<Log>(),
       unary_entry<Log1p>(),    unary_entry<Tanh>(),      unary_entry<Logistic>(),
@@ -446,8 +461,7 @@ const FusedOp* fused_elementwise_op(const Primitive& p) {
       binary_entry<Add>(),     binary_entry<Sub>(),      binary_entry<Mul>(),
       binary_entry<Div>(),     binary_entry<Max>(),      binary_entry<Min>(),
   };
-  auto it = table.find(&p);
-  return it == table.end() ? nullptr : &it->second;
+  return entries;
 }
 
 }  // namespace detail

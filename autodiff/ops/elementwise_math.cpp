@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <unordered_map>
 
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/elementwise_rules.hpp>
@@ -314,15 +313,14 @@ Array sinc_maclaurin(int k, const Array& x) {
   return bind1(std::make_shared<const SincMaclaurin>(k), {x});
 }
 
-const FusedOp* fused_math_op(const Primitive& p) {
-  static const std::unordered_map<const Primitive*, FusedOp> table = {
+std::span<const FusedEntry> math_fused_entries() {
+  static const FusedEntry entries[] = {
       unary_entry<Tan>(),   unary_entry<Asin>(),       unary_entry<Acos>(),  unary_entry<Atan>(),
       unary_entry<Sinh>(),  unary_entry<Cosh>(),       unary_entry<Asinh>(), unary_entry<Acosh>(),
       unary_entry<Atanh>(), unary_entry<Exp2>(),       unary_entry<Cbrt>(),  binary_entry<Atan2>(),
       binary_entry<Rem>(),  binary_entry<NextAfter>(),
   };
-  auto it = table.find(&p);
-  return it == table.end() ? nullptr : &it->second;
+  return entries;
 }
 
 }  // namespace detail

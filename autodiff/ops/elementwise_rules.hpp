@@ -240,12 +240,12 @@ T binary_scalar(T a, T b) {
   return D::template f<T>(a, b);
 }
 template <class D>
-std::pair<const Primitive*, FusedOp> unary_entry() {
+FusedEntry unary_entry() {
   return {singleton<D>().get(), FusedOp{1, &unary_block<D, float>, &unary_block<D, double>,
                                         &unary_scalar<D, float>, &unary_scalar<D, double>}};
 }
 template <class D>
-std::pair<const Primitive*, FusedOp> binary_entry() {
+FusedEntry binary_entry() {
   return {singleton<D>().get(), FusedOp{2, &binary_block<D, float>, &binary_block<D, double>,
                                         &binary_scalar<D, float>, &binary_scalar<D, double>}};
 }

@@ -1,9 +1,11 @@
-// Elementwise primitives a jit program runs fused (jit.cpp): a chain of them is evaluated one
-// block of elements at a time, each op on buffers that stay in cache, with the same per-element
-// arithmetic as the primitive's own kernel (so fused results equal eager ones bit for bit).
+// The per-element code of the elementwise primitives that jit fuses into chains
+// (autodiff/jit_fusion.cpp, which holds the one table over them). A chain is evaluated one block
+// of elements at a time with the same per-element arithmetic as each primitive's own kernel, so
+// fused results equal eager ones bit for bit.
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 namespace linum {
 class Primitive;
@@ -16,7 +18,7 @@ namespace linum::detail {
 template <class T>
 using FusedKernel = void (*)(const T* a, std::int64_t sa, const T* b, std::int64_t sb, T* o,
                              std::int64_t n, bool simd);
-// One element, for rank-0 chains (b unused by unary ops): the kernels' scalar expression.
+// One element (b unused by unary ops): the kernels' scalar expression.
 template <class T>
 using FusedScalar = T (*)(T a, T b);
 struct FusedOp {
@@ -26,12 +28,18 @@ struct FusedOp {
   FusedScalar<float> s32 = nullptr;
   FusedScalar<double> s64 = nullptr;
 };
+struct FusedEntry {
+  const Primitive* prim;  // the primitive's singleton (parameterless float primitives only)
+  FusedOp op;
+};
 
-// The block kernels of a parameterless elementwise float primitive of one op family, else
-// nullptr. Each table sits beside its primitives, whose per-element code (anonymous-namespace
-// structs) its entries instantiate; jit_fusion.cpp decides which families a chain may use.
-const FusedOp* fused_elementwise_op(const Primitive& p);  // ops/elementwise.cpp
-const FusedOp* fused_math_op(const Primitive& p);         // ops/elementwise_math.cpp
-const FusedOp* fused_special_op(const Primitive& p);      // ops/special.cpp
+// The fusable primitives each file defines, with their code instantiated from the primitives'
+// per-element structs, which stay private to those files.
+std::span<const FusedEntry> elementwise_fused_entries();  // ops/elementwise.cpp
+std::span<const FusedEntry> math_fused_entries();         // ops/elementwise_math.cpp
+std::span<const FusedEntry> special_fused_entries();      // ops/special.cpp
+// The code of a fusable primitive with parameters, by instance: integer_pow with y = 2 (a
+// square; tanh's derivative, squared errors), else nullptr. Defined in ops/elementwise.cpp.
+const FusedOp* integer_pow_fused_op(const Primitive& p);
 
 }  // namespace linum::detail

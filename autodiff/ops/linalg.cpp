@@ -10,6 +10,7 @@
 #include <linum/autodiff/ops/backends.hpp>
 #include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/ops/dnnl_backend.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 
@@ -312,6 +313,12 @@ std::pair<Array, Array> promote_pair(const Array& a, const Array& b, const char*
 }
 
 }  // namespace
+
+const DotDimensionNumbers* dot_general_dims(const Primitive& p) {
+  const auto* g = dynamic_cast<const DotGeneral*>(&p);
+  return g ? &g->d : nullptr;
+}
+
 }  // namespace detail
 
 using namespace detail;

@@ -1,6 +1,7 @@
 // Shape primitives: reshape (zero-copy), broadcast_to, transpose, concatenate; and the ops built
 // on them (squeeze, expand_dims, moveaxis, stack, split). Slicing and gathers are in indexing.cpp.
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
@@ -325,6 +326,13 @@ Arrays split_pieces(const Array& x, int axis, const std::vector<std::int64_t>& s
 }
 
 }  // namespace
+
+std::optional<SplitPieces> split_pieces_of(const Primitive& p) {
+  const auto* s = dynamic_cast<const Split*>(&p);
+  if (!s) return std::nullopt;
+  return SplitPieces{s->axis, s->starts, s->sizes};
+}
+
 }  // namespace detail
 
 using namespace detail;

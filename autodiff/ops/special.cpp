@@ -4,7 +4,6 @@
 // Kernels call the scalar algorithms of special_math.hpp.
 #include <cmath>
 #include <numbers>
-#include <unordered_map>
 
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/elementwise_rules.hpp>
@@ -326,16 +325,15 @@ void require_float(const Array& x, const char* op) {
 
 }  // namespace
 
-const FusedOp* fused_special_op(const Primitive& p) {
-  static const std::unordered_map<const Primitive*, FusedOp> table = {
+std::span<const FusedEntry> special_fused_entries() {
+  static const FusedEntry entries[] = {
       unary_entry<Lgamma>(),     unary_entry<Digamma>(),   unary_entry<Erfc>(),
       unary_entry<ErfInv>(),     unary_entry<BesselI0e>(), unary_entry<BesselI1e>(),
       unary_entry<Logit>(),      unary_entry<XLogX>(),     unary_entry<Ndtri>(),
       binary_entry<Polygamma>(), binary_entry<Zeta>(),     binary_entry<Igamma>(),
       binary_entry<Igammac>(),   binary_entry<Xlogy>(),    binary_entry<Xlog1py>(),
   };
-  auto it = table.find(&p);
-  return it == table.end() ? nullptr : &it->second;
+  return entries;
 }
 
 Array xlogx(const Array& x) { return bind1(singleton<XLogX>(), {x}); }
