@@ -40,6 +40,7 @@ PRIVATE = {
     "linum/distributed/runtime.hpp",
     "linum/distributed/watchdog_mpi.hpp",
     "linum/nn/dtype_codec.hpp",
+    "linum/nn/module_repr.hpp",
     "linum/nn/state_dict_kind.hpp",
     "linum/optim/losses_detail.hpp",
 }

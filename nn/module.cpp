@@ -1,11 +1,9 @@
-// Module binding: adoption of compact children, setup, method frames, sow/perturb and capture,
+// Module binding: adoption of compact children, setup, method frames and capture,
 // as flax/linen/module.py's __post_init__, _call_wrapped_method and _try_setup.
 #include <linum/nn/module.hpp>
-
-#include <cxxabi.h>
+#include <linum/nn/module_repr.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <sstream>
 #include <string_view>
@@ -24,15 +22,6 @@ constexpr const char* kCompactInCpp =
 
 namespace detail {
 
-// What repr() prints of a bound child: a snapshot of its class name and attributes plus its own
-// (live) child list. It holds no module, so parents and children never own each other.
-struct ReprNode;
-using ChildList = std::vector<std::pair<std::string, std::shared_ptr<const ReprNode>>>;
-struct ReprNode {
-  std::string type;
-  Attributes attributes;
-  std::shared_ptr<ChildList> children;
-};
 
 // Modules adopted through submodule() under one root binding, keyed by the identity (state) of
 // the unbound module passed in: a shared instance is adopted once (Flax's _caches[root]).
@@ -81,52 +70,6 @@ thread_local int g_detached = 0;
 thread_local std::vector<PathRecorder*> g_path_recorders;
 thread_local std::vector<CallRecorder> g_call_recorders;
 }  // namespace
-
-namespace {
-// Flax-style class name of a demangled C++ type: unqualified, template arguments appended
-// (linum::nn::Dense -> Dense; linum::nn::Vmap<linum::nn::Dense> -> VmapDense; a class local to
-// a function, f()::M -> M).
-std::string flax_class_name(std::string_view full) {
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i + 1 < full.size(); ++i) {
-    const char c = full[i];
-    if (c == '<' || c == '(')
-      ++depth;
-    else if (c == '>' || c == ')')
-      --depth;
-    else if (depth == 0 && c == ':' && full[i + 1] == ':')
-      start = i + 2;
-  }
-  std::string_view base = full.substr(start);
-  const auto lt = base.find('<');
-  if (lt == std::string_view::npos) return std::string(base);
-  std::string out(base.substr(0, lt));
-  depth = 0;
-  std::size_t arg_start = lt + 1;
-  for (std::size_t i = lt; i < base.size(); ++i) {
-    const char c = base[i];
-    if (c == '<' || c == '(') {
-      ++depth;
-    } else if (c == '>' || c == ')') {
-      if (--depth == 0) out += flax_class_name(base.substr(arg_start, i - arg_start));
-    } else if (c == ',' && depth == 1) {
-      out += flax_class_name(base.substr(arg_start, i - arg_start));
-      arg_start = i + 1;
-      while (arg_start < base.size() && base[arg_start] == ' ') ++arg_start;
-    }
-  }
-  return out;
-}
-}  // namespace
-
-std::string demangled_type_name(const std::type_info& t) {
-  int status = 0;
-  char* raw = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
-  std::string full = status == 0 && raw ? raw : t.name();
-  std::free(raw);
-  return flax_class_name(full);
-}
 
 CaptureScope::CaptureScope(CaptureFilter f) { g_capture.push_back(std::move(f)); }
 CaptureScope::~CaptureScope() { g_capture.pop_back(); }
@@ -216,69 +159,8 @@ using detail::g_path_recorders;
 using detail::g_running;
 using detail::register_child;
 
-Tree sow_append(const Tree& xs, const Tree& x) {
-  if (!xs.is_tuple()) {
-    throw TypeError(std::string("sow: the default reduce_fn appends to a tuple, but the variable "
-                                "holds a ") +
-                    std::string(pytree::kind_name(xs.kind())));
-  }
-  Tree out = xs;
-  out.append(x);
-  return out;
-}
-Tree sow_empty_tuple() { return Tree::tuple(); }
-
-// ---- repr ----
-
-std::string attr_repr(bool v) { return v ? "True" : "False"; }
-std::string attr_repr(std::int64_t v) { return std::to_string(v); }
-std::string attr_repr(double v) {
-  char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  std::string out(buf, end);
-  // Python prints a float with a fraction or an exponent: 3.0, 1e+16, inf.
-  if (out.find_first_of(".eninf") == std::string::npos) out += ".0";
-  return out;
-}
-std::string attr_repr(const std::string& v) { return pytree::str_repr(v); }
-std::string attr_repr(const std::vector<std::int64_t>& v) {
-  std::string out = "(";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-  return out + (v.size() == 1 ? ",)" : ")");
-}
-std::string attr_repr(std::nullopt_t) { return "None"; }
-
-namespace {
-// Flax's _indent: every line (the text ends with a newline) moved right by n spaces.
-std::string indent(const std::string& text, int n) {
-  std::string out, pad(static_cast<std::size_t>(n), ' ');
-  std::size_t start = 0;
-  while (start < text.size()) {
-    const std::size_t nl = text.find('\n', start);
-    out += pad + text.substr(start, nl - start + 1);
-    start = nl + 1;
-  }
-  return out;
-}
-// Flax's _module_repr over a class name, its attributes and its bound children.
-std::string module_repr(const std::string& type, const Attributes& attrs,
-                        const detail::ChildList& children) {
-  std::string rep;
-  if (!attrs.empty()) {
-    rep += "# attributes\n";
-    for (const auto& [k, v] : attrs) rep += k + " = " + v + "\n";
-  }
-  if (!children.empty()) {
-    rep += "# children\n";
-    for (const auto& [k, c] : children)
-      rep += k + " = " + module_repr(c->type, c->attributes, *c->children) + "\n";
-  }
-  return rep.empty() ? type + "()" : type + "(\n" + indent(rep, 4) + ")";
-}
-}  // namespace
-
 std::string ModuleBase::repr() const {
-  return module_repr(type_name(), attributes(), *state_->children);
+  return detail::module_repr(type_name(), attributes(), *state_->children);
 }
 
 ModuleBase::ModuleBase(const std::type_info& type, std::uintptr_t self, std::size_t size)
@@ -642,77 +524,6 @@ void ModuleBase::claim_name(const std::string& name, const std::string& col, con
 
 bool ModuleBase::capturing(const char* method_name) const {
   return !g_capture.empty() && g_capture.back()(*this, method_name);
-}
-
-// ---- variables ----
-
-namespace {
-Scope& bound_scope(const ModuleBase& m, const std::string& what) {
-  if (!m.is_bound()) throw ValueError("Can't access " + what + " on unbound modules");
-  return m.scope();
-}
-}  // namespace
-
-Variable ModuleBase::variable(const std::string& col, const std::string& name) {
-  check_initialization_allowed("Variables");
-  claim_name(name, col, "variable");
-  return scope().variable(col, name);
-}
-bool ModuleBase::has_variable(const std::string& col, const std::string& name) const {
-  return bound_scope(*this, "variables").has_variable(col, name);
-}
-Tree ModuleBase::get_variable(const std::string& col, const std::string& name,
-                              Tree default_value) const {
-  return bound_scope(*this, "variables").get_variable(col, name, std::move(default_value));
-}
-void ModuleBase::put_variable(const std::string& col, const std::string& name, const Tree& value) {
-  bound_scope(*this, "variables").put_variable(col, name, value);
-}
-Tree ModuleBase::variables() const { return bound_scope(*this, "variables").variables(); }
-bool ModuleBase::is_mutable_collection(const std::string& col) const {
-  return bound_scope(*this, "variables").is_mutable_collection(col);
-}
-bool ModuleBase::is_initializing() const {
-  return bound_scope(*this, "variables").is_initializing();
-}
-bool ModuleBase::has_rng(const std::string& name) const {
-  return bound_scope(*this, "RNGs").has_rng(name);
-}
-Array ModuleBase::make_rng(const std::string& name) {
-  return bound_scope(*this, "RNGs").make_rng(name);
-}
-
-bool ModuleBase::sow(const std::string& col, const std::string& name, const Tree& value,
-                     const std::function<Tree(const Tree&, const Tree&)>& reduce_fn,
-                     const std::function<Tree()>& init_fn) {
-  Scope& s = bound_scope(*this, "variables");
-  if (!s.is_mutable_collection(col)) return false;
-  Tree xs;
-  if (s.has_variable(col, name)) {
-    xs = s.get_variable(col, name);
-  } else {
-    s.reserve(name, col);
-    xs = init_fn();
-  }
-  s.put_variable(col, name, reduce_fn(xs, value));
-  return true;
-}
-
-Array ModuleBase::perturb(const std::string& name, const Array& value,
-                          const std::string& collection) {
-  Scope& s = bound_scope(*this, "variables");
-  if (s.is_mutable_collection(collection) && !s.has_variable(collection, name)) {
-    s.reserve(name, collection);
-    s.put_variable(collection, name, zeros_like(value));
-  }
-  if (s.has_collection(collection)) {
-    if (!s.has_variable(collection, name)) {
-      throw ValueError("Perturbation collection " + collection +
-                       " present, but missing perturbation variable " + name);
-    }
-    return value + s.get_variable(collection, name).leaf();
-  }
-  return value;
 }
 
 }  // namespace linum::nn
