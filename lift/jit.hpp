@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,10 +20,10 @@ namespace detail {
 
 // What the traced body needs of the call that traces it (Flax's jit_context): the call's pack
 // (scope_fn, repack) and its rng groups with the suffixes cleared (Flax's jit drops them; nn::jit
-// forks the streams first).
+// forks the streams first). The pack lives in the calling frame, which outlasts the trace.
 template <class S>
 struct JitCallContext {
-  std::optional<Packed<S>> pack;
+  const Packed<S>* pack = nullptr;
   RngGroups rngs;
 };
 
@@ -88,7 +87,7 @@ class LiftedJit {
         detail::JitCallContext<S>& live;
         detail::JitCallContext<S> saved;
         ~Restore() { live = std::move(saved); }
-      } restore{*state_->ctx, std::exchange(*state_->ctx, {p, std::move(cleared)})};
+      } restore{*state_->ctx, std::exchange(*state_->ctx, {&p, std::move(cleared)})};
       auto out = jitted_(fp, p.variables(), keys, args...);
       auto delta = state_->deltas.find(fp);
       if (delta == state_->deltas.end())
