@@ -5,6 +5,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_apply {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -79,3 +81,5 @@ TEST_CASE("piecewise: the last true condition wins, the extra function is the de
   check_vmap(pw, axes({0}), data({3, 4}, 5));
   check_jit(pw, data({5}, 6));
 }
+
+}  // namespace test_apply

@@ -14,6 +14,8 @@
 #include <linum/linum.hpp>
 #include "support/testing.hpp"
 
+namespace test_array {
+
 using linum::Array;
 using linum::Shape;
 
@@ -290,3 +292,5 @@ TEST_CASE("xtensor: to_xarray copies, as_xtensor views without copying, array() 
   CHECK(linum::repr(bl) == "Array([ True, False], dtype=bool)");
   CHECK(linum::array(linum::to_xarray<float>(a)).shape() == Shape{2, 3});
 }
+
+}  // namespace test_array

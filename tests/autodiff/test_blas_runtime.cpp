@@ -16,6 +16,8 @@
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/linum.hpp>
 
+namespace test_blas_runtime {
+
 using linum::BlasIsa;
 using linum::detail::blis_arch_isa;
 using linum::detail::faster_blas_core;
@@ -149,3 +151,5 @@ TEST_CASE("GEMM backends: set_gemm_backend round-trips and names its backends") 
     CHECK_THROWS_AS(linum::set_gemm_backend(linum::GemmBackend::onednn), linum::ValueError);
   }
 }
+
+}  // namespace test_blas_runtime

@@ -9,6 +9,8 @@
 #include "op_testing.hpp"
 #include "transform_testing.hpp"
 
+namespace test_complex {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_error;
@@ -151,3 +153,5 @@ TEST_CASE("real-only ops refuse complex inputs with a TypeError naming the op") 
   check_error<TypeError>([] { floor(kA); }, {"floor", "complex64"});
   check_error<TypeError>([] { sqrt(kA); }, {"sqrt", "complex64"});
 }
+
+}  // namespace test_complex

@@ -13,6 +13,8 @@
 #include "check_grads.hpp"
 #include "transform_testing.hpp"
 
+namespace test_composition {
+
 using linum::Array;
 using linum::Arrays;
 using transform_testing::check_close;
@@ -357,3 +359,5 @@ TEST_CASE("jit of every construct: f, grad, vmap and vmap∘grad under jit equal
     }
   }
 }
+
+}  // namespace test_composition

@@ -2,6 +2,8 @@
 // here, dtypes and broadcasting, derivatives (check_grads), vmap against a loop, jit, errors.
 #include "op_testing.hpp"
 
+namespace test_contraction {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -98,3 +100,5 @@ TEST_CASE("contractions: check_grads, vmap and jit") {
   CHECK(same(jf(a, b), f(a, b)));
   CHECK(same(jf(a, b), f(a, b)));
 }
+
+}  // namespace test_contraction

@@ -7,6 +7,8 @@
 #include "check_grads.hpp"
 #include "transform_testing.hpp"
 
+namespace test_control_flow {
+
 using linum::Array;
 using linum::Arrays;
 using linum::VmapOptions;
@@ -300,3 +302,5 @@ TEST_CASE("fori_loop with batched bounds under vmap runs as a masked while_loop"
                                         linum::array(0.0)),
                        "fori_loop: bounds must be integers, got float64");
 }
+
+}  // namespace test_control_flow

@@ -6,6 +6,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_conv {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -394,3 +396,5 @@ TEST_CASE("pooling errors name the op and the shapes") {
   LINUM_CHECK_ERROR(reduce_window(zeros({4, 4}), WindowReduce::max, {2, 0}, {}), ValueError,
                     "window_dimensions must be positive");
 }
+
+}  // namespace test_conv

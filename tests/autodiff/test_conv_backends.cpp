@@ -10,6 +10,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_conv_backends {
+
 using namespace linum;
 using namespace linum::optest;
 
@@ -195,3 +197,5 @@ TEST_CASE("conv backends: set_conv_backend round-trips and names its backends") 
     CHECK_THROWS_AS(set_conv_backend(ConvBackend::onednn), ValueError);
   }
 }
+
+}  // namespace test_conv_backends

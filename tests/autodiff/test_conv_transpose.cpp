@@ -4,6 +4,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_conv_transpose {
+
 using namespace linum;
 using linum::testing::check_error;
 using linum::testing::check_grads;
@@ -121,3 +123,5 @@ TEST_CASE("conv_transpose: bad ranks, strides and padding name the op and what c
       },
       {"conv_transpose", "feature dimension 3", "(2, 5, 2)"});
 }
+
+}  // namespace test_conv_transpose

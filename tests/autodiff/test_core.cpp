@@ -4,6 +4,8 @@
 #include <cmath>
 #include <linum/linum.hpp>
 
+namespace test_core {
+
 using linum::Array;
 
 TEST_CASE("grad of sum(sin(x) * x) is cos(x) * x + sin(x)") {
@@ -15,3 +17,5 @@ TEST_CASE("grad of sum(sin(x) * x) is cos(x) * x + sin(x)") {
     CHECK(g.data<float>()[i] == doctest::Approx(std::cos(v) * v + std::sin(v)).epsilon(1e-6));
   }
 }
+
+}  // namespace test_core

@@ -6,6 +6,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_cumulative {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -140,3 +142,5 @@ TEST_CASE("cumulative ops under vmap equal a loop; under jit, eager") {
   check_jit([](const Array& a) { return cummin(a, 1, true); }, x);
   check_jit(grad([](const Array& a) { return sum(cumprod(a, 0)); }), x);
 }
+
+}  // namespace test_cumulative

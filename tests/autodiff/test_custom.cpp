@@ -10,6 +10,8 @@
 #include "check_grads.hpp"
 #include "transform_testing.hpp"
 
+namespace test_custom {
+
 using linum::Array;
 using linum::Arrays;
 using transform_testing::check_close;
@@ -254,3 +256,5 @@ TEST_CASE("remat_scan equals scan in value and gradient; each step runs twice pe
   check_close(gw, ew);
   CHECK_ERROR_CONTAINS(linum::remat_scan(body, h0, ws, {5, 2}), "must equal the product of lengths, 10");
 }
+
+}  // namespace test_custom

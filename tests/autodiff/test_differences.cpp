@@ -7,6 +7,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_differences {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -132,3 +134,5 @@ TEST_CASE("poly, polydiv, polyfit (numpy here; JAX's untrimmed remainder)") {
   check_jit([](const Array& a, const Array& b) { return polydiv(a, b + 4.0).second; },
             data({4}, 23), data({2}, 24));
 }
+
+}  // namespace test_differences

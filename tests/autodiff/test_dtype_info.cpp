@@ -6,6 +6,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_dtype_info {
+
 using namespace linum;
 using namespace linum::optest;
 
@@ -95,3 +97,5 @@ TEST_CASE("bitwise_count: the 1 bits of |x| (Python's bin(v).count('1') here)") 
   check_vmap(f, axes({0}), ints({1, 5, 9, -3, 100, 7}, {2, 3}));
   check_jit(f, ints({1, 5, 9, -3}));
 }
+
+}  // namespace test_dtype_info

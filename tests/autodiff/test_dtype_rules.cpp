@@ -4,6 +4,8 @@
 
 #include <linum/linum.hpp>
 
+namespace test_dtype_rules {
+
 using namespace linum;
 
 TEST_SUITE("autodiff.dtype_rules") {
@@ -36,3 +38,5 @@ TEST_SUITE("autodiff.dtype_rules") {
     CHECK((-astype(t, int32)).data<std::int32_t>()[0] == -1);
   }
 }
+
+}  // namespace test_dtype_rules

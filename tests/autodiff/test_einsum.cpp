@@ -4,6 +4,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_einsum {
+
 using namespace linum;
 using linum::testing::check_error;
 using linum::testing::check_grads;
@@ -83,3 +85,5 @@ TEST_CASE("einsum: bad subscripts name the problem and the subscripts") {
       {"einsum", "one or two operands"});
   check_error<ValueError>([&] { einsum("i$->i", ones({2})); }, {"einsum", "'$'"});
 }
+
+}  // namespace test_einsum

@@ -6,6 +6,8 @@
 #include "op_testing.hpp"
 #include "support/buffer_counter.hpp"
 
+namespace test_elementwise {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -460,3 +462,5 @@ TEST_CASE("elementwise errors name the op and what it got") {
   LINUM_CHECK_ERROR(greater_equal(array({{1.0, 2.0}}), array({1.0, 2.0, 3.0})), ValueError,
                     "greater_equal: shapes (1, 2) and (3,)");
 }
+
+}  // namespace test_elementwise

@@ -8,6 +8,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_elementwise_math {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -556,3 +558,5 @@ TEST_CASE("select: the first true condition's choice, else the default") {
                     "select: condlist must have length equal to choicelist (1 vs 2)");
   LINUM_CHECK_ERROR(select({}, {}), ValueError, "select: condlist must be non-empty");
 }
+
+}  // namespace test_elementwise_math

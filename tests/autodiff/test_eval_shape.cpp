@@ -14,6 +14,8 @@
 
 #include "support/buffer_counter.hpp"
 
+namespace test_eval_shape {
+
 using linum::Array;
 using linum::Arrays;
 using linum::ShapeDtype;
@@ -457,3 +459,5 @@ TEST_SUITE("eval_shape") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace test_eval_shape

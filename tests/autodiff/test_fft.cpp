@@ -9,6 +9,8 @@
 #include "op_testing.hpp"
 #include "transform_testing.hpp"
 
+namespace test_fft {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_error;
@@ -255,3 +257,5 @@ TEST_CASE("vmap of the transforms equals a loop, and jit equals eager") {
   auto loss = [](const Array& v) { return sum(abs(fft::rfft(v))); };
   check_close(jit(grad(loss))(xs), grad(loss)(xs), 1e-14);
 }
+
+}  // namespace test_fft

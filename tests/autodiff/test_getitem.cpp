@@ -6,6 +6,8 @@
 
 #include "op_testing.hpp"  // LINUM_CHECK_ERROR
 
+namespace test_getitem {
+
 using linum::Array;
 using linum::Shape;
 
@@ -89,3 +91,5 @@ TEST_CASE("x[i] under jit: a static index is part of the program, an Array index
   CHECK(same(pick(x, Array(2)), row(8)));  // a replay with another index
   CHECK(pick.trace_count() == 1);
 }
+
+}  // namespace test_getitem

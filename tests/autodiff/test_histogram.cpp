@@ -6,6 +6,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_histogram {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -133,3 +135,5 @@ TEST_CASE("interp: inside, outside, left/right, extrapolate, period, repeated xp
   check_vmap(f, axes({0, 1}), data({2, 4}, 12), data({3, 2}, 13));
   check_jit(f, data({4}, 14), data({3}, 15));
 }
+
+}  // namespace test_histogram

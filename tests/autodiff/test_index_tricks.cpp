@@ -7,6 +7,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_index_tricks {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -219,3 +221,5 @@ TEST_CASE("trim_zeros and block (numpy here)") {
       Arrays{data({2, 2}, 19), data({2, 2}, 20)});
   check_jit([](const Array& x) { return block(Arrays{x, x * 2.0}); }, data({2, 3}, 21));
 }
+
+}  // namespace test_index_tricks

@@ -11,6 +11,8 @@
 
 #include "transform_testing.hpp"
 
+namespace test_jit {
+
 using namespace linum;
 using namespace transform_testing;
 
@@ -374,3 +376,5 @@ TEST_SUITE("jit") {
     CHECK(same(jit(linum::grad(loss))(x, y), linum::grad(loss)(x, y)));
   }
 }
+
+}  // namespace test_jit

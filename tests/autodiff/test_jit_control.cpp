@@ -13,6 +13,8 @@
 
 #include "transform_testing.hpp"
 
+namespace test_jit_control {
+
 using namespace linum;
 using namespace transform_testing;
 
@@ -354,3 +356,5 @@ TEST_CASE("jit(grad) of a staged cond keeps custom_vjp and checkpoint rules insi
   check_close(jvg(X, Array(1.0)), X * 0.5 + sin(X));
   CHECK(jvg.trace_count() == 1);
 }
+
+}  // namespace test_jit_control

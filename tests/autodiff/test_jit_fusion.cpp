@@ -9,6 +9,8 @@
 
 #include "transform_testing.hpp"
 
+namespace test_jit_fusion {
+
 using namespace linum;
 using namespace transform_testing;
 
@@ -146,3 +148,5 @@ TEST_SUITE("jit") {
     }
   }
 }
+
+}  // namespace test_jit_fusion

@@ -12,6 +12,8 @@
 
 #include "transform_testing.hpp"
 
+namespace test_jit_rewrite {
+
 using namespace linum;
 using namespace transform_testing;
 
@@ -124,3 +126,5 @@ TEST_SUITE("jit") {
     check_close(jg(wx, wh, xs), linum::grad(with_decay)(wx, wh, xs), 1e-11);
   }
 }
+
+}  // namespace test_jit_rewrite

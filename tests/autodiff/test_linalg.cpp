@@ -4,6 +4,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_linalg {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -225,3 +227,5 @@ TEST_CASE("set_num_threads controls the BLAS threads") {
   set_num_threads(before);
   CHECK(num_threads() == before);
 }
+
+}  // namespace test_linalg

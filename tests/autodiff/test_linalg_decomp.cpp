@@ -7,6 +7,8 @@
 #include "op_testing.hpp"
 #include "transform_testing.hpp"
 
+namespace test_linalg_decomp {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_error;
@@ -362,3 +364,5 @@ TEST_CASE(
       (gd(A3 + eps * dir).item<double>() - gd(A3 - eps * dir).item<double>()) / (2 * eps);
   CHECK(sum(h * dir).item<double>() == doctest::Approx(fd).epsilon(1e-6));
 }
+
+}  // namespace test_linalg_decomp

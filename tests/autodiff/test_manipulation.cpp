@@ -3,6 +3,8 @@
 // gradients with finite differences, vmap against a loop, and jit.
 #include "numerics_testing.hpp"
 
+namespace test_manipulation {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -209,3 +211,5 @@ TEST_CASE("eval_shape of the new primitives gives the shapes and dtypes of their
     CHECK(abstract[k] == ShapeDtype{eager[k].shape(), eager[k].dtype()});
   }
 }
+
+}  // namespace test_manipulation

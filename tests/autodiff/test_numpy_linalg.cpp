@@ -9,6 +9,8 @@
 #include "op_testing.hpp"
 #include "transform_testing.hpp"
 
+namespace test_numpy_linalg {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_error;
@@ -183,3 +185,5 @@ TEST_CASE("scipy.linalg's cho_factor/cho_solve and lu_factor/lu_solve solve as s
   check_grads([&](const Array& m) { return sla::lu_solve(sla::lu_factor(m), b); }, B4);
   check_error<ValueError>([&] { sla::lu_solve(lf, b, 3); }, {"lu_solve", "trans"});
 }
+
+}  // namespace test_numpy_linalg

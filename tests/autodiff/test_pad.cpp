@@ -3,6 +3,8 @@
 // differences and by hand, vmap against a loop, and jit.
 #include "numerics_testing.hpp"
 
+namespace test_pad {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -123,3 +125,5 @@ TEST_CASE("pad modes: gradients, vmap and jit through their slices and concatena
     check_jit([&](const Array& x) { return pad(x, 2, opts); }, data({3, 3}, 12));
   }
 }
+
+}  // namespace test_pad

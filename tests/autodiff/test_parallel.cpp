@@ -16,6 +16,8 @@
 #include <linum/autodiff/parallel.hpp>
 #include <linum/linum.hpp>
 
+namespace test_parallel {
+
 using namespace linum;
 using linum::detail::parallel_for;
 
@@ -161,3 +163,5 @@ TEST_CASE("threaded im2col gives the convolution and its gradients of one thread
   });
   set_conv_backend(saved);
 }
+
+}  // namespace test_parallel

@@ -4,6 +4,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_polynomial {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -114,3 +116,5 @@ TEST_CASE("polynomials and convolution: check_grads, vmap, jit") {
   CHECK(same(got.first, want.first));
   CHECK(same(got.second, want.second));
 }
+
+}  // namespace test_polynomial

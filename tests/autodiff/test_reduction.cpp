@@ -6,6 +6,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_reduction {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -328,3 +330,5 @@ TEST_CASE("reduction errors name the op, the axis and the shape") {
                     "one_hot: num_classes must be non-negative, got -1");
   LINUM_CHECK_ERROR(var(Array(), 0), ValueError, "var: got an empty Array handle");
 }
+
+}  // namespace test_reduction

@@ -7,6 +7,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_reduction_stats {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -249,3 +251,5 @@ TEST_CASE("cov, corrcoef, trapezoid (numpy here)") {
   CHECK(same(got.first, f(v).first));
   CHECK(same(got.second, f(v).second));
 }
+
+}  // namespace test_reduction_stats

@@ -6,6 +6,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_scatter {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -365,3 +367,5 @@ TEST_CASE("at and lax gather / scatter under jit replay the eager values") {
             }),
             x);
 }
+
+}  // namespace test_scatter

@@ -9,6 +9,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_set_ops {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -164,3 +166,5 @@ TEST_CASE("sort_complex: by real part, then imaginary part (numpy here)") {
   check_jit([](const Array& x) { return real(sort_complex(x)); }, f64({2, -1, 0.5}));
   LINUM_CHECK_ERROR(sort_complex(Array(1.0)), ValueError, "sort_complex");
 }
+
+}  // namespace test_set_ops

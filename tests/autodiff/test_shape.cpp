@@ -7,6 +7,8 @@
 
 #include "op_testing.hpp"  // LINUM_CHECK_ERROR
 
+namespace test_shape {
+
 using linum::Array;
 using linum::Arrays;
 using linum::Shape;
@@ -566,3 +568,5 @@ TEST_CASE("broadcast_to and transpose: gradients and vmap") {
   LINUM_CHECK_ERROR(linum::broadcast_to(iota({3}), {4}), linum::ValueError,
                     "broadcast_to: cannot broadcast an array of shape (3,) to shape (4,)");
 }
+
+}  // namespace test_shape

@@ -13,6 +13,8 @@
 #include "check_grads.hpp"
 #include "op_testing.hpp"
 
+namespace test_small_gemm {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -201,3 +203,5 @@ TEST_CASE("grad and vmap(grad) through small dot_generals match finite differenc
   }
   check_grads([&](const Array& w) { return grad(loss)(w, w2, xs); }, w1);
 }
+
+}  // namespace test_small_gemm

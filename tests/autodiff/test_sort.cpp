@@ -6,6 +6,8 @@
 
 #include "numerics_testing.hpp"
 
+namespace test_sort {
+
 using namespace linum;
 using namespace linum::optest;
 using linum::testing::check_grads;
@@ -185,3 +187,5 @@ TEST_CASE("sort, argsort, top_k and searchsorted under vmap equal a loop; under 
             data({3}, 17));
   check_jit([](const Array& a) { return lexsort({a, square(a)}, 0); }, x);
 }
+
+}  // namespace test_sort

@@ -8,6 +8,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_special {
+
 using namespace linum;
 using optest::axes;
 using optest::check_array;
@@ -410,3 +412,5 @@ TEST_CASE("jit replays the special functions bit for bit") {
   const Array v = data({9}, 3);
   CHECK(same(jit(grad(loss))(v), grad(loss)(v)));
 }
+
+}  // namespace test_special

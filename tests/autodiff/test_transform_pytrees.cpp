@@ -9,6 +9,8 @@
 
 #include "op_testing.hpp"
 
+namespace test_transform_pytrees {
+
 using linum::Array;
 using linum::Arrays;
 using linum::AxisSpec;
@@ -631,3 +633,5 @@ TEST_SUITE("transforms over static pytrees") {
     check_close(std::get<3>(jr)["f"].leaf(), linum::eye(2, 2, 0, linum::float64) * 3.0);
   }
 }
+
+}  // namespace test_transform_pytrees

@@ -12,6 +12,8 @@
 #include "op_testing.hpp"
 #include "support/testing.hpp"
 
+namespace test_transforms {
+
 using linum::Array;
 using linum::Arrays;
 using linum::optest::check_close;
@@ -320,3 +322,5 @@ TEST_SUITE("mutable callables and one run per transform call") {
     CHECK(own.calls == 0);
   }
 }
+
+}  // namespace test_transforms

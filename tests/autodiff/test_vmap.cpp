@@ -7,6 +7,8 @@
 #include "check_grads.hpp"
 #include "transform_testing.hpp"
 
+namespace test_vmap {
+
 using linum::Array;
 using linum::Arrays;
 using linum::AxisSpec;
@@ -325,3 +327,5 @@ TEST_CASE("per-example gradients: vmap(grad) over a pytree of params equals the 
     for (const auto& [k, v] : gi) check_close(row(g[k], i), v);
   }
 }
+
+}  // namespace test_vmap

@@ -4,6 +4,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_csv {
+
 namespace data = linum::data;
 using namespace data_test;
 
@@ -117,3 +119,5 @@ TEST_CASE("read_csv: ragged rows, non-numbers and out-of-range values name line,
   check_error<linum::ValueError>([&] { data::load_csv(p + ".missing"); },
                                  {"read_csv: " + p + ".missing", "cannot open"});
 }
+
+}  // namespace test_csv

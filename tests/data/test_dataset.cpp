@@ -10,6 +10,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_dataset {
+
 namespace data = linum::data;
 namespace lr = linum::random;
 using namespace data_test;
@@ -263,3 +265,5 @@ TEST_CASE("Dataset: bad arrays and misordered calls are ValueErrors saying what 
   check_error<ValueError>([&] { ds.repeat(1).repeat(1); }, {"already repeats"});
   check_error<ValueError>([&] { ds.prefetch(-1); }, {"Dataset::prefetch", "buffer_size"});
 }
+
+}  // namespace test_dataset

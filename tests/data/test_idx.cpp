@@ -8,6 +8,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_idx {
+
 using data_test::temp_path;
 using data_test::values;
 using Vec = std::vector<double>;
@@ -156,3 +158,5 @@ TEST_CASE(
   CHECK(msg.find("gzip") != std::string::npos);
   std::filesystem::remove(p);
 }
+
+}  // namespace test_idx

@@ -5,6 +5,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_npy {
+
 namespace data = linum::data;
 using namespace data_test;
 using linum::DType;
@@ -275,3 +277,5 @@ TEST_CASE("save_npy / load_npy on files; errors name the file; load_npy checks a
                                  {"save_npy: /nonexistent-dir/x.npy", "cannot open"});
   check_error<linum::ValueError>([&] { data::encode_npy(Array()); }, {"encode_npy", "empty"});
 }
+
+}  // namespace test_npy

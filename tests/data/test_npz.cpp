@@ -7,6 +7,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_npz {
+
 namespace data = linum::data;
 using namespace data_test;
 
@@ -277,3 +279,5 @@ TEST_CASE("savez / savez_compressed / load_npz on files; errors name the file") 
   std::filesystem::remove(p);
   check_error<linum::ValueError>([&] { data::load_npz(p); }, {"load_npz: " + p, "cannot open"});
 }
+
+}  // namespace test_npz

@@ -5,6 +5,8 @@
 
 #include "data_testing.hpp"
 
+namespace test_progress {
+
 namespace data = linum::data;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("Progress: smoothing gives an exponential moving average; set_postfix 
       [] { data::Progress(1, {.out = nullptr, .smoothing = 1.0}); },
       {"Progress: smoothing must be in [0, 1), got 1"});
 }
+
+}  // namespace test_progress

@@ -8,6 +8,8 @@
 
 #include "support/testing.hpp"
 
+namespace test_axis_names {
+
 using namespace linum;
 using linum::testing::check_error;
 using linum::testing::values;
@@ -140,3 +142,5 @@ TEST_CASE("shard_range splits n items into contiguous, nearly equal parts (one p
   CHECK(distributed::shard_range(10).end == 10);
   check_error<ValueError>([] { distributed::shard_range(-1); }, {"shard_range", "-1"});
 }
+
+}  // namespace test_axis_names

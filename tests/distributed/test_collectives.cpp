@@ -12,6 +12,8 @@
 #include "../../distributed/runtime.hpp"
 #include "dist_testing.hpp"
 
+namespace test_collectives {
+
 using namespace linum;
 namespace dist = linum::distributed;
 using linum::testing::check_error;
@@ -205,3 +207,5 @@ TEST_CASE("an MPI error comes back as DistributedError naming the call, not as a
   auto f = dist::pmap([](const Array& x) { return psum(x, "devices"); });
   CHECK(f(Array(1.0f)).item<float>() == static_cast<float>(nproc()));
 }
+
+}  // namespace test_collectives

@@ -18,6 +18,8 @@
 
 #include "dist_testing.hpp"
 
+namespace test_data_parallel {
+
 using namespace linum;
 namespace dist = linum::distributed;
 namespace nn = linum::nn;
@@ -214,3 +216,5 @@ TEST_CASE("is_replicated answers false on every process when one differs in shap
   CHECK_FALSE(dist::is_replicated(dist::process_index() == nproc_last() ? ones({4}) : zeros({4})));
   dist::sync_global_devices("after is_replicated");  // still in step
 }
+
+}  // namespace test_data_parallel

@@ -14,6 +14,8 @@
 
 #include "fixture_suite.hpp"
 
+namespace test_fidelity {
+
 namespace nn = linum::nn;
 namespace ser = linum::serialization;
 using fidelity::Model;
@@ -434,3 +436,5 @@ TEST_CASE(
   CHECK(capture_of(VmapDense(), linum::ones({2, 4, 5})) == Paths{{"__call__/0", 3}});
   CHECK(capture_of(ScanResidual(), linum::ones({2, 4})) == Paths{{"__call__/0", 2}});
 }
+
+}  // namespace test_fidelity

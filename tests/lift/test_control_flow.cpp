@@ -10,6 +10,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "lift_testing.hpp"
 
+namespace test_control_flow {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -181,3 +183,5 @@ TEST_SUITE("lift.while_loop") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace test_control_flow

@@ -6,6 +6,8 @@
 
 #include <linum/lift/lift.hpp>
 
+namespace test_filters {
+
 using namespace linum;
 using lift::DenyList;
 using lift::Filter;
@@ -108,3 +110,5 @@ TEST_CASE("a number is no Filter at compile time; a null name (None) is InvalidF
   CHECK(msg.find("Invalid Filter: \"None\"") == 0);
   CHECK(lift::in_filter(Filter("a"), "a"));
 }
+
+}  // namespace test_filters

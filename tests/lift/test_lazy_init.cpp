@@ -14,6 +14,8 @@
 #include "lift_testing.hpp"
 #include "support/buffer_counter.hpp"
 
+namespace test_lazy_init {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -86,3 +88,5 @@ TEST_SUITE("lift.lazy_init") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace test_lazy_init

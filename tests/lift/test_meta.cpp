@@ -10,6 +10,8 @@
 #include "../autodiff/transform_testing.hpp"
 #include "lift_testing.hpp"
 
+namespace test_meta {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -234,3 +236,5 @@ TEST_SUITE("lift.meta") {
     CHECK(same(lift::apply(f)(vars, c0, xs).first, out.first));
   }
 }
+
+}  // namespace test_meta

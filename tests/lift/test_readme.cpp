@@ -7,6 +7,8 @@
 
 #include "lift_testing.hpp"
 
+namespace test_readme {
+
 using namespace linum;
 using namespace linum::lift::testing;
 
@@ -50,3 +52,5 @@ TEST_SUITE("lift README") {
     CHECK(step.trace_count() == 1);
   }
 }
+
+}  // namespace test_readme

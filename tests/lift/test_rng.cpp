@@ -6,6 +6,8 @@
 
 #include <linum/lift/lift.hpp>
 
+namespace test_rng {
+
 using namespace linum;
 using lift::RngSuffix;
 
@@ -105,3 +107,5 @@ TEST_CASE("two streams count independently; equal base keys give equal keys") {
   lift::Scope same(Tree::dict(), {{"a", random::key(0)}, {"b", random::key(0)}});
   CHECK(kd(same.make_rng("a")) == kd(same.make_rng("b")));
 }
+
+}  // namespace test_rng

@@ -8,6 +8,8 @@
 
 #include "lift_testing.hpp"
 
+namespace test_scope {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -207,3 +209,5 @@ TEST_CASE("apply takes rngs as a trailing Rngs argument") {
   CHECK(kd(k) == KD{3825832496u, 2886313970u});
   CHECK_THROWS_AS(lift::apply(f)(Tree::dict(), 1, lift::Rngs{{"dropout", zeros({2})}}), ValueError);
 }
+
+}  // namespace test_scope

@@ -10,6 +10,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "lift_testing.hpp"
 
+namespace test_transforms_ad {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -268,3 +270,5 @@ TEST_SUITE("lift.checkpoint") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace test_transforms_ad

@@ -10,6 +10,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "lift_testing.hpp"
 
+namespace test_transforms_vars {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -234,3 +236,5 @@ TEST_SUITE("lift.remat_scan") {
     CHECK_THROWS_AS(lift::remat_scan(body, {}), ValueError);
   }
 }
+
+}  // namespace test_transforms_vars

@@ -10,6 +10,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "lift_testing.hpp"
 
+namespace test_vmap_scan {
+
 using namespace linum;
 using namespace linum::lift::testing;
 namespace init = linum::nn::initializers;
@@ -417,3 +419,5 @@ TEST_SUITE("lift.scan") {
   }
 
 }  // TEST_SUITE
+
+}  // namespace test_vmap_scan

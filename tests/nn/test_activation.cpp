@@ -8,6 +8,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_activation {
+
 using namespace linum;
 using namespace linum::testing;
 
@@ -120,3 +122,5 @@ TEST_CASE("the jax.nn functions linen re-exports are the autodiff ops") {
   CHECK(allclose(nn::one_hot(array<std::int32_t>({1}), 3),
                  array({0.0f, 1.0f, 0.0f}).reshape({1, 3})));
 }
+
+}  // namespace test_activation

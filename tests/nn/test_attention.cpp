@@ -16,6 +16,8 @@
 #include "nn_testing.hpp"
 #include "support/testing.hpp"
 
+namespace test_attention {
+
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
@@ -248,3 +250,5 @@ TEST_CASE("attention: sow_weights stores the logits; gradients match finite diff
       },
       {x64, v64["params"]["query"]["kernel"].leaf(), v64["params"]["out"]["kernel"].leaf()});
 }
+
+}  // namespace test_attention

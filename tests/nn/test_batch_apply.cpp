@@ -15,6 +15,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_batch_apply {
+
 using namespace linum;
 using testing::allclose;
 
@@ -113,3 +115,5 @@ TEST_CASE("BatchApply errors: no input with num_dims axes; outputs that can't be
       {"BatchApply", "shape ()", "(2, 3)"});
   testing::check_error<ValueError>([&] { nn::BatchApply(id, -1); }, {"BatchApply", "num_dims"});
 }
+
+}  // namespace test_batch_apply

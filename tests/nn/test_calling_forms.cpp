@@ -6,6 +6,8 @@
 
 #include "nn_testing.hpp"
 
+namespace test_calling_forms {
+
 using namespace linum;
 using linum::testing::allclose;
 using linum::testing::sorted_keys;
@@ -213,3 +215,5 @@ TEST_CASE("braced shapes: param, variable, and a scanned cell's initialize_carry
   CHECK(same(h, h0));
   CHECK(c.shape() == Shape{2, 5});
 }
+
+}  // namespace test_calling_forms

@@ -16,6 +16,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_conv_local {
+
 using namespace linum;
 using testing::allclose;
 using testing::shape_of;
@@ -322,3 +324,5 @@ TEST_CASE("ConvLocal errors: feature groups, input rank, a kernel for another in
       },
       {"conv_general_dilated_patches", "(1, 5, 3)"});
 }
+
+}  // namespace test_conv_local

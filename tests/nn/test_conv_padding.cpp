@@ -14,6 +14,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_conv_padding {
+
 using namespace linum;
 using testing::allclose;
 
@@ -249,3 +251,5 @@ TEST_CASE("ConvTranspose CIRCULAR wraps the VALID transpose onto input size * st
   CHECK(ty.shape() == x.shape());
   CHECK(sum(ty * x).item<float>() == doctest::Approx(sum(yy * cx).item<float>()).epsilon(1e-5));
 }
+
+}  // namespace test_conv_padding

@@ -9,6 +9,8 @@
 
 #include "../support/testing.hpp"
 
+namespace test_dense_dtype {
+
 using namespace linum;
 using testing::check_error;
 using testing::values;
@@ -85,3 +87,5 @@ TEST_CASE("Dense attributes: Flax's field list with dtype, param_dtype and initi
   CHECK(d.attributes() == want);
   CHECK(nn::Dense(2).attributes()[2].second == "None");
 }
+
+}  // namespace test_dense_dtype

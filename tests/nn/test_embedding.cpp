@@ -12,6 +12,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
 
+namespace test_embedding {
+
 using namespace linum;
 using testing::allclose;
 using testing::shape_of;
@@ -81,3 +83,5 @@ TEST_CASE("Embed: gradients of lookup and attend w.r.t. the table match finite d
       },
       {table, q});
 }
+
+}  // namespace test_embedding

@@ -14,6 +14,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
 
+namespace test_instance_norm {
+
 using namespace linum;
 using testing::allclose;
 using testing::shape_of;
@@ -185,3 +187,5 @@ TEST_CASE("InstanceNorm: errors name the layer") {
                        doctest::Contains("InstanceNorm"), ValueError);
   CHECK_THROWS_AS(nn::InstanceNorm().init(random::key(0), x, ones({2, 3, 4})), TypeError);
 }
+
+}  // namespace test_instance_norm

@@ -9,6 +9,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+namespace test_intercept_methods {
+
 using namespace linum;
 
 namespace {
@@ -134,3 +136,5 @@ TEST_CASE("intercept_methods: an output of the wrong form is a TypeError") {
   // Nothing stays installed after a throw.
   CHECK(mod(ones({})).item<float>() == 1.0f);
 }
+
+}  // namespace test_intercept_methods

@@ -12,6 +12,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_layers {
+
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
@@ -318,3 +320,5 @@ TEST_CASE("a checkpoint written with to_bytes loads into a module's apply (flax_
   Tree wrong = nn::Dense(3).init(random::key(0), ones({1, 2}));
   CHECK_THROWS_AS(serialization::from_bytes(wrong, file), ValueError);
 }
+
+}  // namespace test_layers

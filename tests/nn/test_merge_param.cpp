@@ -8,6 +8,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+namespace test_merge_param {
+
 using namespace linum;
 
 TEST_CASE("merge_param takes the one given, and rejects both or neither as Flax does") {
@@ -37,3 +39,5 @@ TEST_CASE("Dropout, BatchNorm and Einsum merge their field and call argument thr
                        doctest::Contains("BatchNorm: parameter \"use_running_average\" must"),
                        ValueError);
 }
+
+}  // namespace test_merge_param

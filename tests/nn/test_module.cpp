@@ -6,6 +6,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+namespace test_module {
+
 using namespace linum;
 using lift::Filter;
 namespace init = linum::nn::initializers;
@@ -417,3 +419,5 @@ TEST_CASE("module params and outputs equal the scope-level computation") {
     CHECK(g["Dense_0"]["kernel"].leaf().data<float>()[i] == doctest::Approx(fd).epsilon(2e-2));
   }
 }
+
+}  // namespace test_module

@@ -11,6 +11,8 @@
 
 #include "test_module_util.hpp"
 
+namespace test_module_introspection {
+
 using namespace linum;
 using lift::Filter;
 using mcases::Keys;
@@ -332,3 +334,5 @@ TEST_CASE("lazy_init makes init's variables from shapes; data-dependent ones fai
   Tree eager = LazyMLP().init(random::key(0), ones({8, 4}));
   CHECK(tree_same(lazy, eager));
 }
+
+}  // namespace test_module_introspection

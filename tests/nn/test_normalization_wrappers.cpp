@@ -14,6 +14,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
 
+namespace test_normalization_wrappers {
+
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
@@ -514,3 +516,5 @@ TEST_CASE("WeightNorm: errors name the layer and the variable") {
   CHECK_THROWS_WITH_AS(nn::WeightNorm(nn::Dense(4), {.dtype = int32}).init(random::key(0), x),
                        doctest::Contains("WeightNorm: dtype must be inexact"), ValueError);
 }
+
+}  // namespace test_normalization_wrappers

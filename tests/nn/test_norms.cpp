@@ -11,6 +11,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
 
+namespace test_norms {
+
 using namespace linum;
 using lift::Filter;
 using testing::allclose;
@@ -231,3 +233,5 @@ TEST_CASE("BatchNorm axis_name: vmapped with pmean equals the unvmapped model on
                  .first;
   CHECK_FALSE(allclose(reshape(y1, {5, 4, 3}), y3, 1e-3f));
 }
+
+}  // namespace test_norms

@@ -15,6 +15,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_partitioning {
+
 using namespace linum;
 using nn::LogicalRules;
 using nn::PartitionSpec;
@@ -361,3 +363,5 @@ TEST_CASE("get_partition_spec: () for unboxed arrays, None for other boxes, the 
   CHECK(spec["b"].items()[1].is_none());
   CHECK(spec["c"].is_none());
 }
+
+}  // namespace test_partitioning

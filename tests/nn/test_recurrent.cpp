@@ -12,6 +12,8 @@
 #include "../autodiff/check_grads.hpp"
 #include "nn_testing.hpp"
 
+namespace test_recurrent {
+
 using namespace linum;
 using testing::allclose;
 using testing::shape_of;
@@ -276,3 +278,5 @@ TEST_CASE(
       },
       {xs, rv["params"]["cell"]["hn"]["kernel"].leaf()});
 }
+
+}  // namespace test_recurrent

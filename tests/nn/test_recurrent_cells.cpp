@@ -16,6 +16,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_recurrent_cells {
+
 using namespace linum;
 using testing::allclose;
 using testing::at_time;
@@ -330,3 +332,5 @@ TEST_CASE("RNN(ConvLSTMCell): gradients w.r.t. inputs and a kernel match finite 
       },
       {xs, v["params"]["cell"]["hh"]["kernel"].leaf()});
 }
+
+}  // namespace test_recurrent_cells

@@ -19,6 +19,8 @@
 
 #include "nn_testing.hpp"
 
+namespace test_recurrent_layout {
+
 using namespace linum;
 using testing::allclose;
 using testing::shape_of;
@@ -435,3 +437,5 @@ TEST_CASE("tabulate of a recurrent model: Flax's rows, the cell after RNN_0, in 
   CHECK(scan_row[2] == "- - float32[2,4]\n  - float32[2,4]\n- float32[2,3]");
   CHECK(scan_row[3] == "- - float32[2,4]\n  - float32[2,4]\n- float32[2,4]");
 }
+
+}  // namespace test_recurrent_layout

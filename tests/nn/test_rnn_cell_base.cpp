@@ -15,6 +15,8 @@
 #include "../support/testing.hpp"
 #include "nn_testing.hpp"
 
+namespace test_rnn_cell_base {
+
 using namespace linum;
 using testing::allclose;
 using testing::at_time;
@@ -183,3 +185,5 @@ TEST_CASE("nn::RNN over a cell with two feature axes and a tuple carry; Bidirect
   Array back = nn::RNN(GridCell(2)).apply(bwd, flip(xs, {1}));
   CHECK(allclose(slice(by, {{}, {}, {F, F + 2}}), flip(back, {1})));
 }
+
+}  // namespace test_rnn_cell_base

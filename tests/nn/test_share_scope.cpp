@@ -9,6 +9,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+namespace test_share_scope {
+
 using namespace linum;
 
 namespace {
@@ -93,3 +95,5 @@ TEST_CASE("share_scope on unbound modules is Flax's CallShareScopeOnUnboundModul
                        doctest::Contains("Can't call `share_scope` on unbound modules"),
                        lift::CallShareScopeOnUnboundModuleError);
 }
+
+}  // namespace test_share_scope

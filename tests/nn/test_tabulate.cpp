@@ -10,6 +10,8 @@
 #include <linum/nn/nn.hpp>
 #include <linum/nn/tabulate.hpp>
 
+namespace test_tabulate {
+
 using namespace linum;
 
 namespace {
@@ -94,3 +96,5 @@ TEST_CASE("tabulate: a column per collection, nested paths, and depth folding th
   CHECK(has_line(d, "26 (104 B)"));
   CHECK(has_line(d, "Total Parameters: 40 (160 B)"));
 }
+
+}  // namespace test_tabulate

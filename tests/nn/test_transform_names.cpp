@@ -15,6 +15,8 @@
 
 #include "nn_testing.hpp"
 
+namespace test_transform_names {
+
 using namespace linum;
 using linum::testing::allclose;
 using linum::testing::sorted_keys;
@@ -230,3 +232,5 @@ TEST_CASE("nn::remat(Foo) with a bool argument: the bool arrives as a bool") {
   Array want = matmul(transpose(x), 2.0f * matmul(x, k.leaf()));
   CHECK(allclose(g["params"]["CheckpointFoo18_0"]["Dense_0"]["kernel"].leaf(), want));
 }
+
+}  // namespace test_transform_names

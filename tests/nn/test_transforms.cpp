@@ -9,6 +9,8 @@
 
 #include "../autodiff/check_grads.hpp"
 
+namespace test_transforms {
+
 using namespace linum;
 using lift::Filter;
 
@@ -588,3 +590,5 @@ TEST_CASE("nn::switch_ over heads of different structure, all run once at init")
   Array h = nn::Dense(11).apply(Tree::dict({{"params", p["heads_1"]["layers_0"]}}), x);
   CHECK(allclose(y1, nn::Dense(5).apply(Tree::dict({{"params", p["heads_1"]["layers_1"]}}), h)));
 }
+
+}  // namespace test_transforms

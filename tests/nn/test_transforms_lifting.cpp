@@ -12,6 +12,8 @@
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
+namespace test_transforms_lifting {
+
 using namespace linum;
 
 namespace {
@@ -729,3 +731,5 @@ TEST_CASE("a setup child is set up at its first use, and never when unused") {
   Tree vv = ReachesIntoVector().init(random::key(0), ones({1, 2}));
   CHECK(vv["params"]["child"].as_dict().keys() == std::vector<std::string>{"layers_1"});
 }
+
+}  // namespace test_transforms_lifting

@@ -12,6 +12,8 @@
 #include "nn_testing.hpp"
 #include "test_module_util.hpp"
 
+namespace test_transforms_metadata {
+
 using namespace linum;
 namespace meta = linum::lift::meta;
 using linum::testing::allclose;
@@ -151,3 +153,5 @@ TEST_CASE("a boxed variable's state dict is {'value': ...}; restoring keeps the 
   // msgpack writes state dicts only, as Flax's packb.
   CHECK_THROWS_AS(serialization::msgpack_serialize(vs), TypeError);
 }
+
+}  // namespace test_transforms_metadata

@@ -11,6 +11,8 @@
 
 #include "helpers.hpp"
 
+namespace test_alias {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -525,3 +527,5 @@ TEST_SUITE("optim optimizers: convergence") {
     check_close(params.at("b"), {0.0}, 0, 1e-4);
   }
 }
+
+}  // namespace test_alias

@@ -12,6 +12,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_alias_adaptive {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -273,3 +275,5 @@ TEST_SUITE("optim adaptive optimizers: states and errors") {
                                                    {"scale_by_sm3", "rank >= 1"});
   }
 }
+
+}  // namespace test_alias_adaptive

@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_alias_sgd {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -183,3 +185,5 @@ TEST_SUITE("optim sgd-like optimizers: noise, states and errors") {
     check_close(u.at("w"), Vec(6, 0.0));
   }
 }
+
+}  // namespace test_alias_sgd

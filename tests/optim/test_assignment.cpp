@@ -12,6 +12,8 @@
 
 #include "helpers.hpp"
 
+namespace test_assignment {
+
 namespace as = linum::optim::assignment;
 using namespace optim_test;
 using linum::Array;
@@ -266,3 +268,5 @@ TEST_CASE("errors") {
         {"hungarian_algorithm", "real", "complex64"});
   }
 }
+
+}  // namespace test_assignment

@@ -8,6 +8,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_clipping {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -99,3 +101,5 @@ TEST_CASE("per_example_global_norm_clip and per_example_layer_norm_clip") {
   check_error<ValueError>([&] { optim::per_example_layer_norm_clip(scalar, 1.0); },
                           {"per_example_layer_norm_clip", "batch dimension"});
 }
+
+}  // namespace test_clipping

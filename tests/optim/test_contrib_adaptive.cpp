@@ -11,6 +11,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_adaptive {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -151,3 +153,5 @@ TEST_SUITE("optim contrib adam variants: behaviour and states") {
     CHECK(s.m2.at("b").dtype() == linum::float32);
   }
 }
+
+}  // namespace test_contrib_adaptive

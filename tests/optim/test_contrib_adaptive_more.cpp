@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_adaptive_more {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -114,3 +116,5 @@ TEST_SUITE("optim contrib madgrad and acprop: behaviour and states") {
     CHECK(std::get<1>(s).grad_sum_sq.at("b").dtype() == linum::float32);
   }
 }
+
+}  // namespace test_contrib_adaptive_more

@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_contrib_complex_valued {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -84,3 +86,5 @@ TEST_CASE("split_real_and_imaginary: real leaves pass through; a dynamic Tree; t
         "SplitRealAndImaginaryState(inner_state=ScaleByAdamState(count=Array(0, dtype=int32), "
         "mu=Array([0.], dtype=float32), nu=Array([0.], dtype=float32)))");
 }
+
+}  // namespace test_contrib_complex_valued

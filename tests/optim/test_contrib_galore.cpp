@@ -11,6 +11,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_galore {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -170,3 +172,5 @@ TEST_SUITE("optim contrib galore: behaviour, states and errors") {
     check_error<linum::ValueError>([&] { vec.init(f64({1.0})); }, {"rank >= 2", "(1,)"});
   }
 }
+
+}  // namespace test_contrib_galore

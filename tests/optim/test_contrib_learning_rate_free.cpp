@@ -12,6 +12,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_learning_rate_free {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -334,3 +336,5 @@ TEST_SUITE("optim contrib learning-rate-free: behaviour and states") {
                                  optim::COCOBState<Params>>);
   }
 }
+
+}  // namespace test_contrib_learning_rate_free

@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_momo {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -141,3 +143,5 @@ TEST_SUITE("optim contrib momo: docstrings, behaviour and states") {
     CHECK(linum::pytree::repr(optim::momo_adam().init(q)).rfind("MomoAdamState(exp_avg=", 0) == 0);
   }
 }
+
+}  // namespace test_contrib_momo

@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_muon {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -187,3 +189,5 @@ TEST_SUITE("optim contrib muon: orthogonalization, layout, errors") {
         {"orthogonalize_via_newton_schulz", "must have shape (m, n)"});
   }
 }
+
+}  // namespace test_contrib_muon

@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_reduce_on_plateau {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -196,3 +198,5 @@ TEST_SUITE("optim contrib reduce_on_plateau") {
           "dtype=int32), count=Array(0, dtype=int32), avg_value=Array(0., dtype=float64))");
   }
 }
+
+}  // namespace test_contrib_reduce_on_plateau

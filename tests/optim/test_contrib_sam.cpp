@@ -9,6 +9,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_sam {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -175,3 +177,5 @@ TEST_SUITE("optim contrib sam: behaviour, errors and states") {
           "dtype=float32))");
   }
 }
+
+}  // namespace test_contrib_sam

@@ -11,6 +11,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_schedule_free {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -171,3 +173,5 @@ TEST_SUITE("optim contrib schedule_free: evaluation params, docstrings, state") 
     CHECK_THROWS_AS(tx.update(p, s), linum::ValueError);
   }
 }
+
+}  // namespace test_contrib_schedule_free

@@ -13,6 +13,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_contrib_sophia {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -183,3 +185,5 @@ TEST_SUITE("optim contrib sophia: Hutchinson's estimator, behaviour and states")
     CHECK(u.at("w").dtype() == linum::float64);
   }
 }
+
+}  // namespace test_contrib_sophia

@@ -10,6 +10,8 @@
 
 #include "helpers.hpp"
 
+namespace test_fused {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -273,3 +275,5 @@ TEST_SUITE("optim fused updates") {
     }
   }
 }
+
+}  // namespace test_fused

@@ -9,6 +9,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_inject {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -63,3 +65,5 @@ TEST_CASE("a hyper-parameter changed in the state takes effect at the next updat
   auto [u3, s3] = st.update(g, st.init(g));
   check_close(u3.at("w"), {-1.0});
 }
+
+}  // namespace test_inject

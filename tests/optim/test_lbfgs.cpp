@@ -13,6 +13,8 @@
 
 #include "trajectory.hpp"
 
+namespace test_lbfgs {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using linum::Array;
@@ -183,3 +185,5 @@ TEST_SUITE("optim lbfgs: docstring, building blocks and errors") {
         {"Value or gradient not found in the state"});
   }
 }
+
+}  // namespace test_lbfgs

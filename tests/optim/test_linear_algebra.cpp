@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_linear_algebra {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -230,3 +232,5 @@ TEST_CASE("nnls: bad shapes, dtypes, iters and unroll") {
   check_error<ValueError>([&] { optim::nnls(A, b, -1); }, {"nnls", "iters", "-1"});
   check_error<ValueError>([&] { optim::nnls(A, b, 1, 0); }, {"nnls", "unroll"});
 }
+
+}  // namespace test_linear_algebra

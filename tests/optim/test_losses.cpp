@@ -7,6 +7,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_losses {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::values;
@@ -226,3 +228,5 @@ TEST_CASE("softmax_cross_entropy errors name the function and what came") {
   check_error<IndexError>([&] { optim::softmax_cross_entropy(x, x, 2); },
                           {"softmax_cross_entropy"});
 }
+
+}  // namespace test_losses

@@ -9,6 +9,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_losses_optax {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f32;
@@ -312,3 +314,5 @@ TEST_CASE("smooth_labels and make_fenchel_young_loss") {
   CHECK(got.shape() == Shape{2, 3});
   check_close(got, values(optim::softmax_cross_entropy(s, t)), 1e-13);
 }
+
+}  // namespace test_losses_optax

@@ -6,6 +6,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_losses_ranking {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -137,3 +139,5 @@ TEST_CASE("multiclass_generalized_dice_loss and binary_dice_loss (closed forms)"
   }
   check_close(optim::binary_dice_loss(logits, bin), want_bin, 1e-14);
 }
+
+}  // namespace test_losses_ranking

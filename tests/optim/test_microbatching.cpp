@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_microbatching {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -234,3 +236,5 @@ TEST_CASE("micro_grad: optax's docstring, has_aux, keep_batch_dim") {
   check_close(g2, {-12.0}, 1e-6, 0.0);
   check_close(aux2.values, {0.0, 2.0, 8.0, 18.0}, 1e-6, 0.0);
 }
+
+}  // namespace test_microbatching

@@ -9,6 +9,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_monitoring {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -62,3 +64,5 @@ TEST_CASE("measure_with_ema: the debiased moving average of the measurement") {
   auto [r1, rs1] = raw.update(Params{{"w", f64({3.0, 4.0})}}, raw.init(p));
   check_close(r1, {12.5}, 1e-14);
 }
+
+}  // namespace test_monitoring

@@ -9,6 +9,8 @@
 
 #include "helpers.hpp"
 
+namespace test_optax_utils {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -119,3 +121,5 @@ TEST_CASE("tree_real / tree_conj: jnp.real / jnp.conj of every leaf") {
   check_close(imag(cj.at("z")), {-2.0, -0.5});
   check_close(real(cj.at("z")), {1.0, -3.0});
 }
+
+}  // namespace test_optax_utils

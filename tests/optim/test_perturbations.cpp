@@ -10,6 +10,8 @@
 
 #include "helpers.hpp"
 
+namespace test_perturbations {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f32;
@@ -133,3 +135,5 @@ TEST_CASE("make_perturbed_fun: no samples or a zero sigma is a ValueError") {
   check_error<ValueError>([&] { pt::make_perturbed_fun(f, 10, 0.0); },
                           {"make_perturbed_fun", "sigma"});
 }
+
+}  // namespace test_perturbations

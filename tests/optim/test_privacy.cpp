@@ -7,6 +7,8 @@
 
 #include "helpers.hpp"
 
+namespace test_privacy {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -109,3 +111,5 @@ TEST_CASE("dpsgd: the private aggregate, momentum, then -learning_rate") {
   auto an = agg.update(per_example_grads(), agg.init(params())).first;
   check_close(un.at("w"), values(-0.5 * an.at("w")), 1e-15);
 }
+
+}  // namespace test_privacy

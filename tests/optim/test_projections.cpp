@@ -11,6 +11,8 @@
 
 #include "helpers.hpp"
 
+namespace test_projections {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f32;
@@ -289,3 +291,5 @@ TEST_CASE("projection_vector / hyperplane / halfspace: optax's test values and c
       },
       {"projection_l2_ball", "scale", "scalar"});
 }
+
+}  // namespace test_projections

@@ -5,6 +5,8 @@
 
 #include "helpers.hpp"
 
+namespace test_schedule {
+
 namespace optim = linum::optim;
 using namespace optim_test;
 using doctest::Approx;
@@ -179,3 +181,5 @@ TEST_SUITE("optim schedules") {
     CHECK(s(10000) == Approx(0.0));
   }
 }
+
+}  // namespace test_schedule

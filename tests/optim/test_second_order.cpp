@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_second_order {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -119,3 +121,5 @@ TEST_CASE("fisher_diag: the squared gradient of the negative log-likelihood, rav
   const Array fd = so::fisher_diag(nll_vec, f64({0.3, -0.2}), inputs(), targets());
   CHECK(fd.shape() == Shape{2});
 }
+
+}  // namespace test_second_order

@@ -7,6 +7,8 @@
 
 #include "helpers.hpp"
 
+namespace test_state_utils {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::values;
@@ -102,3 +104,5 @@ TEST_CASE("tree_set: replaces what the key names, as the filter allows") {
   check_error<KeyError>([&] { tu::tree_set(state, "count", Array(1), in_state("AddNoiseState")); },
                         {"Found no values matching 'count' given the filtering operation"});
 }
+
+}  // namespace test_state_utils

@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_train_state {
+
 namespace optim = linum::optim;
 namespace tu = linum::traverse_util;
 using namespace optim_test;
@@ -342,3 +344,5 @@ TEST_SUITE("optim seed 002: surgery with optimizers") {
           "(ScaleByAdamState(count=(), mu=" + d + ", nu=" + d + "),\n EmptyState())");
   }
 }
+
+}  // namespace test_train_state

@@ -9,6 +9,9 @@
 #include <type_traits>
 
 #include "helpers.hpp"
+#include "../autodiff/check_grads.hpp"
+
+namespace test_transform {
 
 namespace optim = linum::optim;
 using namespace optim_test;
@@ -448,8 +451,6 @@ TEST_SUITE("optim masked, multi_transform, MultiSteps") {
   }
 }
 
-#include "../autodiff/check_grads.hpp"
-
 TEST_SUITE("optim updates under transforms") {
   TEST_CASE(
       "an update is differentiable (meta-gradients through adam and a clipped momentum chain)") {
@@ -488,3 +489,5 @@ TEST_SUITE("optim updates under transforms") {
     }
   }
 }
+
+}  // namespace test_transform

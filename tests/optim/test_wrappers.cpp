@@ -11,6 +11,8 @@
 #include "autodiff/check_grads.hpp"
 #include "helpers.hpp"
 
+namespace test_wrappers {
+
 using namespace linum;
 using optim_test::check_close;
 using optim_test::f64;
@@ -177,3 +179,5 @@ TEST_CASE("freeze and selective_transform zero the frozen leaves") {
   auto [wu, ws] = w.update(p, w.init(p));
   check_close(wu.at("b"), {6.0});
 }
+
+}  // namespace test_wrappers

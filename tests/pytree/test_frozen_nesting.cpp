@@ -10,6 +10,8 @@
 
 #include <linum/pytree/pytree.hpp>
 
+namespace test_frozen_nesting {
+
 namespace pt = linum::pytree;
 namespace tu = linum::traverse_util;
 using Tree = pt::BasicTree<double>;
@@ -103,3 +105,5 @@ TEST_SUITE("pytree FrozenDict nesting") {
     CHECK(Tree{{"p", FD{{"a", 1.0}}}}.hash() == Tree{{"p", FD{{"a", 1.0}}}}.hash());
   }
 }
+
+}  // namespace test_frozen_nesting

@@ -9,6 +9,8 @@
 
 #include <linum/pytree/pytree.hpp>
 
+namespace test_static_fields {
+
 namespace pt = linum::pytree;
 
 namespace {
@@ -129,3 +131,5 @@ TEST_SUITE("pytree static fields") {
                          doctest::Contains("static field s of Holder"), linum::TypeError);
   }
 }
+
+}  // namespace test_static_fields

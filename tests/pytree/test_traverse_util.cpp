@@ -8,6 +8,8 @@
 
 #include <linum/pytree/pytree.hpp>
 
+namespace test_traverse_util {
+
 namespace pt = linum::pytree;
 namespace tu = linum::traverse_util;
 using Tree = pt::BasicTree<int>;
@@ -228,3 +230,5 @@ TEST_SUITE("traverse_util") {
     CHECK(pt::repr(tu::unflatten_dict(multi, "::")) == "{'a': {'b': 1}}");
   }
 }
+
+}  // namespace test_traverse_util

@@ -6,6 +6,8 @@
 
 #include <linum/pytree/pytree.hpp>
 
+namespace test_tree {
+
 namespace pt = linum::pytree;
 using Tree = pt::BasicTree<double>;
 
@@ -106,3 +108,5 @@ TEST_SUITE("tree") {
     CHECK(os.str() == "{('a', 'b'): 1}");
   }
 }
+
+}  // namespace test_tree

@@ -10,6 +10,8 @@
 
 #include <linum/pytree/pytree.hpp>
 
+namespace test_tuple_dict {
+
 namespace pt = linum::pytree;
 namespace tu = linum::traverse_util;
 using Tree = pt::BasicTree<double>;
@@ -89,3 +91,5 @@ TEST_SUITE("pytree tuple-keyed dicts") {
     CHECK_THROWS_AS(pt::tree_unflatten(fdef, fl), linum::TypeError);
   }
 }
+
+}  // namespace test_tuple_dict

@@ -12,6 +12,8 @@
 
 #include "test_util.hpp"
 
+namespace test_initializers {
+
 namespace init = linum::nn::initializers;
 namespace lr = linum::random;
 using linum::Array;
@@ -248,3 +250,5 @@ TEST_SUITE("initializers.behaviour") {
     CHECK(same(w, linum::multiply(t, Array(sd))));
   }
 }
+
+}  // namespace test_initializers

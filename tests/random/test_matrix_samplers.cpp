@@ -13,6 +13,8 @@
 #include <linum/autodiff/transforms.hpp>
 #include <linum/nn/initializers.hpp>
 
+namespace test_matrix_samplers {
+
 namespace lr = linum::random;
 using linum::Array;
 using linum::Shape;
@@ -229,3 +231,5 @@ TEST_SUITE("random matrix samplers") {
     CHECK(lr::orthogonal(lr::key(0), 0).shape() == Shape{0, 0});
   }
 }
+
+}  // namespace test_matrix_samplers

@@ -15,6 +15,8 @@
 
 #include "test_util.hpp"
 
+namespace test_random_api {
+
 namespace lr = linum::random;
 using linum::Array;
 using linum::Shape;
@@ -349,3 +351,5 @@ TEST_SUITE("random.api.transforms_operands") {
     }
   }
 }
+
+}  // namespace test_random_api

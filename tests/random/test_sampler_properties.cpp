@@ -10,6 +10,8 @@
 
 #include <linum/linum.hpp>
 
+namespace test_sampler_properties {
+
 namespace lr = linum::random;
 using linum::Array;
 using linum::Shape;
@@ -413,3 +415,5 @@ TEST_SUITE("random.samplers.errors") {
         linum::NotImplementedError);
   }
 }
+
+}  // namespace test_sampler_properties

@@ -14,6 +14,8 @@
 
 #include "test_util.hpp"
 
+namespace test_samplers {
+
 namespace lr = linum::random;
 using linum::Array;
 using linum::Shape;
@@ -357,3 +359,5 @@ TEST_SUITE("random.samplers") {
     check_table(kPartitionable);
   }
 }
+
+}  // namespace test_samplers

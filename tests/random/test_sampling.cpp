@@ -15,6 +15,8 @@
 
 #include "test_util.hpp"
 
+namespace test_sampling {
+
 namespace lr = linum::random;
 using lr::detail::KeyData;
 using lr::testing::jax_close;
@@ -448,3 +450,5 @@ TEST_SUITE("random.sampling.statistics") {
     for (double h : hits) CHECK(std::abs(h / trials - 0.2) < 0.012);
   }
 }
+
+}  // namespace test_sampling

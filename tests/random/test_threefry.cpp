@@ -10,6 +10,8 @@
 
 #include <linum/autodiff/random/threefry.hpp>
 
+namespace test_threefry {
+
 namespace lr = linum::random;
 using lr::detail::KeyData;
 
@@ -204,3 +206,5 @@ TEST_SUITE("random.threefry") {
     CHECK(lr::threefry_partitionable());
   }
 }
+
+}  // namespace test_threefry

@@ -10,6 +10,8 @@
 
 #include "test_util.hpp"
 
+namespace test_xla_math {
+
 namespace lr = linum::random;
 using lr::testing::ulp_distance;
 
@@ -96,3 +98,5 @@ TEST_SUITE("random.xla_math") {
     CHECK(std::abs(lr::detail::erf(2.0 / std::sqrt(2.0)) - std::erf(std::sqrt(2.0))) < 1e-16);
   }
 }
+
+}  // namespace test_xla_math

@@ -19,6 +19,8 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/transforms.hpp>
 
+namespace test_allocator {
+
 using namespace linum;
 
 namespace {
@@ -330,3 +332,5 @@ TEST_CASE(
     CHECK(linum::max(linum::abs(std::get<0>(pull(linum::ones_like(y))).first - g.first))
               .item<float>() == 0.0f);
 }
+
+}  // namespace test_allocator

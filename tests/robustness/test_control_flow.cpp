@@ -12,6 +12,8 @@
 
 #include "support.hpp"
 
+namespace test_control_flow {
+
 using namespace linum;
 
 namespace {
@@ -90,3 +92,5 @@ TEST_CASE("under jit(jvp) and jit(vmap), staged loops keep the eager checks and 
   auto vpick = vmap(pick, {.in_axes = AxisSpec::seq({0, std::nullopt})});
   CHECK(jit(vpick)(zeros({0, 3}, float64), Array(1.0)).shape() == Shape{0, 3});
 }
+
+}  // namespace test_control_flow

@@ -13,6 +13,8 @@
 
 #include "support.hpp"
 
+namespace test_custom_vjp {
+
 using namespace linum;
 
 namespace {
@@ -138,3 +140,5 @@ TEST_CASE(
       [&](const Array& X) { return sum(vmap([&](const Array& x) { return mul(w, x); })(X)); })(xs);
   CHECK(allclose(gx, broadcast_to(w, {4, 3})));
 }
+
+}  // namespace test_custom_vjp

@@ -10,6 +10,8 @@
 
 #include "support.hpp"
 
+namespace test_indexing {
+
 using namespace linum;
 
 namespace {
@@ -72,3 +74,5 @@ TEST_CASE("dynamic_slice clamps start indices so that the slice fits") {
   CHECK(values(dynamic_slice(kX, {Array(-3)}, {2})) == std::vector<double>{20, 30});
   CHECK(values(dynamic_slice(kX, {Array(-9)}, {2})) == std::vector<double>{10, 20});
 }
+
+}  // namespace test_indexing

@@ -12,6 +12,8 @@
 
 #include "support.hpp"
 
+namespace test_optim_none {
+
 using namespace linum;
 
 namespace {
@@ -104,3 +106,5 @@ TEST_CASE("every optimizer passes None leaves through and updates the others as 
     check_none_passes(optim::chain(optim::clip_by_global_norm(0.5), optim::adam(0.1)));
   }
 }
+
+}  // namespace test_optim_none

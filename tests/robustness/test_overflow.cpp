@@ -10,6 +10,8 @@
 
 #include "support.hpp"
 
+namespace test_overflow {
+
 using namespace linum;
 
 namespace {
@@ -84,3 +86,5 @@ TEST_CASE("conv and reduce_window reject dilations and paddings whose sizes over
       },
       {"reduce_window", "overflows"});
 }
+
+}  // namespace test_overflow

@@ -8,6 +8,8 @@
 
 #include "support.hpp"
 
+namespace test_reduction {
+
 using namespace linum;
 
 TEST_CASE("the float32 mean of 2^25 copies of 0.1f is within 1e-6 of 0.1") {
@@ -43,3 +45,5 @@ TEST_CASE("float32 sums over a leading axis of 2^24+ rows are within 1e-6 of the
   close(sum(full({std::int64_t{1} << 12, std::int64_t{1} << 12, 2}, 0.1, float32), Axes{0, 1}),
         want - 0.3 * 0.1f);
 }
+
+}  // namespace test_reduction

@@ -10,6 +10,8 @@
 
 #include "support.hpp"
 
+namespace test_scalars {
+
 using namespace linum;
 
 TEST_CASE("arange's dtype follows its arguments' types: float args give float32, int args int32") {
@@ -57,3 +59,5 @@ TEST_CASE("item<T>() throws a ValueError naming both types when the value does n
   CHECK(std::isinf(array<double>({INFINITY}, Shape{}).item<float>()));
   CHECK(array<std::uint32_t>({7u}, Shape{}).item<std::int32_t>() == 7);
 }
+
+}  // namespace test_scalars

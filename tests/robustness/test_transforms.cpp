@@ -7,6 +7,8 @@
 
 #include "support.hpp"
 
+namespace test_transforms {
+
 using namespace linum;
 
 TEST_CASE("grad through a concatenate of 70,000 pieces sends a cotangent to every piece") {
@@ -44,3 +46,5 @@ TEST_CASE("BatchTrace checks a batching rule's outputs against its batch dims") 
                                {"batching rule of bad_rule"});
   }
 }
+
+}  // namespace test_transforms

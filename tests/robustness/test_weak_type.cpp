@@ -7,6 +7,8 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/transforms.hpp>
 
+namespace test_weak_type {
+
 using namespace linum;
 
 TEST_CASE("C++ scalars become weakly typed arrays; creation functions and astype give strong ones") {
@@ -103,3 +105,5 @@ TEST_CASE("weak types survive grad, vmap and eval_shape") {
       eval_shape([](const Array& a) { return multiply(a, Array(2.0)); }, ShapeDtype{{2}, float32});
   CHECK(strong == ShapeDtype{{2}, float32});
 }
+
+}  // namespace test_weak_type

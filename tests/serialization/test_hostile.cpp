@@ -4,6 +4,8 @@
 
 #include "helpers.hpp"
 
+namespace test_hostile {
+
 namespace ser = linum::serialization;
 namespace st = linum::safetensors;
 using namespace ser_test;
@@ -191,3 +193,5 @@ TEST_SUITE("serialization hostile safetensors") {
     check_error<linum::NotImplementedError>([&] { load(st_file(f8, data)); }, {"F8_E4M3"});
   }
 }
+
+}  // namespace test_hostile

@@ -7,6 +7,8 @@
 
 #include "helpers.hpp"
 
+namespace test_msgpack {
+
 namespace ser = linum::serialization;
 namespace optim = linum::optim;
 using namespace ser_test;
@@ -271,3 +273,5 @@ TEST_SUITE("serialization msgpack") {
                                             {"complex", "ext type 2", "/z"});
   }
 }
+
+}  // namespace test_msgpack

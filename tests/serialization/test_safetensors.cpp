@@ -6,6 +6,8 @@
 
 #include "helpers.hpp"
 
+namespace test_safetensors {
+
 namespace st = linum::safetensors;
 using namespace ser_test;
 
@@ -110,3 +112,5 @@ TEST_SUITE("serialization safetensors") {
                 {"/nonexistent/x.safetensors"});
   }
 }
+
+}  // namespace test_safetensors

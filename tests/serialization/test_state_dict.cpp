@@ -8,6 +8,8 @@
 
 #include "helpers.hpp"
 
+namespace test_state_dict {
+
 namespace ser = linum::serialization;
 namespace optim = linum::optim;
 using namespace ser_test;
@@ -169,3 +171,5 @@ TEST_SUITE("serialization state dicts") {
           values(s.apply_gradients(g).params["w"].leaf()));
   }
 }
+
+}  // namespace test_state_dict
