@@ -71,6 +71,23 @@ auto with_replaced(std::span<const Array> xs, const std::vector<std::size_t>& at
   };
 }
 
+// One function per branch of a switch, for its jvp/vjp: the branch as a function of the float
+// operands fi (the others fixed at in[0, n)) to its float outputs fo, handed to `rule` with the
+// rest of in (the tangents or cotangents).
+template <class Rule>
+std::vector<FlatFn> branch_rules(const Flow& f, const std::vector<std::size_t>& fi,
+                                 const std::vector<std::size_t>& fo, std::size_t n, Rule rule) {
+  std::vector<FlatFn> fns;
+  for (std::size_t k = 0; k < f.programs.size(); ++k)
+    fns.push_back([&f, k, fi, fo, n, rule](const Arrays& in) {
+      const std::span<const Array> x(in.data(), n);
+      auto g =
+          with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
+      return rule(g, pick(x, fi), Arrays(in.begin() + static_cast<std::ptrdiff_t>(n), in.end()));
+    });
+  return fns;
+}
+
 // Program k of a flow run per example under a fresh vmap level of the rule's size and axis name
 // (collectives inside see it): inputs batched along `bdims` (-1: not), each output moved to axis
 // 0 unless `keep` lets an unbatched one stay so; `seen` collects which outputs are batched.
@@ -159,15 +176,9 @@ Arrays jvp_switch(const Flow& f, std::span<const Array> primals, std::span<const
     if (is_inexact(rest[i].dtype()) && tangents[i + 1].valid()) fi.push_back(i);
   const std::vector<std::size_t> fo = float_positions(outs);
   if (fi.empty() || fo.empty()) return touts;
-  std::vector<FlatFn> fns;
-  for (std::size_t k = 0; k < f.programs.size(); ++k)
-    fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
-      const std::span<const Array> x(in.data(), n);
-      auto g =
-          with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
-      const Arrays t(in.begin() + static_cast<std::ptrdiff_t>(n), in.end());
-      return linum::jvp(g, std::tuple{pick(x, fi)}, std::tuple{t}).second;
-    });
+  const auto fns = branch_rules(f, fi, fo, rest.size(), [](const auto& g, Arrays x, Arrays t) {
+    return linum::jvp(g, std::tuple{std::move(x)}, std::tuple{std::move(t)}).second;
+  });
   Arrays ops(rest.begin(), rest.end());
   for (std::size_t i : fi) ops.push_back(tangents[i + 1]);
   const Arrays t = bind_switch(primals[0], fns, ops);
@@ -239,15 +250,10 @@ Arrays FlowPrimitive::vjp_needed(std::span<const Array> primals, std::span<const
   const std::vector<std::size_t> fo = float_positions(outs);
   Arrays result(primals.size());
   if (fi.empty() || fo.empty()) return result;
-  std::vector<FlatFn> fns;
-  for (std::size_t k = 0; k < f.programs.size(); ++k)
-    fns.push_back([&f, k, fi, fo, n = rest.size()](const Arrays& in) {
-      const std::span<const Array> x(in.data(), n);
-      auto g =
-          with_replaced(x, fi, [&](const Arrays& a) { return pick(run_program(f, k, a), fo); });
-      auto [y, pull] = linum::vjp(g, pick(x, fi));
-      return std::get<0>(pull(Arrays(in.begin() + static_cast<std::ptrdiff_t>(n), in.end())));
-    });
+  const auto fns = branch_rules(f, fi, fo, rest.size(), [](const auto& g, Arrays x, Arrays ct) {
+    auto [y, pull] = linum::vjp(g, std::move(x));
+    return std::get<0>(pull(ct));
+  });
   Arrays ops(rest.begin(), rest.end());
   for (std::size_t j : fo) ops.push_back(cts[j].valid() ? cts[j] : zeros_like(outs[j]));
   const Arrays g = bind_switch(primals[0], fns, ops);
