@@ -31,12 +31,6 @@ struct JitCallContext {
 // "initializing"), which the body may branch on as well.
 std::string jit_fingerprint(const std::vector<Scope>& scopes);
 
-// Flax's _restore_rng_counters: the counters the first call of a fingerprint advanced (new - old,
-// per path and stream), and setting live = old + delta on later calls, which replay the program
-// without running the body, so the counters advance the same whether or not a trace happens.
-CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now);
-void apply_counter_delta(const Pack& p, const CounterSnapshot& old, const CounterSnapshot& delta);
-
 // The function linum::jit traces: (fingerprint, variables, rng keys, args...) -> (y, variables).
 template <class F, class S>
 struct JitBody {
@@ -89,11 +83,13 @@ class LiftedJit {
         ~Restore() { live = std::move(saved); }
       } restore{*state_->ctx, std::exchange(*state_->ctx, {&p, std::move(cleared)})};
       auto out = jitted_(fp, p.variables(), keys, args...);
+      // Later calls replay the program without running the body: the counters advance by what
+      // the first call of the fingerprint advanced, whether or not a trace happens.
       auto delta = state_->deltas.find(fp);
       if (delta == state_->deltas.end())
-        state_->deltas.emplace(fp, detail::counter_delta(old, p.counters()));
+        state_->deltas.emplace(fp, counter_delta(old, p.counters()));
       else
-        detail::apply_counter_delta(p, old, delta->second);
+        p.advance(old, delta->second);
       return out;
     });
   }

@@ -2,6 +2,7 @@
 #include <linum/lift/pack.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include <linum/autodiff/tree_bridge.hpp>
@@ -82,11 +83,26 @@ void dedup_scopes(const std::vector<Scope>& scopes, detail::PackState& st) {
   }
 }
 
+// out = op(a, b) over b's streams and children (a's missing counters are 0), written in place.
+template <class Op>
+void zip_counters(RngCounters& out, const RngCounters& a, const RngCounters& b, const Op& op) {
+  static const RngCounters none;
+  for (const auto& [stream, n] : b.count) {
+    auto it = a.count.find(stream);
+    out.count[stream] = op(it == a.count.end() ? 0 : it->second, n);
+  }
+  for (const auto& [name, child] : b.children) {
+    if (!child) continue;
+    auto& o = out.children[name];
+    if (!o) o = std::make_shared<RngCounters>();
+    auto it = a.children.find(name);
+    zip_counters(*o, it != a.children.end() && it->second ? *it->second : none, *child, op);
+  }
+}
+
 RngCounters copy_counters(const RngCounters& c) {
   RngCounters out;
-  out.count = c.count;
-  for (const auto& [k, child] : c.children)
-    if (child) out.children[k] = std::make_shared<RngCounters>(copy_counters(*child));
+  zip_counters(out, {}, c, [](std::uint64_t, std::uint64_t n) { return n; });
   return out;
 }
 
@@ -102,18 +118,6 @@ void restore_counters(RngCounters& live, const RngCounters& snap) {
     auto& l = live.children[k];
     if (!l) l = std::make_shared<RngCounters>();
     restore_counters(*l, *child);
-  }
-}
-
-// One packed scope's output groups into its outer scope.
-void publish_one(Scope& outer, const Tree& groups, std::size_t r) {
-  for (const auto& g : groups.items()) {
-    const Tree& own = g[r];
-    if (!own.is_dict()) continue;
-    for (const auto& [col, vs] : own.as_dict()) {
-      if (!outer.is_mutable_collection(col) || !vs.is_dict()) continue;
-      for (const auto& [name, v] : vs.as_dict()) outer.put_variable(col, name, v);
-    }
   }
 }
 
@@ -149,7 +153,6 @@ Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
   state_ = std::move(st);
 }
 
-const PackSpec& Pack::spec() const { return state_->spec; }
 const std::vector<Scope>& Pack::scopes() const { return state_->packed; }
 const Tree& Pack::variables() const { return state_->variables; }
 const RngGroups& Pack::rngs() const { return state_->rngs; }
@@ -242,7 +245,15 @@ Tree Pack::empty_group() const {
 
 void Pack::publish(const Tree& out_groups) const {
   std::vector<Scope> packed = state_->packed;
-  for (std::size_t r = 0; r < packed.size(); ++r) publish_one(packed[r], out_groups, r);
+  for (std::size_t r = 0; r < packed.size(); ++r) {
+    for (const auto& g : out_groups.items()) {
+      if (!g[r].is_dict()) continue;
+      for (const auto& [col, vs] : g[r].as_dict()) {
+        if (!packed[r].is_mutable_collection(col) || !vs.is_dict()) continue;
+        for (const auto& [name, v] : vs.as_dict()) packed[r].put_variable(col, name, v);
+      }
+    }
+  }
 }
 
 CounterSnapshot Pack::counters() const {
@@ -254,6 +265,18 @@ CounterSnapshot Pack::counters() const {
 void Pack::restore(const CounterSnapshot& snapshot) const {
   for (std::size_t r = 0; r < state_->packed.size(); ++r)
     restore_counters(*state_->packed[r].rng_counters(), snapshot[r]);
+}
+
+void Pack::advance(const CounterSnapshot& old, const CounterSnapshot& delta) const {
+  for (std::size_t r = 0; r < delta.size(); ++r)
+    zip_counters(*state_->packed[r].rng_counters(), old[r], delta[r], std::plus<>());
+}
+
+CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now) {
+  CounterSnapshot d(now.size());
+  for (std::size_t r = 0; r < now.size(); ++r)
+    zip_counters(d[r], old[r], now[r], [](std::uint64_t o, std::uint64_t n) { return n - o; });
+  return d;
 }
 
 Tree rng_keys(const std::vector<RngGroup>& group) {

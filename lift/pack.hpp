@@ -1,10 +1,8 @@
-// flax.core.lift's pack (flax/core/lift.py: pack, _partial_pack): the one higher-order function
-// every lifted transform is built on. pack(spec, scopes, body) groups the variables and rng
-// streams of the scopes by the spec's filters and calls body(p), where p carries the groups as
-// explicit pytrees with Flax's scope_fn (inner scopes over groups) and repack (the mutated groups
-// back out). body passes the groups through one autodiff/ transform and returns (y, output
-// groups); pack writes those into the outer scopes and returns y. A lifted transform is thus
-// "pack + the autodiff transform" (lift/transforms*.hpp).
+// flax.core.lift.pack (flax/core/lift.py), the one higher-order function every lifted transform is
+// built on: pack(spec, scopes, body) groups the scopes' variables and rng streams by the spec's
+// filters and calls body(p); body passes the groups through one autodiff/ transform, making inner
+// scopes with p.scope_fn and taking the mutated groups back out with p.repack, and returns
+// (y, output groups), which pack writes into the outer scopes.
 #pragma once
 
 #include <cstddef>
@@ -31,15 +29,13 @@ struct PackSpec {
   bool sorted_outputs = true;
 };
 
-// One packed scope's streams of one rng group: stream name -> the outer LazyRng (base key +
-// suffix).
+// One packed scope's streams of one rng group: stream name -> the outer LazyRng.
 using RngGroup = std::map<std::string, LazyRng>;
-// Per rng filter, one RngGroup per packed scope (Flax's rng_groups). Only the base keys cross an
-// autodiff/ transform (rng_keys / with_keys); the suffixes stay, as LazyRng's static field does.
+// Per rng filter, one RngGroup per packed scope (Flax's rng_groups).
 using RngGroups = std::vector<std::vector<RngGroup>>;
 
-// One rng group's base keys as a tuple over packed scopes of {stream: key}, and the group with new
-// base keys and the same suffixes: splitting or folding an rng maps over its base key only.
+// Only base keys cross an autodiff/ transform, as LazyRng's suffix is a static field: a group's
+// base keys (a tuple over packed scopes of {stream: key}), and the group with new base keys.
 Tree rng_keys(const std::vector<RngGroup>& group);
 std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys);
 
@@ -47,6 +43,8 @@ std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& 
 // advancing the shared counters; an eager transform that runs a body again (scan's first trace,
 // the branches of cond, a recomputation) replays the values Flax's traces see from copies.
 using CounterSnapshot = std::vector<RngCounters>;
+// now - old, per path and stream: what one run of a body advanced (Flax's _restore_rng_counters).
+CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now);
 
 // scope_fn's options beyond the groups.
 struct ScopeFnOptions {
@@ -61,13 +59,6 @@ struct PackState;
 // A loop's carried variable group after an iteration: the collections it wrote, the others as
 // they came in (per packed scope).
 Tree keep_carry(const Tree& in, const Tree& out);
-// Invalidates inner scopes when the body returns or throws (Flax's repack invalidates them).
-struct InvalidateAll {
-  std::vector<Scope>& scopes;
-  ~InvalidateAll() {
-    for (auto& s : scopes) s.invalidate();
-  }
-};
 }  // namespace detail
 
 // What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups) for one
@@ -79,7 +70,6 @@ class Pack {
  public:
   Pack(PackSpec spec, const std::vector<Scope>& scopes);
 
-  const PackSpec& spec() const;
   // The outer scopes that are packed, in first-appearance order.
   const std::vector<Scope>& scopes() const;
   // Per in-filter, a tuple with each packed scope's {col: its part}; every root collection is
@@ -106,6 +96,8 @@ class Pack {
   CounterSnapshot counters() const;
   // Writes a snapshot back in place: the counter objects inner scopes share stay the same.
   void restore(const CounterSnapshot& snapshot) const;
+  // Sets the counters to old + delta (counter_delta's), as if the body had run again.
+  void advance(const CounterSnapshot& old, const CounterSnapshot& delta) const;
 
  private:
   std::shared_ptr<const detail::PackState> state_;
@@ -128,7 +120,7 @@ class Packed : public Pack {
   auto call_with(const ScopeFnOptions& opts, F&& fn, const Tree& variables, const RngGroups& rngs,
                  const A&... args) const {
     std::vector<Scope> inner = scope_fn(variables, rngs, opts);
-    detail::InvalidateAll guard{inner};
+    detail::InvalidateOnExit guard{inner};
     auto y = [&] {
       if constexpr (std::is_same_v<S, Scope>)
         return fn(inner.front(), args...);

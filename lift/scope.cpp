@@ -253,8 +253,6 @@ Variable Scope::variable(const std::string& col, const std::string& name) {
   return Variable(*this, col, name);
 }
 
-Array Scope::shape_probe_key() const { return random::key(0); }
-
 void Scope::check_param_shape(const Tree& value, const Shape& init_shape, const std::string& name,
                               const std::string& path) {
   const Shape have = value.is_leaf() ? value.leaf().shape() : Shape{};
@@ -309,7 +307,6 @@ const std::shared_ptr<RngCounters>& Scope::rng_counters() const { return impl_->
 // ---- flags ----
 
 const Flags& Scope::flags() const { return impl_->flags; }
-bool Scope::has_flag(const std::string& key) const { return impl_->flags.contains(key); }
 bool Scope::get_flag(const std::string& key, bool default_value) const {
   auto it = impl_->flags.find(key);
   return it == impl_->flags.end() ? default_value : it->second;
@@ -361,13 +358,6 @@ void check_rngs(const Rngs& rngs, const char* message) {
   }
 }
 
-Rngs init_rngs(const Array& key) {
-  Rngs r{{"params", key}};
-  check_rngs(r,
-             "First argument passed to an init function should be a ``jax.PRNGKey`` or a "
-             "dictionary mapping strings to ``jax.PRNGKey``.");
-  return r;
-}
 Rngs init_rngs(const Rngs& rngs) {
   check_rngs(rngs,
              "First argument passed to an init function should be a ``jax.PRNGKey`` or a "

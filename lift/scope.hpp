@@ -146,7 +146,6 @@ class Scope {
 
   // ---- flags and validity ----
   const Flags& flags() const;
-  bool has_flag(const std::string& key) const;
   bool get_flag(const std::string& key, bool default_value = false) const;
   bool is_initializing() const { return get_flag("initializing"); }
   // After invalidate(), every use of this scope (and of scopes pushed from it) throws
@@ -165,7 +164,6 @@ class Scope {
   const Tree* find(const std::string& col) const;  // this scope's part of a collection
   [[noreturn]] void throw_not_found(const std::string& col, const std::string& name,
                                     bool is_param) const;
-  Array shape_probe_key() const;
   static void check_param_shape(const Tree& value, const Tree& init, const std::string& name,
                                 const std::string& path);
   static void check_param_shape(const Tree& value, const Shape& init_shape, const std::string& name,
@@ -218,7 +216,6 @@ namespace detail {
 // The variables argument checks of bind/apply (ApplyScopeInvalidVariables*Error).
 Tree checked_variables(const Tree& variables, bool check_params_layer);
 void check_rngs(const Rngs& rngs, const char* message);
-Rngs init_rngs(const Array& key);
 Rngs init_rngs(const Rngs& rngs);
 
 // Whether the last of A... is T (after removing references and const).
@@ -230,23 +227,21 @@ constexpr bool last_is() {
     return std::is_same_v<
         std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, T>;
 }
-// Calls fn(root, args[0..n-1]) when the last argument is Rngs (it becomes the root's rngs).
-template <class... A>
-constexpr bool last_is_rngs() {
-  return last_is<Rngs, A...>();
-}
 
-// Invalidates the root when the scope function returns or throws.
-struct Invalidator {
-  Scope& s;
-  ~Invalidator() { s.invalidate(); }
+// Invalidates the scopes when the function using them returns or throws (apply's root, the inner
+// scopes of a lifted transform).
+struct InvalidateOnExit {
+  std::vector<Scope> scopes;
+  ~InvalidateOnExit() {
+    for (auto& s : scopes) s.invalidate();
+  }
 };
 
 template <bool ReturnVariables, class F, class... A>
 auto run_root(F& fn, const Tree& variables, const Rngs& rngs, const Filter& mutable_,
               const Flags& flags, A&&... args) {
   Scope root(checked_variables(variables, true), rngs, mutable_, flags);
-  Invalidator guard{root};
+  InvalidateOnExit guard{{root}};
   using Out = decltype(fn(root, std::forward<A>(args)...));
   if constexpr (ReturnVariables) {
     Out y = fn(root, std::forward<A>(args)...);
@@ -256,27 +251,22 @@ auto run_root(F& fn, const Tree& variables, const Rngs& rngs, const Filter& muta
   }
 }
 
-template <bool ReturnVariables, class F, class... A, std::size_t... I>
-auto run_root_split(F& fn, const Tree& variables, const Filter& mutable_, const Flags& flags,
-                    std::tuple<A...> args, std::index_sequence<I...>) {
-  const Rngs& rngs = std::get<sizeof...(A) - 1>(args);
-  check_rngs(rngs,
-             "The ``rngs`` argument passed to an apply function should be a ``jax.PRNGKey`` or a "
-             "dictionary mapping strings to ``jax.PRNGKey``.");
-  return run_root<ReturnVariables>(
-      fn, variables, rngs, mutable_, flags,
-      std::forward<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(args))...);
-}
-
+// apply(fn)(variables, args..., [Rngs]): a trailing Rngs becomes the root's rngs.
 template <bool ReturnVariables, class F>
 auto make_apply(F fn, Filter mutable_, Flags flags) {
   return [fn = std::move(fn), mutable_ = std::move(mutable_), flags = std::move(flags)](
              const Tree& variables, auto&&... args) mutable {
-    using Args = std::tuple<decltype(args)...>;
-    if constexpr (last_is_rngs<decltype(args)...>()) {
-      return run_root_split<ReturnVariables>(fn, variables, mutable_, flags,
-                                             Args(std::forward<decltype(args)>(args)...),
-                                             std::make_index_sequence<sizeof...(args) - 1>{});
+    if constexpr (last_is<Rngs, decltype(args)...>()) {
+      auto all = std::forward_as_tuple(std::forward<decltype(args)>(args)...);
+      const Rngs& rngs = std::get<sizeof...(args) - 1>(all);
+      check_rngs(rngs,
+                 "The ``rngs`` argument passed to an apply function should be a ``jax.PRNGKey`` "
+                 "or a dictionary mapping strings to ``jax.PRNGKey``.");
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return run_root<ReturnVariables>(fn, variables, rngs, mutable_, flags,
+                                         std::get<I>(std::move(all))...);
+      }
+      (std::make_index_sequence<sizeof...(args) - 1>{});
     } else {
       return run_root<ReturnVariables>(fn, variables, Rngs{}, mutable_, flags,
                                        std::forward<decltype(args)>(args)...);
@@ -372,7 +362,7 @@ auto Scope::param(const std::string& name, Init&& init_fn, A&&... args) {
     if constexpr (detail::init_shape_is_arg<Init, A...>()) {
       check_param_shape(value, detail::first_shape(args...), name, path_text());
     } else {
-      check_param_shape(value, detail::to_variable_tree(init_fn(shape_probe_key(), args...)), name,
+      check_param_shape(value, detail::to_variable_tree(init_fn(random::key(0), args...)), name,
                         path_text());
     }
     return detail::from_variable_tree<R>(value);

@@ -7,6 +7,7 @@
 #include <linum/autodiff/random/random.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
+#include <linum/lift/transforms_vars.hpp>
 
 namespace linum::lift::detail {
 
@@ -45,10 +46,12 @@ Tree split_keys(const std::vector<RngGroup>& group, std::int64_t n) {
                                    [&](const Array& k) { return random::split(k, n); });
 }
 
-std::vector<std::optional<int>> in_var_axes(const VmapOptions& opts) {
-  std::vector<std::optional<int>> out;
+// Flax's _split_in_out_axes: the (filter, axis) pairs lifted as inputs, or those lifted as outputs.
+std::vector<std::pair<Filter, std::optional<int>>> var_axes(const VmapOptions& opts, bool in) {
+  std::vector<std::pair<Filter, std::optional<int>>> out;
   for (const auto& [f, ax] : opts.variable_axes)
-    if (ax.dir != VariableAxis::Dir::Out) out.push_back(ax.axis);
+    if (ax.dir != (in ? VariableAxis::Dir::Out : VariableAxis::Dir::In))
+      out.emplace_back(f, ax.axis);
   return out;
 }
 
@@ -57,10 +60,8 @@ std::vector<std::optional<int>> in_var_axes(const VmapOptions& opts) {
 PackSpec vmap_spec(const VmapOptions& opts) {
   PackSpec spec;
   spec.name = "vmap";
-  for (const auto& [f, ax] : opts.variable_axes) {
-    if (ax.dir != VariableAxis::Dir::Out) spec.in_filters.push_back(f);
-    if (ax.dir != VariableAxis::Dir::In) spec.out_filters.push_back(f);
-  }
+  for (const auto& [f, axis] : var_axes(opts, true)) spec.in_filters.push_back(f);
+  for (const auto& [f, axis] : var_axes(opts, false)) spec.out_filters.push_back(f);
   for (const auto& [f, split] : opts.split_rngs) spec.rng_filters.push_back(f);
   return spec;
 }
@@ -68,13 +69,14 @@ PackSpec vmap_spec(const VmapOptions& opts) {
 VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_leaves,
                    const pytree::TreeDef& arg_def) {
   VmapCall v;
-  const std::vector<std::optional<int>> var_axes = in_var_axes(opts);
+  const auto in_vars = var_axes(opts, true);
   // Boxes of a mapped group lose the axis before slicing.
   v.variables = Tree::tuple();
-  for (std::size_t g = 0; g < var_axes.size(); ++g) {
+  for (std::size_t g = 0; g < in_vars.size(); ++g) {
     const Tree& group = p.variables()[g];
-    v.variables.items().push_back(
-        var_axes[g] ? meta::remove_axis(group, *var_axes[g], opts.metadata_params) : group);
+    const std::optional<int> axis = in_vars[g].second;
+    v.variables.items().push_back(axis ? meta::remove_axis(group, *axis, opts.metadata_params)
+                                       : group);
   }
 
   // The batch size: every leaf of an argument with an axis, and the first leaf of every variable
@@ -93,10 +95,10 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
   std::set<std::int64_t> sizes;
   for (std::size_t i = 0; i < arg_leaves.size(); ++i)
     if (arg_axes[i]) sizes.insert(axis_len(arg_leaves[i], *arg_axes[i], "vmap"));
-  for (std::size_t g = 0; g < var_axes.size(); ++g) {
-    if (!var_axes[g]) continue;
+  for (std::size_t g = 0; g < in_vars.size(); ++g) {
+    if (!in_vars[g].second) continue;
     Arrays l = pytree::tree_leaves<Array>(v.variables[g]);
-    if (!l.empty()) sizes.insert(axis_len(l.front(), *var_axes[g], "vmap"));
+    if (!l.empty()) sizes.insert(axis_len(l.front(), *in_vars[g].second, "vmap"));
   }
   v.axis_size = one_size(sizes, opts.axis_size, "batch axis sizes", "axis_size");
 
@@ -110,9 +112,8 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
                                        : rng_keys(p.rngs()[g]));
     rng_axes.push_back(split ? AxisSpec(0) : AxisSpec(std::nullopt));
   }
-  for (const auto& a : var_axes) in_var.push_back(axis_spec(a));
-  for (const auto& [f, ax] : opts.variable_axes)
-    if (ax.dir != VariableAxis::Dir::In) out_var.push_back(axis_spec(ax.axis));
+  for (const auto& [f, axis] : in_vars) in_var.push_back(axis_spec(axis));
+  for (const auto& [f, axis] : var_axes(opts, false)) out_var.push_back(axis_spec(axis));
   std::vector<AxisSpec> all{AxisSpec::seq(in_var), AxisSpec::seq(rng_axes)};
   all.insert(all.end(), arg_specs.begin(), arg_specs.end());
   v.in_axes = AxisSpec::seq(std::move(all));
@@ -121,13 +122,10 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
 }
 
 Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts) {
-  std::size_t g = 0;
-  for (const auto& [f, ax] : opts.variable_axes) {
-    if (ax.dir == VariableAxis::Dir::In) continue;
-    if (ax.axis)
-      out_groups.items()[g] = meta::add_axis(out_groups.items()[g], *ax.axis, opts.metadata_params);
-    ++g;
-  }
+  const auto out_vars = var_axes(opts, false);
+  for (std::size_t g = 0; g < out_vars.size(); ++g)
+    if (const auto axis = out_vars[g].second)
+      out_groups.items()[g] = meta::add_axis(out_groups[g], *axis, opts.metadata_params);
   return out_groups;
 }
 
@@ -203,18 +201,13 @@ RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys) {
   return out;
 }
 
-Tree scan_outputs(const Pack&, const ScanOptions& opts, ScanVariables out) {
+Tree scan_outputs(const ScanOptions& opts, ScanVariables out) {
   for (std::size_t g = 0; g < opts.variable_axes.size(); ++g) {
     const int axis = opts.variable_axes[g].second;
     out.scan.items()[g] =
         meta::add_axis(move_axis(out.scan[g], 0, axis), axis, opts.metadata_params);
   }
   return out.groups();
-}
-
-Tree move_axis(const Tree& t, int from, int to) {
-  if (from == to) return t;
-  return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
 }
 
 Tree merge_trees(Tree a, const Tree& b) {
@@ -254,3 +247,15 @@ RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, boo
 }
 
 }  // namespace linum::lift::detail
+
+namespace linum::lift {
+
+Tree swap_collections(const Tree& vars, const std::string& col_a, const std::string& col_b) {
+  if (!vars.is_dict()) throw TypeError("swap_collection: expected a dict of collections");
+  Tree out = Tree::dict();
+  for (const auto& [col, v] : vars.as_dict())
+    out[col == col_a ? col_b : (col == col_b ? col_a : col)] = v;
+  return out;
+}
+
+}  // namespace linum::lift

@@ -139,22 +139,20 @@ ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arr
 // One iteration's rng groups: split streams from the slice's keys, the others the outer ones.
 RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys);
 // The output groups: the stacked scan groups' axis moved back and add_axis applied to their boxes.
-Tree scan_outputs(const Pack& p, const ScanOptions& opts, ScanVariables out);
+Tree scan_outputs(const ScanOptions& opts, ScanVariables out);
 // Deep merge of b into a (b wins), tuples itemwise.
 Tree merge_trees(Tree a, const Tree& b);
-Tree move_axis(const Tree& t, int from, int to);
+// Every leaf with its axis `from` moved to `to`.
+template <class T>
+T move_axis(const T& t, int from, int to) {
+  if (from == to) return t;
+  return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
+}
 // xs argument `like` as one iteration sees it: whole when broadcast, else rebuilt from its slice.
 template <class T>
 T scan_arg(const std::optional<int>& axis, const Tree& slice, const T& like) {
   if (!axis) return like;
   return linum::detail::tree_rebuild(like, pytree::tree_leaves<Array>(slice));
-}
-// The stacked ys with their new axis at out_axes.
-template <class Y>
-Y move_out_axis(const Y& ys, const ScanOptions& opts) {
-  if (opts.out_axes == 0) return ys;
-  return linum::detail::tree_apply(ys,
-                                   [&](const Array& a) { return moveaxis(a, 0, opts.out_axes); });
 }
 }  // namespace detail
 
@@ -203,8 +201,9 @@ auto scan(F fn, ScanOptions opts) {
                                     linum::ScanOptions{c.length, opts.reverse});
       const detail::ScanVariables out{broadcast_out.value_or(p.empty_group()), last.first,
                                       ys.first};
-      return std::make_pair(std::make_pair(last.second, detail::move_out_axis(ys.second, opts)),
-                            detail::scan_outputs(p, opts, out));
+      return std::make_pair(
+          std::make_pair(last.second, detail::move_axis(ys.second, 0, opts.out_axes)),
+          detail::scan_outputs(opts, out));
     });
   };
 }

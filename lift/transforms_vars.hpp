@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -126,19 +127,16 @@ Carry remat_scan_call(const F& body_fn, const std::vector<std::int64_t>& lengths
                  .variable_carry = opts.variable_carry,
                  .split_rngs = opts.split_rngs,
                  .length = lengths[0]};
-  if (lengths.size() == 1) {
-    auto step = [&body_fn](Scope& s, const Carry& c) {
-      return std::make_pair(Carry(body_fn(s, c)), std::tuple<>{});
-    };
-    return lift::scan(step, so)(scope, carry).first;
+  std::function<Carry(Scope&, const Carry&)> inner = body_fn;
+  if (lengths.size() > 1) {
+    // The recomputation may run after this call returned: it owns its copies.
+    std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
+    inner = checkpoint([body_fn, rest, opts](Scope& s, const Carry& c) {
+      return remat_scan_call(body_fn, rest, opts, s, c);
+    });
   }
-  // The recomputation may run after this call returned: it owns its copies.
-  std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
-  auto inner = checkpoint([body_fn, rest, opts](Scope& s, const Carry& c) {
-    return remat_scan_call(body_fn, rest, opts, s, c);
-  });
   auto step = [&inner](Scope& s, const Carry& c) {
-    return std::make_pair(Carry(inner(s, c)), std::tuple<>{});
+    return std::make_pair(inner(s, c), std::tuple<>{});
   };
   return lift::scan(step, so)(scope, carry).first;
 }
