@@ -32,6 +32,16 @@ Tree map_boxes(const Tree& t, const F& f) {
   return t;
 }
 
+// add_axis (add) or remove_axis on every AxisMetadata box of `tree`.
+Tree axis_boxes(const Tree& tree, int index, const MetadataParams& params, bool add) {
+  return map_boxes(tree, [&](const Tree& b) {
+    const AxisMetadata* m = axis_metadata(b);
+    if (!m) return b;
+    return add ? m->add_axis(b.box_value(), index, params)
+               : m->remove_axis(b.box_value(), index, params);
+  });
+}
+
 std::string names_repr(const LogicalNames& names) {
   std::string s = "(";
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -53,17 +63,10 @@ Tree unbox(const Tree& tree) {
 }
 
 Tree add_axis(const Tree& tree, int index, const MetadataParams& params) {
-  return map_boxes(tree, [&](const Tree& b) {
-    const AxisMetadata* m = axis_metadata(b);
-    return m ? m->add_axis(b.box_value(), index, params) : b;
-  });
+  return axis_boxes(tree, index, params, true);
 }
-
 Tree remove_axis(const Tree& tree, int index, const MetadataParams& params) {
-  return map_boxes(tree, [&](const Tree& b) {
-    const AxisMetadata* m = axis_metadata(b);
-    return m ? m->remove_axis(b.box_value(), index, params) : b;
-  });
+  return axis_boxes(tree, index, params, false);
 }
 
 Tree collection_axes(const Tree& vars, const std::map<std::string, int>& axes,
@@ -71,8 +74,7 @@ Tree collection_axes(const Tree& vars, const std::map<std::string, int>& axes,
   Tree out = vars;
   for (const auto& [col, axis] : axes) {
     if (!out.contains(col)) continue;
-    Tree t = out[col];
-    out[col] = add ? add_axis(t, axis, params) : remove_axis(t, axis, params);
+    out[col] = axis_boxes(out[col], axis, params, add);
   }
   return out;
 }

@@ -83,10 +83,17 @@ void dedup_scopes(const std::vector<Scope>& scopes, detail::PackState& st) {
   }
 }
 
-// out = op(a, b) over b's streams and children (a's missing counters are 0), written in place.
+// out = op(a, b) over b's streams and children (a's missing counters are 0), written in place
+// (existing counter objects stay, as inner scopes share them); with `exact`, out also drops the
+// streams and children b lacks.
 template <class Op>
-void zip_counters(RngCounters& out, const RngCounters& a, const RngCounters& b, const Op& op) {
+void zip_counters(RngCounters& out, const RngCounters& a, const RngCounters& b, const Op& op,
+                  bool exact = false) {
   static const RngCounters none;
+  if (exact) {
+    std::erase_if(out.count, [&](const auto& kv) { return !b.count.contains(kv.first); });
+    std::erase_if(out.children, [&](const auto& kv) { return !b.children.contains(kv.first); });
+  }
   for (const auto& [stream, n] : b.count) {
     auto it = a.count.find(stream);
     out.count[stream] = op(it == a.count.end() ? 0 : it->second, n);
@@ -96,29 +103,16 @@ void zip_counters(RngCounters& out, const RngCounters& a, const RngCounters& b, 
     auto& o = out.children[name];
     if (!o) o = std::make_shared<RngCounters>();
     auto it = a.children.find(name);
-    zip_counters(*o, it != a.children.end() && it->second ? *it->second : none, *child, op);
+    zip_counters(*o, it != a.children.end() && it->second ? *it->second : none, *child, op, exact);
   }
 }
+
+std::uint64_t second(std::uint64_t, std::uint64_t n) { return n; }
 
 RngCounters copy_counters(const RngCounters& c) {
   RngCounters out;
-  zip_counters(out, {}, c, [](std::uint64_t, std::uint64_t n) { return n; });
+  zip_counters(out, {}, c, second);
   return out;
-}
-
-void restore_counters(RngCounters& live, const RngCounters& snap) {
-  live.count = snap.count;
-  for (auto it = live.children.begin(); it != live.children.end();) {
-    if (!snap.children.contains(it->first))
-      it = live.children.erase(it);
-    else
-      ++it;
-  }
-  for (const auto& [k, child] : snap.children) {
-    auto& l = live.children[k];
-    if (!l) l = std::make_shared<RngCounters>();
-    restore_counters(*l, *child);
-  }
 }
 
 }  // namespace
@@ -264,7 +258,7 @@ CounterSnapshot Pack::counters() const {
 
 void Pack::restore(const CounterSnapshot& snapshot) const {
   for (std::size_t r = 0; r < state_->packed.size(); ++r)
-    restore_counters(*state_->packed[r].rng_counters(), snapshot[r]);
+    zip_counters(*state_->packed[r].rng_counters(), {}, snapshot[r], second, true);
 }
 
 void Pack::advance(const CounterSnapshot& old, const CounterSnapshot& delta) const {

@@ -17,15 +17,13 @@
 
 namespace linum::lift {
 
-// The filters of one lifted transform: in_filters group the visible collections, the
-// out_filters name those that come back, rng_filters group the visible rng streams.
+// in_filters group the visible collections, out_filters those that come back, rng_filters the
+// visible rng streams.
 struct PackSpec {
   std::vector<Filter> in_filters, out_filters, rng_filters;
   std::string name;  // the transform's name, for the inner debug path ("vmap(dense)")
-  // The outputs cross a JAX transform (jax.vmap, lax.scan, jax.checkpoint, ...), whose pytree
-  // flattening hands dicts back with sorted keys, so the variables come back in that order (what
-  // Flax's to_bytes then writes). fold_rngs and map_variables call the body directly: their
-  // outputs keep the order the variables were made in.
+  // A JAX transform's pytree flattening hands dicts back with sorted keys, and Flax's to_bytes
+  // writes that order; fold_rngs and map_variables call the body directly and keep creation order.
   bool sorted_outputs = true;
 };
 
@@ -39,9 +37,8 @@ using RngGroups = std::vector<std::vector<RngGroup>>;
 Tree rng_keys(const std::vector<RngGroup>& group);
 std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys);
 
-// A copy of the packed scopes' rng counters. Flax traces a body once per trace, each trace
-// advancing the shared counters; an eager transform that runs a body again (scan's first trace,
-// the branches of cond, a recomputation) replays the values Flax's traces see from copies.
+// A copy of the packed scopes' rng counters: an eager transform that runs a body again (scan's
+// first trace, cond's branches, a recomputation) replays from copies what Flax's traces see.
 using CounterSnapshot = std::vector<RngCounters>;
 // now - old, per path and stream: what one run of a body advanced (Flax's _restore_rng_counters).
 CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now);
@@ -61,11 +58,10 @@ struct PackState;
 Tree keep_carry(const Tree& in, const Tree& out);
 }  // namespace detail
 
-// What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups) for one
-// call. Several scopes are packed together (a scope below another given one is not packed itself;
-// inside it is re-pushed from its topmost given ancestor, as Flax's _dedup_scopes / _dup_scopes).
-// Cheap to copy: a body that runs after pack returned (checkpoint's recomputation, custom_vjp's
-// backward pass) keeps a copy.
+// What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups). A scope
+// below another given one is not packed itself but re-pushed inside from its topmost given
+// ancestor (Flax's _dedup_scopes / _dup_scopes). Cheap to copy, for bodies that run after pack
+// returned (checkpoint's recomputation, custom_vjp's backward pass).
 class Pack {
  public:
   Pack(PackSpec spec, const std::vector<Scope>& scopes);
@@ -77,20 +73,18 @@ class Pack {
   const Tree& variables() const;
   const RngGroups& rngs() const;
 
-  // scope_fn: one inner scope per scope given to pack, over groups laid out as variables() and
-  // rngs(). A packed scope becomes a new root with its path, its dicts' keys sorted (Flax's
-  // scope_fn copies them with tree_map), sharing the outer rng counters; a collection in an
-  // in-filter but no out-filter is immutable there.
+  // One inner scope per scope given to pack, over groups laid out as variables() and rngs(): a
+  // new root with the outer path, dict keys sorted (Flax's scope_fn copies with tree_map), the
+  // outer rng counters, and the collections of no out-filter immutable.
   std::vector<Scope> scope_fn(const Tree& variables, const RngGroups& rngs,
                               const ScopeFnOptions& opts = {}) const;
-  // repack: invalidates the inner scopes and returns their mutable collections as a tuple over
-  // out-filters, each a tuple over packed scopes; one that matches no out-filter is
-  // ValueError("unmapped output variables: ...").
+  // Invalidates the inner scopes and returns their mutable collections as a tuple over
+  // out-filters, each a tuple over packed scopes.
   Tree repack(std::vector<Scope>& inner) const;
   // An output group with nothing in it (a tuple of empty dicts).
   Tree empty_group() const;
-  // Writes every top-level entry of the output groups into the outer scopes' mutable collections;
-  // immutable ones are skipped silently. pack calls it with what its body returns.
+  // Writes the output groups' variables into the outer scopes' mutable collections (immutable
+  // ones are skipped silently).
   void publish(const Tree& out_groups) const;
 
   CounterSnapshot counters() const;
@@ -103,8 +97,8 @@ class Pack {
   std::shared_ptr<const detail::PackState> state_;
 };
 
-// The Pack of pack(spec, scopes, body) for scopes given as S: one Scope, or a std::vector<Scope>
-// lifted together. `call` hands the lifted function its inner scopes in the same form.
+// The Pack for scopes given as S (one Scope or a std::vector<Scope>): `call` hands the lifted
+// function its inner scopes in the same form.
 template <class S>
 class Packed : public Pack {
  public:
@@ -138,26 +132,20 @@ auto pack(PackSpec spec, Scopes&& scopes, Body&& body) {
   using S = std::remove_cvref_t<Scopes>;
   static_assert(std::is_same_v<S, Scope> || std::is_same_v<S, std::vector<Scope>>,
                 "lift::pack: the scopes are one Scope or a std::vector<Scope>");
-  const Packed<S> p = [&] {
-    if constexpr (std::is_same_v<S, Scope>)
-      return Packed<S>(std::move(spec), {scopes});
-    else
-      return Packed<S>(std::move(spec), scopes);
-  }();
+  const Packed<S> p(std::move(spec), std::vector<Scope>{scopes});  // a vector is copied whole
   auto out = body(p);
   p.publish(out.second);
   return std::move(out.first);
 }
 
-// One inner root's mutable collections grouped by spec.out_filters (what Pack::repack does per
-// packed scope); invalidates `inner` first, as Flax's repack_fn.
+// One inner root's mutable collections grouped by spec.out_filters, after invalidating it (Flax's
+// repack_fn); a collection in no out-filter is ValueError("unmapped output variables: ...").
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec);
 
-// Flax traces each of `n` bodies once, in order, each trace advancing the shared rng counters
-// (lax.cond traces both branches, while_loop its cond then its body). An eager transform runs
-// them any number of times in any order, so when the pack lifts rng groups it runs each once
-// first (discarded), recording the counters it starts from and where the last one left them;
-// start(k) before a run of body k and finish() at the end put those values back.
+// Flax traces each of `n` bodies once, in order (lax.cond both branches, while_loop its cond then
+// its body), each advancing the rng counters; eagerly they run any number of times. So when rngs
+// are lifted each runs once first (discarded), recording the counters it starts from and where
+// the last one left them: start(k) before a run of body k and finish() at the end put those back.
 class CounterReplay {
  public:
   template <class Run>

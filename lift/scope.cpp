@@ -1,7 +1,10 @@
-// Scope: variables, names, rng counters and validity, rule for rule as flax/core/scope.py.
+// Scope: variables, names, rng counters and validity, rule for rule as flax/core/scope.py, and
+// lazy_init's check (flax.core.partial_eval).
 #include <linum/lift/scope.hpp>
 
 #include <sstream>
+
+#include <linum/lift/lazy_init.hpp>
 
 namespace linum::lift {
 
@@ -33,15 +36,6 @@ struct Scope::Impl {
 };
 
 namespace {
-
-std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << '(';
-  for (std::size_t i = 0; i < s.size(); ++i)
-    os << s[i] << (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
-  os << ')';
-  return os.str();
-}
 
 // flax's _put_variable: a dict written over a dict merges key by key, anything else replaces.
 void merge_into(Tree& target, const Tree& value) {
@@ -355,6 +349,16 @@ Tree checked_variables(const Tree& variables, bool check_params_layer) {
 void check_rngs(const Rngs& rngs, const char* message) {
   for (const auto& [k, v] : rngs) {
     if (!is_valid_rng(v)) throw ValueError(message);
+  }
+}
+
+void check_lazy_variables(const Tree& variables) {
+  for (const Array& leaf : pytree::tree_leaves<Array>(variables)) {
+    if (!linum::detail::is_abstract(leaf)) continue;
+    std::ostringstream aval;
+    aval << shape_dtype(leaf);
+    throw LazyInitError("Lazy init encountered a value that could with the given inputs (shape: " +
+                        std::string("ShapedArray(") + aval.str() + ")).");
   }
 }
 

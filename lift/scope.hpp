@@ -329,10 +329,6 @@ constexpr bool init_shape_is_arg() {
     return init_returns_shape_arg<std::decay_t<Init>>::value &&
            std::is_convertible_v<std::tuple_element_t<0, std::tuple<A...>>, Shape>;
 }
-template <class First, class... A>
-Shape first_shape(const First& f, const A&...) {
-  return Shape(f);
-}
 }  // namespace detail
 
 template <class Init, class... A>
@@ -360,7 +356,7 @@ auto Scope::param(const std::string& name, Init&& init_fn, A&&... args) {
   if (has_variable("params", name)) {
     Tree value = meta::unbox(get_variable("params", name));
     if constexpr (detail::init_shape_is_arg<Init, A...>()) {
-      check_param_shape(value, detail::first_shape(args...), name, path_text());
+      check_param_shape(value, Shape(std::get<0>(std::tie(args...))), name, path_text());
     } else {
       check_param_shape(value, detail::to_variable_tree(init_fn(random::key(0), args...)), name,
                         path_text());

@@ -1,10 +1,12 @@
-// The non-template halves of the lifted transforms: filters, axis sizes and rng keys decided
-// outside the autodiff/ transform (flax/core/lift.py).
+// The non-template halves of the lifted transforms: filters, axis sizes, rng keys and jit's
+// signature, decided outside the autodiff/ transform (flax/core/lift.py).
 #include <linum/lift/transforms.hpp>
 
 #include <set>
+#include <sstream>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/lift/jit.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
 #include <linum/lift/transforms_vars.hpp>
@@ -56,6 +58,15 @@ std::vector<std::pair<Filter, std::optional<int>>> var_axes(const VmapOptions& o
 }
 
 }  // namespace
+
+std::string jit_fingerprint(const std::vector<Scope>& scopes) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < scopes.size(); ++i) {
+    os << (i ? "; " : "") << "mutable=" << scopes[i].mutable_filter();
+    for (const auto& [flag, on] : scopes[i].flags()) os << ' ' << flag << '=' << on;
+  }
+  return os.str();
+}
 
 PackSpec vmap_spec(const VmapOptions& opts) {
   PackSpec spec;
