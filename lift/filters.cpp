@@ -25,19 +25,13 @@ Names to_set(const Filter& f, const char* fn) {
   return f.kind() == Filter::Kind::Bool ? Names{} : f.names();
 }
 
-Names set_union(const Names& a, const Names& b) {
-  Names r = a;
-  r.insert(b.begin(), b.end());
-  return r;
-}
-Names set_intersect(const Names& a, const Names& b) {
-  Names r;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(r, r.end()));
-  return r;
-}
-Names set_subtract(const Names& a, const Names& b) {
-  Names r;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(r, r.end()));
+// A set operation on two finite filters: the names n of a or b with keep(n in a, n in b).
+template <class Keep>
+Names set_op(const Filter& a, const Filter& b, const char* fn, const Keep& keep) {
+  const Names na = to_set(a, fn), nb = to_set(b, fn);
+  Names r = na;
+  r.insert(nb.begin(), nb.end());
+  std::erase_if(r, [&](const std::string& n) { return !keep(na.contains(n), nb.contains(n)); });
   return r;
 }
 
@@ -58,21 +52,16 @@ Filter Filter::deny_list(Filter deny) {
 bool operator==(const Filter& a, const Filter& b) {
   if (a.kind_ != b.kind_) return false;
   switch (a.kind_) {
-    case Filter::Kind::Bool:
-      return a.value_ == b.value_;
-    case Filter::Kind::Deny:
-      return *a.deny_ == *b.deny_;
-    default:
-      return a.names_ == b.names_;
+    case Filter::Kind::Bool: return a.value_ == b.value_;
+    case Filter::Kind::Deny: return *a.deny_ == *b.deny_;
+    default: return a.names_ == b.names_;
   }
 }
 
 std::ostream& operator<<(std::ostream& os, const Filter& f) {
   switch (f.kind()) {
-    case Filter::Kind::Bool:
-      return os << (f.value() ? "True" : "False");
-    case Filter::Kind::Str:
-      return os << '\'' << *f.names().begin() << '\'';
+    case Filter::Kind::Bool: return os << (f.value() ? "True" : "False");
+    case Filter::Kind::Str: return os << '\'' << *f.names().begin() << '\'';
     case Filter::Kind::Set: {
       if (f.names().empty()) return os << "set()";
       os << '{';
@@ -80,33 +69,25 @@ std::ostream& operator<<(std::ostream& os, const Filter& f) {
       for (const auto& n : f.names()) os << std::exchange(sep, ", ") << '\'' << n << '\'';
       return os << '}';
     }
-    case Filter::Kind::Deny:
-      return os << "DenyList(deny=" << f.deny() << ')';
+    case Filter::Kind::Deny: return os << "DenyList(deny=" << f.deny() << ')';
   }
   return os;
 }
 
 bool in_filter(const Filter& f, const std::string& col) {
   switch (f.kind()) {
-    case Filter::Kind::Bool:
-      return f.value();
-    case Filter::Kind::Deny:
-      return !in_filter(f.deny(), col);
-    default:
-      return f.names().contains(col);
+    case Filter::Kind::Bool: return f.value();
+    case Filter::Kind::Deny: return !in_filter(f.deny(), col);
+    default: return f.names().contains(col);
   }
 }
 
 bool is_filter_empty(const Filter& f) {
   switch (f.kind()) {
-    case Filter::Kind::Bool:
-      return !f.value();
-    case Filter::Kind::Str:
-      return false;
-    case Filter::Kind::Set:
-      return f.names().empty();
-    case Filter::Kind::Deny:
-      return in_filter(f.deny(), "__flax_internal_stub__");
+    case Filter::Kind::Bool: return !f.value();
+    case Filter::Kind::Str: return false;
+    case Filter::Kind::Set: return f.names().empty();
+    case Filter::Kind::Deny: return in_filter(f.deny(), "__flax_internal_stub__");
   }
   return false;
 }
@@ -116,7 +97,7 @@ Filter union_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return DenyList(intersect_filters(a.deny(), b.deny()));
   if (is_deny(b)) return DenyList(subtract_filters(b.deny(), a));
   if (is_deny(a)) return DenyList(subtract_filters(a.deny(), b));
-  return set_union(to_set(a, "union_filters"), to_set(b, "union_filters"));
+  return set_op(a, b, "union_filters", [](bool x, bool y) { return x || y; });
 }
 
 Filter subtract_filters(const Filter& a, const Filter& b) {
@@ -125,7 +106,7 @@ Filter subtract_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return subtract_filters(b.deny(), a.deny());
   if (is_deny(a)) return DenyList(union_filters(a.deny(), b));
   if (is_deny(b)) return intersect_filters(a, b.deny());
-  return set_subtract(to_set(a, "subtract_filters"), to_set(b, "subtract_filters"));
+  return set_op(a, b, "subtract_filters", [](bool x, bool y) { return x && !y; });
 }
 
 Filter intersect_filters(const Filter& a, const Filter& b) {
@@ -134,7 +115,7 @@ Filter intersect_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return DenyList(union_filters(b.deny(), a.deny()));
   if (is_deny(b)) return subtract_filters(a, b.deny());
   if (is_deny(a)) return subtract_filters(b, a.deny());
-  return set_intersect(to_set(a, "intersect_filters"), to_set(b, "intersect_filters"));
+  return set_op(a, b, "intersect_filters", [](bool x, bool y) { return x && y; });
 }
 
 std::vector<Tree> group_collections(const Tree& xs, const std::vector<Filter>& filters) {

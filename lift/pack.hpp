@@ -37,6 +37,16 @@ using RngGroups = std::vector<std::vector<RngGroup>>;
 Tree rng_keys(const std::vector<RngGroup>& group);
 std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys);
 
+// {filter: split?} in dict order (a transform's split_rngs, one entry per rng group).
+using SplitRngs = std::vector<std::pair<Filter, bool>>;
+// The rng groups with each split group g's base keys replaced by new_keys(g, its base keys).
+template <class F>
+RngGroups split_groups(RngGroups rngs, const SplitRngs& split, const F& new_keys) {
+  for (std::size_t g = 0; g < rngs.size(); ++g)
+    if (split[g].second) rngs[g] = with_keys(rngs[g], new_keys(g, rng_keys(rngs[g])));
+  return rngs;
+}
+
 // A copy of the packed scopes' rng counters: an eager transform that runs a body again (scan's
 // first trace, cond's branches, a recomputation) replays from copies what Flax's traces see.
 using CounterSnapshot = std::vector<RngCounters>;

@@ -37,6 +37,13 @@ struct Scope::Impl {
 
 namespace {
 
+// A counter at 0 for every stream of `rngs`.
+std::shared_ptr<RngCounters> fresh_counters(const std::map<std::string, LazyRng>& rngs) {
+  auto c = std::make_shared<RngCounters>();
+  for (const auto& [k, r] : rngs) c->count[k] = 0;
+  return c;
+}
+
 // flax's _put_variable: a dict written over a dict merges key by key, anything else replaces.
 void merge_into(Tree& target, const Tree& value) {
   if (target.is_dict() && value.is_dict()) {
@@ -52,11 +59,8 @@ Scope::Scope(Tree variables, Rngs rngs, Filter mutable_, Flags flags)
     : impl_(std::make_shared<Impl>()) {
   impl_->root = std::make_shared<Root>();
   impl_->root->variables = variables.is_none() ? Tree::dict() : std::move(variables);
-  impl_->counters = std::make_shared<RngCounters>();
-  for (auto& [k, key] : rngs) {
-    impl_->rngs.emplace(k, LazyRng::create(key));
-    impl_->counters->count[k] = 0;
-  }
+  for (auto& [k, key] : rngs) impl_->rngs.emplace(k, LazyRng::create(key));
+  impl_->counters = fresh_counters(impl_->rngs);
   impl_->mutable_ = std::move(mutable_);
   impl_->flags = std::move(flags);
 }
@@ -135,10 +139,7 @@ Scope Scope::push(std::optional<std::string> name, const std::string& prefix, bo
   c->debug_path.push_back(n);
   for (const auto& [k, r] : impl_->rngs) c->rngs.emplace(k, LazyRng::create(r, {n}));
   auto& counters = impl_->counters->children[n];
-  if (!counters) {
-    counters = std::make_shared<RngCounters>();
-    for (const auto& [k, r] : c->rngs) counters->count[k] = 0;
-  }
+  if (!counters) counters = fresh_counters(c->rngs);
   c->counters = counters;
   c->mutable_ = impl_->mutable_;
   c->flags = impl_->flags;
@@ -149,10 +150,7 @@ Scope Scope::rewound(bool rewind_rngs) const {
   check_valid();
   auto c = std::make_shared<Impl>(*impl_);
   c->reservations.clear();
-  if (rewind_rngs) {
-    c->counters = std::make_shared<RngCounters>();
-    for (const auto& [k, r] : c->rngs) c->counters->count[k] = 0;
-  }
+  if (rewind_rngs) c->counters = fresh_counters(c->rngs);
   return Scope(std::move(c));
 }
 

@@ -135,8 +135,11 @@ class Scope {
                                            std::forward<A>(args)...);
   }
   template <class Init, class... A>
-  Variable variable(const std::string& col, const std::string& name, Init&& init_fn,
-                    const Shape& shape, A&&... args);
+  auto variable(const std::string& col, const std::string& name, Init&& init_fn, const Shape& shape,
+                A&&... args) {
+    return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
+                                              std::forward<A>(args)...);
+  }
 
   // ---- rngs ----
   bool has_rng(const std::string& name) const;
@@ -340,13 +343,6 @@ Variable Scope::variable(const std::string& col, const std::string& name, Init&&
     put_variable(col, name, detail::to_variable_tree(init_fn(std::forward<A>(args)...)));
   }
   return Variable(*this, col, name);
-}
-
-template <class Init, class... A>
-Variable Scope::variable(const std::string& col, const std::string& name, Init&& init_fn,
-                         const Shape& shape, A&&... args) {
-  return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
-                                            std::forward<A>(args)...);
 }
 
 template <class Init, class... A>

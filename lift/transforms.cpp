@@ -164,9 +164,6 @@ Tree ScanVariables::groups() const {
 ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves) {
   ScanCall c;
   const ScanVariables vars = ScanVariables::of(p.variables());
-  c.broadcast = vars.broadcast;
-  c.carry = vars.carry;
-
   const std::size_t n = arg_leaves.size();
   if (opts.in_axes.size() == 1) {
     c.arg_axes.assign(n, opts.in_axes[0].axis);
@@ -205,13 +202,6 @@ ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arr
   return c;
 }
 
-RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys) {
-  RngGroups out = p.rngs();
-  for (std::size_t g = 0; g < out.size(); ++g)
-    if (opts.split_rngs[g].second) out[g] = with_keys(out[g], keys[g]);
-  return out;
-}
-
 Tree scan_outputs(const ScanOptions& opts, ScanVariables out) {
   for (std::size_t g = 0; g < opts.variable_axes.size(); ++g) {
     const int axis = opts.variable_axes[g].second;
@@ -247,14 +237,10 @@ Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
 }
 
 RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, bool for_cond) {
-  RngGroups out = p.rngs();
-  for (std::size_t g = 0; g < out.size(); ++g) {
-    if (!opts.split_rngs[g].second) continue;
+  return split_groups(p.rngs(), opts.split_rngs, [&](std::size_t, const Tree& keys) {
     const Array d = for_cond ? subtract(zeros_like(i), i) : i;
-    auto fold = [&](const Array& k) { return random::fold_in(k, d); };
-    out[g] = with_keys(out[g], linum::detail::tree_apply(rng_keys(out[g]), fold));
-  }
-  return out;
+    return linum::detail::tree_apply(keys, [&](const Array& k) { return random::fold_in(k, d); });
+  });
 }
 
 }  // namespace linum::lift::detail

@@ -31,10 +31,8 @@ struct VariableAxis {
 inline VariableAxis In(std::optional<int> axis) { return {axis, VariableAxis::Dir::In}; }
 inline VariableAxis Out(std::optional<int> axis) { return {axis, VariableAxis::Dir::Out}; }
 
-// {filter: axis} and {filter: split?} in dict order: {{"params", 0}, {"batch_stats",
-// std::nullopt}}.
+// {filter: axis} in dict order: {{"params", 0}, {"batch_stats", std::nullopt}}.
 using VariableAxes = std::vector<std::pair<Filter, VariableAxis>>;
-using SplitRngs = std::vector<std::pair<Filter, bool>>;
 
 struct VmapOptions {
   VariableAxes variable_axes = {};
@@ -75,9 +73,8 @@ auto vmap(F fn, VmapOptions opts) {
       auto [leaves, def] = pytree::tree_flatten<Array>(std::make_tuple(args...));
       const detail::VmapCall v = detail::vmap_call(p, opts, leaves, def);
       auto mapped = [&](const Tree& vars, const Tree& keys, const auto&... a) {
-        RngGroups rngs = p.rngs();
-        for (std::size_t g = 0; g < rngs.size(); ++g) rngs[g] = with_keys(rngs[g], keys[g]);
-        return p.call(fn, vars, rngs, a...);
+        auto key = [&](std::size_t g, const Tree&) { return keys[g]; };
+        return p.call(fn, vars, split_groups(p.rngs(), opts.split_rngs, key), a...);
       };
       auto [y, out] = linum::vmap(mapped, {v.in_axes, v.out_axes, opts.axis_name, v.axis_size})(
           v.variables, v.rng_keys, args...);
@@ -128,16 +125,13 @@ struct ScanSlice {
   BOOST_HANA_DEFINE_STRUCT(ScanSlice, (Tree, scan), (Tree, rng_keys), (Tree, args));
 };
 // What scan decides outside the loop (lift.py's scan inner): the length, each xs argument's axis
-// (nullopt: broadcast), the loop-invariant and carried variables, and the xs to slice.
+// (nullopt: broadcast) and the xs to slice.
 struct ScanCall {
   std::int64_t length = 0;
   std::vector<std::optional<int>> arg_axes;
-  Tree broadcast, carry;
   ScanSlice xs;
 };
 ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves);
-// One iteration's rng groups: split streams from the slice's keys, the others the outer ones.
-RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys);
 // The output groups: the stacked scan groups' axis moved back and add_axis applied to their boxes.
 Tree scan_outputs(const ScanOptions& opts, ScanVariables out);
 // Deep merge of b into a (b wins), tuples itemwise.
@@ -168,14 +162,16 @@ auto scan(F fn, ScanOptions opts) {
     return pack(detail::scan_spec(opts), scopes, [&](const auto& p) {
       using Carry = std::decay_t<decltype(init)>;
       const detail::ScanCall c = detail::scan_call(p, opts, {linum::detail::tree_arrays(xs)...});
-      Tree broadcast = c.broadcast;
+      const detail::ScanVariables vars = detail::ScanVariables::of(p.variables());
+      Tree broadcast = vars.broadcast;
       std::optional<CounterSnapshot> second_trace;
       std::optional<Tree> broadcast_out;
       auto body = [&](const Tree& carry_vars, const Carry& carry, const detail::ScanSlice& x) {
         const detail::ScanVariables in{broadcast, carry_vars, x.scan};
         auto run = [&](auto& s, const auto&... a) { return fn(s, carry, a...); };
+        auto key = [&](std::size_t g, const Tree&) { return x.rng_keys[g]; };
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return p.call(run, in.groups(), detail::scan_rngs(p, opts, x.rng_keys),
+          return p.call(run, in.groups(), split_groups(p.rngs(), opts.split_rngs, key),
                         detail::scan_arg(c.arg_axes[I], x.args[I], xs)...);
         }
         (std::index_sequence_for<decltype(xs)...>{});
@@ -197,7 +193,7 @@ auto scan(F fn, ScanOptions opts) {
             std::make_pair(detail::keep_carry(carry_vars, v.carry), Carry(std::get<0>(r))),
             std::make_pair(v.scan, std::get<1>(r)));
       };
-      auto [last, ys] = linum::scan(step, std::make_pair(c.carry, init), c.xs,
+      auto [last, ys] = linum::scan(step, std::make_pair(vars.carry, init), c.xs,
                                     linum::ScanOptions{c.length, opts.reverse});
       const detail::ScanVariables out{broadcast_out.value_or(p.empty_group()), last.first,
                                       ys.first};

@@ -66,7 +66,7 @@ auto switch_(const Array& index, const Branches& branches, Scope& scope, const O
 struct WhileOptions {
   Filter carry_variables = false;     // threaded through the loop (and written back)
   Filter broadcast_variables = true;  // read-only inside
-  std::vector<std::pair<Filter, bool>> split_rngs = {};
+  SplitRngs split_rngs = {};
 };
 
 namespace detail {
