@@ -52,16 +52,21 @@ Filter Filter::deny_list(Filter deny) {
 bool operator==(const Filter& a, const Filter& b) {
   if (a.kind_ != b.kind_) return false;
   switch (a.kind_) {
-    case Filter::Kind::Bool: return a.value_ == b.value_;
-    case Filter::Kind::Deny: return *a.deny_ == *b.deny_;
-    default: return a.names_ == b.names_;
+    case Filter::Kind::Bool:
+      return a.value_ == b.value_;
+    case Filter::Kind::Deny:
+      return *a.deny_ == *b.deny_;
+    default:
+      return a.names_ == b.names_;
   }
 }
 
 std::ostream& operator<<(std::ostream& os, const Filter& f) {
   switch (f.kind()) {
-    case Filter::Kind::Bool: return os << (f.value() ? "True" : "False");
-    case Filter::Kind::Str: return os << '\'' << *f.names().begin() << '\'';
+    case Filter::Kind::Bool:
+      return os << (f.value() ? "True" : "False");
+    case Filter::Kind::Str:
+      return os << '\'' << *f.names().begin() << '\'';
     case Filter::Kind::Set: {
       if (f.names().empty()) return os << "set()";
       os << '{';
@@ -69,25 +74,33 @@ std::ostream& operator<<(std::ostream& os, const Filter& f) {
       for (const auto& n : f.names()) os << std::exchange(sep, ", ") << '\'' << n << '\'';
       return os << '}';
     }
-    case Filter::Kind::Deny: return os << "DenyList(deny=" << f.deny() << ')';
+    case Filter::Kind::Deny:
+      return os << "DenyList(deny=" << f.deny() << ')';
   }
   return os;
 }
 
 bool in_filter(const Filter& f, const std::string& col) {
   switch (f.kind()) {
-    case Filter::Kind::Bool: return f.value();
-    case Filter::Kind::Deny: return !in_filter(f.deny(), col);
-    default: return f.names().contains(col);
+    case Filter::Kind::Bool:
+      return f.value();
+    case Filter::Kind::Deny:
+      return !in_filter(f.deny(), col);
+    default:
+      return f.names().contains(col);
   }
 }
 
 bool is_filter_empty(const Filter& f) {
   switch (f.kind()) {
-    case Filter::Kind::Bool: return !f.value();
-    case Filter::Kind::Str: return false;
-    case Filter::Kind::Set: return f.names().empty();
-    case Filter::Kind::Deny: return in_filter(f.deny(), "__flax_internal_stub__");
+    case Filter::Kind::Bool:
+      return !f.value();
+    case Filter::Kind::Str:
+      return false;
+    case Filter::Kind::Set:
+      return f.names().empty();
+    case Filter::Kind::Deny:
+      return in_filter(f.deny(), "__flax_internal_stub__");
   }
   return false;
 }

@@ -18,9 +18,8 @@ namespace linum::lift {
 
 namespace detail {
 
-// What the traced body needs of the call that traces it (Flax's jit_context): the call's pack
-// (scope_fn, repack) and its rng groups with the suffixes cleared (Flax's jit drops them; nn::jit
-// forks the streams first). The pack lives in the calling frame, which outlasts the trace.
+// What the traced body needs of the call that traces it (Flax's jit_context): the call's pack,
+// which outlives the trace, and its rng groups with the suffixes cleared (as Flax's jit does).
 template <class S>
 struct JitCallContext {
   const Packed<S>* pack = nullptr;
@@ -49,11 +48,9 @@ struct JitBody {
 }  // namespace detail
 
 // lift.jit(fn, variables, rngs, static_argnums): fn(scopes, args...) traced once per signature
-// (the variables' structure and avals, the rng keys, the arguments, the fingerprint) and
-// replayed after; the collections it writes come back through pack. A lifted jit object holds
-// its cache: keep it (as Flax keeps the decorated function) to reuse the traces. static_argnums
-// count fn's arguments after the scope. Calls are serialized per object. S is the scopes' form:
-// one Scope, or a std::vector<Scope> lifted together.
+// (variable structure and avals, rng keys, arguments, fingerprint) and replayed after. The object
+// holds the cache: keep it, as Flax keeps the decorated function. static_argnums count fn's
+// arguments after the scope; calls are serialized per object; S is one Scope or a vector.
 template <class F, class S = Scope>
 class LiftedJit {
  public:

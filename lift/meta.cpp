@@ -42,15 +42,6 @@ Tree axis_boxes(const Tree& tree, int index, const MetadataParams& params, bool 
   });
 }
 
-std::string names_repr(const LogicalNames& names) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) s += ", ";
-    s += names[i] ? pytree::str_repr(*names[i]) : "None";
-  }
-  return s + (names.size() == 1 ? ",)" : ")");
-}
-
 }  // namespace
 
 bool is_axis_metadata(const Tree& t) { return axis_metadata(t) != nullptr; }
@@ -103,7 +94,7 @@ Tree Partitioned::box(Tree value, LogicalNames names) {
 }
 
 std::string Partitioned::repr_fields() const {
-  return ", names=" + names_repr(names_) + ", mesh=None";
+  return ", names=" + pytree::repr_as_tuple(names_) + ", mesh=None";
 }
 
 bool Partitioned::equals(const pytree::BoxMetadata& other) const {
@@ -124,7 +115,7 @@ std::optional<std::string> partition_name(const Partitioned& p, const MetadataPa
   throw ValueError("Trying to transform a " + p.type_name() +
                    " variable but \"partition_name\" is not specified in metadata_params (a "
                    "string or None): " +
-                   p.type_name() + "(names=" + names_repr(p.names()) + ")");
+                   p.type_name() + "(names=" + pytree::repr_as_tuple(p.names()) + ")");
 }
 }  // namespace
 
@@ -142,7 +133,7 @@ Tree Partitioned::remove_axis(const Tree& value, int index, const MetadataParams
   const std::optional<std::string> name = partition_name(*this, params);
   if (index < 0 || static_cast<std::size_t>(index) >= names_.size() || names_[index] != name) {
     throw ValueError(type_name() + ".remove_axis: axis " + std::to_string(index) + " of names " +
-                     names_repr(names_) + " is not the partition name " +
+                     pytree::repr_as_tuple(names_) + " is not the partition name " +
                      (name ? "'" + *name + "'" : std::string("None")));
   }
   LogicalNames names = names_;

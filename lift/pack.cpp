@@ -174,18 +174,11 @@ std::vector<Scope> Pack::scope_fn(const Tree& variables, const RngGroups& rngs,
     for (const auto& g : rngs) all_rngs.insert(g[r].begin(), g[r].end());
     Filter mut = intersect_filters(intersect_filters(outer.mutable_filter(), out_mutable),
                                    opts.mutable_filter);
-    std::vector<std::string> debug = outer.debug_path();
-    if (debug.empty()) {
-      debug.push_back(st.spec.name + "()");
-    } else {
-      debug.back() = st.spec.name + "(" + debug.back() + ")";
-    }
     auto counters = opts.counters
                         ? std::make_shared<RngCounters>(copy_counters((*opts.counters)[r]))
                         : outer.rng_counters();
-    roots.push_back(Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut),
-                                       outer.flags(), outer.name(), outer.path(), std::move(debug),
-                                       std::move(counters)));
+    roots.push_back(Scope::lifted_root(outer, st.spec.name, std::move(vars), std::move(all_rngs),
+                                       std::move(mut), std::move(counters)));
   }
   // _dup_scopes: each given scope rebuilt from its packed ancestor's inner root by
   // push(name, reuse = true), so its parent is that lifted scope.
@@ -231,10 +224,6 @@ Tree Pack::repack(std::vector<Scope>& inner) const {
   Tree out = Tree::tuple();
   for (auto& g : groups) out.items().push_back(Tree::tuple(std::move(g)));
   return out;
-}
-
-Tree Pack::empty_group() const {
-  return Tree::tuple(Tree::seq_type(state_->packed.size(), Tree::dict()));
 }
 
 void Pack::publish(const Tree& out_groups) const {

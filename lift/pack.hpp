@@ -91,8 +91,6 @@ class Pack {
   // Invalidates the inner scopes and returns their mutable collections as a tuple over
   // out-filters, each a tuple over packed scopes.
   Tree repack(std::vector<Scope>& inner) const;
-  // An output group with nothing in it (a tuple of empty dicts).
-  Tree empty_group() const;
   // Writes the output groups' variables into the outer scopes' mutable collections (immutable
   // ones are skipped silently).
   void publish(const Tree& out_groups) const;

@@ -65,15 +65,16 @@ Scope::Scope(Tree variables, Rngs rngs, Filter mutable_, Flags flags)
   impl_->flags = std::move(flags);
 }
 
-Scope Scope::lifted_root(Tree variables, std::map<std::string, LazyRng> rngs, Filter mutable_,
-                         Flags flags, std::string name, std::vector<std::string> path,
-                         std::vector<std::string> debug_path,
+Scope Scope::lifted_root(const Scope& outer, const std::string& transform, Tree variables,
+                         std::map<std::string, LazyRng> rngs, Filter mutable_,
                          std::shared_ptr<RngCounters> counters) {
-  Scope s(std::move(variables), {}, std::move(mutable_), std::move(flags));
+  Scope s(std::move(variables), {}, std::move(mutable_), outer.flags());
   s.impl_->rngs = std::move(rngs);
-  s.impl_->name = std::move(name);
-  s.impl_->path = std::move(path);
-  s.impl_->debug_path = std::move(debug_path);
+  s.impl_->name = outer.name();
+  s.impl_->path = outer.path();
+  s.impl_->debug_path = outer.debug_path();
+  if (s.impl_->debug_path.empty()) s.impl_->debug_path.emplace_back();
+  s.impl_->debug_path.back() = transform + "(" + s.impl_->debug_path.back() + ")";
   s.impl_->counters = std::move(counters);
   return s;
 }

@@ -63,11 +63,11 @@ class Scope {
   // Scope(variables, rngs, mutable, flags): a root scope, as flax.core.Scope(...).
   explicit Scope(Tree variables = Tree::dict(), Rngs rngs = {}, Filter mutable_ = false,
                  Flags flags = {});
-  // A root that shares counters with a scope outside a lifted transform (as Flax's pack
-  // shares them, so every trace of the body advances the outer counters).
-  static Scope lifted_root(Tree variables, std::map<std::string, LazyRng> rngs, Filter mutable_,
-                           Flags flags, std::string name, std::vector<std::string> path,
-                           std::vector<std::string> debug_path,
+  // A root with outer's name, path and flags inside a lifted transform; its debug path reads
+  // "vmap(dense)". It shares `counters` with the scopes outside (as Flax's pack shares them, so
+  // every trace of the body advances the outer counters).
+  static Scope lifted_root(const Scope& outer, const std::string& transform, Tree variables,
+                           std::map<std::string, LazyRng> rngs, Filter mutable_,
                            std::shared_ptr<RngCounters> counters);
 
   // The scope's own name ("" at the root, which Flax calls None), its path from the root, and

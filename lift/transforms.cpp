@@ -9,7 +9,6 @@
 #include <linum/lift/jit.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
-#include <linum/lift/transforms_vars.hpp>
 
 namespace linum::lift::detail {
 
@@ -244,15 +243,3 @@ RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, boo
 }
 
 }  // namespace linum::lift::detail
-
-namespace linum::lift {
-
-Tree swap_collections(const Tree& vars, const std::string& col_a, const std::string& col_b) {
-  if (!vars.is_dict()) throw TypeError("swap_collection: expected a dict of collections");
-  Tree out = Tree::dict();
-  for (const auto& [col, v] : vars.as_dict())
-    out[col == col_a ? col_b : (col == col_b ? col_a : col)] = v;
-  return out;
-}
-
-}  // namespace linum::lift

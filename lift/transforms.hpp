@@ -48,9 +48,8 @@ struct VmapOptions {
 namespace detail {
 PackSpec vmap_spec(const VmapOptions& opts);
 // What vmap decides outside the mapped function (lift.py's vmap inner): the variable groups with
-// their mapped axis taken out of the boxes, the batch size, the rng keys (split groups split into
-// `axis_size` keys), and linum::vmap's axes over (variable groups, rng keys, args...) -> (y,
-// output groups). arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
+// the mapped axis out of their boxes, the batch size, the rng keys (split ones into axis_size
+// keys) and linum::vmap's axes over (variable groups, rng keys, args...) -> (y, output groups).
 struct VmapCall {
   Tree variables, rng_keys;
   std::int64_t axis_size = 0;
@@ -63,9 +62,8 @@ Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts);
 }  // namespace detail
 
 // lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name): returns
-// (scopes, args...) -> fn mapped; fn(scopes, args...) is run once. scopes is one Scope, or a
-// std::vector<Scope> lifted together (a scope below another one in the vector is re-pushed
-// inside from it, so its parent is that lifted scope).
+// (scopes, args...) -> fn mapped, running fn(scopes, args...) once; scopes is one Scope or a
+// std::vector<Scope> lifted together.
 template <class F>
 auto vmap(F fn, VmapOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto&... args) {
@@ -152,9 +150,9 @@ T scan_arg(const std::optional<int>& axis, const Tree& slice, const T& like) {
 
 // lift.scan(fn, variable_axes, variable_broadcast, variable_carry, split_rngs, in_axes, out_axes,
 // length, reverse): fn(scopes, carry, xs...) -> (carry, ys); returns (scopes, init, xs...) ->
-// (carry, ys). Flax traces the body twice (lift.py's scan): the first run finds the broadcast
-// variables and advances the rng counters once; every iteration then starts from the counters
-// the second trace sees. Eagerly the first trace is one extra, discarded run of the body.
+// (carry, ys). Flax traces the body twice: the first trace finds the broadcast variables and
+// advances the rng counters, and every iteration starts from the counters the second one sees.
+// Eagerly the first trace is one extra, discarded run of the body.
 template <class F>
 auto scan(F fn, ScanOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto& init,
@@ -165,7 +163,7 @@ auto scan(F fn, ScanOptions opts) {
       const detail::ScanVariables vars = detail::ScanVariables::of(p.variables());
       Tree broadcast = vars.broadcast;
       std::optional<CounterSnapshot> second_trace;
-      std::optional<Tree> broadcast_out;
+      Tree broadcast_out = Tree::tuple(Tree::seq_type(p.scopes().size(), Tree::dict()));
       auto body = [&](const Tree& carry_vars, const Carry& carry, const detail::ScanSlice& x) {
         const detail::ScanVariables in{broadcast, carry_vars, x.scan};
         auto run = [&](auto& s, const auto&... a) { return fn(s, carry, a...); };
@@ -182,7 +180,7 @@ auto scan(F fn, ScanOptions opts) {
         // variables, and every iteration starts from the counters it left.
         if (!second_trace) {
           broadcast_out = detail::ScanVariables::of(body(carry_vars, carry, x).second).broadcast;
-          broadcast = detail::merge_trees(broadcast, *broadcast_out);
+          broadcast = detail::merge_trees(broadcast, broadcast_out);
           second_trace = p.counters();
         } else {
           p.restore(*second_trace);
@@ -195,8 +193,7 @@ auto scan(F fn, ScanOptions opts) {
       };
       auto [last, ys] = linum::scan(step, std::make_pair(vars.carry, init), c.xs,
                                     linum::ScanOptions{c.length, opts.reverse});
-      const detail::ScanVariables out{broadcast_out.value_or(p.empty_group()), last.first,
-                                      ys.first};
+      const detail::ScanVariables out{broadcast_out, last.first, ys.first};
       return std::make_pair(
           std::make_pair(last.second, detail::move_axis(ys.second, 0, opts.out_axes)),
           detail::scan_outputs(opts, out));
