@@ -8,15 +8,14 @@
 
 namespace linum::lift {
 
-namespace detail {
-// Every FlaxError message ends with the link to its entry in flax.errors.
-std::string flax_error_message(const std::string& message, const char* class_name);
-}  // namespace detail
-
-// The root of the Flax-named errors (flax.errors.FlaxError).
+// The root of the Flax-named errors (flax.errors.FlaxError): every message ends with the link to
+// its entry in flax.errors.
 struct FlaxError : Error {
   FlaxError(const std::string& message, const char* class_name)
-      : Error(detail::flax_error_message(message, class_name)) {}
+      : Error(
+            message +
+            " (https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors." +
+            class_name + ")") {}
 };
 
 #define LINUM_FLAX_ERROR(Name)                                               \

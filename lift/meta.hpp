@@ -1,8 +1,7 @@
 // flax.core.meta: boxed variables. A box (a Tree box node, pytree/box.hpp) wraps a variable's
-// value with metadata that lifted transforms keep in step with the value: vmap and scan call
-// remove_axis on the boxes of a mapped collection before slicing and add_axis after stacking,
-// nn::add_metadata_axis does the same without mapping. Reads (Scope::param, Variable::value)
-// see the unboxed value; Scope::variables() and init's result keep the boxes, as in Flax.
+// value with metadata that lifted transforms keep in step: vmap and scan remove_axis from the
+// boxes of a mapped collection before slicing and add_axis after stacking. Reads see the unboxed
+// value; Scope::variables() and init's result keep the boxes, as in Flax.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <linum/autodiff/tree_bridge.hpp>
+#include <linum/pytree/repr.hpp>
 
 namespace linum::lift {
 
@@ -198,13 +199,8 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
   fs.emplace_back(true);
   std::vector<Tree> groups = group_collections(mut, fs);
   const Tree& rest = groups.back();
-  if (rest.is_dict() && rest.size() > 0) {
-    std::string names = "(";
-    std::size_t i = 0;
-    for (const auto& col : rest.as_dict().keys()) names += (i++ ? ", '" : "'") + col + "'";
-    names += rest.size() == 1 ? ",)" : ")";
-    throw ValueError("unmapped output variables: " + names);
-  }
+  if (rest.is_dict() && rest.size() > 0)
+    throw ValueError("unmapped output variables: " + pytree::repr_as_tuple(rest.as_dict().keys()));
   groups.pop_back();
   if (spec.sorted_outputs)
     for (auto& g : groups) g = with_sorted_keys(g);

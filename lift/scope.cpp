@@ -8,14 +8,6 @@
 
 namespace linum::lift {
 
-namespace detail {
-std::string flax_error_message(const std::string& message, const char* class_name) {
-  return message +
-         " (https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors." +
-         class_name + ")";
-}
-}  // namespace detail
-
 // What a root and every scope pushed from it share: the variables and the validity flag.
 struct Scope::Root {
   Tree variables;  // {collection: nested dict}
@@ -288,10 +280,7 @@ Array Scope::make_rng(const std::string& name) {
   }
   check_valid();
   const std::uint64_t c = ++impl_->counters->count[stream];
-  const LazyRng& r = impl_->rngs.at(stream);
-  RngSuffix suffix = r.suffix;
-  suffix.emplace_back(c);
-  return fold_in_static(r.rng, suffix);
+  return LazyRng::create(impl_->rngs.at(stream), {c}).as_jax_rng();
 }
 
 const std::map<std::string, LazyRng>& Scope::rngs() const { return impl_->rngs; }

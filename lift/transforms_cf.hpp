@@ -77,8 +77,7 @@ RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, boo
 
 // lift.while_loop(cond_fn, body_fn, scope, init, carry_variables, broadcast_variables,
 // split_rngs): cond_fn(Scope&, carry) -> bool Array, body_fn(Scope&, carry) -> carry. lax traces
-// cond once, then body once (CounterReplay: every cond call starts from the outer counters, every
-// body iteration from those plus cond's draws, and the loop ends with both added).
+// cond once, then body once, and CounterReplay replays the counters those traces see.
 template <class CF, class BF, class C>
 C while_loop(const CF& cond_fn, const BF& body_fn, Scope& scope, const C& init,
              const WhileOptions& opts = {}) {
