@@ -8,8 +8,7 @@
 
 namespace linum::lift {
 
-// The root of the Flax-named errors (flax.errors.FlaxError): every message ends with the link to
-// its entry in flax.errors.
+// flax.errors.FlaxError, the root: every message ends with the link to its flax.errors entry.
 struct FlaxError : Error {
   FlaxError(const std::string& message, const char* class_name)
       : Error(

@@ -26,8 +26,7 @@ struct JitCallContext {
   RngGroups rngs;
 };
 
-// The static part of the signature: Flax's (mutable filters,), plus the flags (init's
-// "initializing"), which the body may branch on as well.
+// The static part of the signature: Flax's mutable filters, plus the flags the body may read.
 std::string jit_fingerprint(const std::vector<Scope>& scopes);
 
 // The function linum::jit traces: (fingerprint, variables, rng keys, args...) -> (y, variables).

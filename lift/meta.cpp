@@ -63,10 +63,8 @@ Tree remove_axis(const Tree& tree, int index, const MetadataParams& params) {
 Tree collection_axes(const Tree& vars, const std::map<std::string, int>& axes,
                      const MetadataParams& params, bool add) {
   Tree out = vars;
-  for (const auto& [col, axis] : axes) {
-    if (!out.contains(col)) continue;
-    out[col] = axis_boxes(out[col], axis, params, add);
-  }
+  for (const auto& [col, axis] : axes)
+    if (out.contains(col)) out[col] = axis_boxes(out[col], axis, params, add);
   return out;
 }
 

@@ -122,9 +122,9 @@ Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
   auto st = std::make_shared<detail::PackState>();
   st->spec = std::move(spec);
   dedup_scopes(scopes, *st);
-  const std::size_t nv = st->spec.in_filters.size(), nr = st->spec.rng_filters.size();
-  std::vector<Tree::seq_type> groups(nv);
-  st->rngs.assign(nr, std::vector<RngGroup>(st->packed.size()));
+  const std::vector<Filter>& rng_filters = st->spec.rng_filters;
+  st->variables = Tree::tuple(Tree::seq_type(st->spec.in_filters.size(), Tree::tuple()));
+  st->rngs.assign(rng_filters.size(), std::vector<RngGroup>(st->packed.size()));
   for (std::size_t r = 0; r < st->packed.size(); ++r) {
     const Scope& scope = st->packed[r];
     // _populate_collections: every root collection appears, empty where the scope has nothing.
@@ -133,18 +133,15 @@ Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
     for (const auto& col : scope.root().variables().as_dict().keys())
       all[col] = own.contains(col) ? own[col] : Tree::dict();
     std::vector<Tree> g = group_collections(all, st->spec.in_filters);
-    for (std::size_t i = 0; i < nv; ++i) groups[i].push_back(std::move(g[i]));
+    for (std::size_t i = 0; i < g.size(); ++i)
+      st->variables.items()[i].items().push_back(std::move(g[i]));
+    // Each stream joins the first rng filter that matches it.
     for (const auto& [stream, rng] : scope.rngs()) {
-      for (std::size_t i = 0; i < nr; ++i) {
-        if (in_filter(st->spec.rng_filters[i], stream)) {
-          st->rngs[i][r].emplace(stream, rng);
-          break;
-        }
-      }
+      auto it = std::find_if(rng_filters.begin(), rng_filters.end(),
+                             [&](const Filter& f) { return in_filter(f, stream); });
+      if (it != rng_filters.end()) st->rngs[it - rng_filters.begin()][r].emplace(stream, rng);
     }
   }
-  st->variables = Tree::tuple();
-  for (auto& g : groups) st->variables.items().push_back(Tree::tuple(std::move(g)));
   state_ = std::move(st);
 }
 
@@ -181,8 +178,7 @@ std::vector<Scope> Pack::scope_fn(const Tree& variables, const RngGroups& rngs,
     roots.push_back(Scope::lifted_root(outer, st.spec.name, std::move(vars), std::move(all_rngs),
                                        std::move(mut), std::move(counters)));
   }
-  // _dup_scopes: each given scope rebuilt from its packed ancestor's inner root by
-  // push(name, reuse = true), so its parent is that lifted scope.
+  // _dup_scopes: each given scope re-pushed (reuse) from its packed ancestor's inner root.
   std::vector<Scope> out;
   for (const auto& [root, names] : st.paths) {
     Scope s = roots[root];
@@ -209,16 +205,14 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
 
 Tree Pack::repack(std::vector<Scope>& inner) const {
   const detail::PackState& st = *state_;
-  std::vector<Tree::seq_type> groups(st.spec.out_filters.size());
+  Tree out = Tree::tuple(Tree::seq_type(st.spec.out_filters.size(), Tree::tuple()));
   // The inner roots are the given scopes with no names below their packed ancestor.
   for (std::size_t r = 0; r < st.packed.size(); ++r) {
     std::size_t i = 0;
     while (st.paths[i].first != r || !st.paths[i].second.empty()) ++i;
     std::vector<Tree> g = lift::repack(inner[i], st.spec);
-    for (std::size_t k = 0; k < g.size(); ++k) groups[k].push_back(std::move(g[k]));
+    for (std::size_t k = 0; k < g.size(); ++k) out.items()[k].items().push_back(std::move(g[k]));
   }
-  Tree out = Tree::tuple();
-  for (auto& g : groups) out.items().push_back(Tree::tuple(std::move(g)));
   return out;
 }
 

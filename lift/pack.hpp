@@ -17,8 +17,7 @@
 
 namespace linum::lift {
 
-// in_filters group the visible collections, out_filters those that come back, rng_filters the
-// visible rng streams.
+// in_filters group the visible collections, out_filters the returned ones, rng_filters the rngs.
 struct PackSpec {
   std::vector<Filter> in_filters, out_filters, rng_filters;
   std::string name;  // the transform's name, for the inner debug path ("vmap(dense)")
@@ -63,8 +62,7 @@ struct ScopeFnOptions {
 
 namespace detail {
 struct PackState;
-// A loop's carried variable group after an iteration: the collections it wrote, the others as
-// they came in (per packed scope).
+// A loop's carry group after an iteration: what it wrote, the rest as it came in.
 Tree keep_carry(const Tree& in, const Tree& out);
 }  // namespace detail
 
@@ -88,11 +86,9 @@ class Pack {
   // outer rng counters, and the collections of no out-filter immutable.
   std::vector<Scope> scope_fn(const Tree& variables, const RngGroups& rngs,
                               const ScopeFnOptions& opts = {}) const;
-  // Invalidates the inner scopes and returns their mutable collections as a tuple over
-  // out-filters, each a tuple over packed scopes.
+  // Invalidates the inner scopes; their mutable collections per out-filter, per packed scope.
   Tree repack(std::vector<Scope>& inner) const;
-  // Writes the output groups' variables into the outer scopes' mutable collections (immutable
-  // ones are skipped silently).
+  // Writes the output groups into the outer scopes' mutable collections (skips immutable ones).
   void publish(const Tree& out_groups) const;
 
   CounterSnapshot counters() const;
@@ -105,15 +101,13 @@ class Pack {
   std::shared_ptr<const detail::PackState> state_;
 };
 
-// The Pack for scopes given as S (one Scope or a std::vector<Scope>): `call` hands the lifted
-// function its inner scopes in the same form.
+// The Pack for scopes given as S; `call` hands the lifted function inner scopes of that form.
 template <class S>
 class Packed : public Pack {
  public:
   using Pack::Pack;
 
-  // The step every lifted transform runs inside its autodiff/ transform: scope_fn over the groups,
-  // fn(inner, args...), repack. Returns (y, output groups).
+  // Inside the autodiff/ transform: scope_fn over the groups, fn(inner, args...), repack.
   template <class F, class... A>
   auto call(F&& fn, const Tree& variables, const RngGroups& rngs, const A&... args) const {
     return call_with({}, fn, variables, rngs, args...);
@@ -133,8 +127,7 @@ class Packed : public Pack {
   }
 };
 
-// flax.core.lift.pack: body(const Packed<S>&) -> (y, output groups laid out as repack's); the
-// groups are published to the outer scopes and y returned.
+// flax.core.lift.pack: body(p) -> (y, output groups); pack publishes the groups and returns y.
 template <class Scopes, class Body>
 auto pack(PackSpec spec, Scopes&& scopes, Body&& body) {
   using S = std::remove_cvref_t<Scopes>;

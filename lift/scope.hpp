@@ -93,7 +93,7 @@ class Scope {
   template <class F>
   auto child(F fn, std::optional<std::string> name = std::nullopt,
              const std::string& prefix = "child_") {
-    Scope c = push(name ? name : std::optional<std::string>(default_name(prefix)));
+    Scope c = push(name, prefix);
     return [c, fn = std::move(fn)](auto&&... args) mutable {
       Scope s = c.rewound();
       return fn(s, std::forward<decltype(args)>(args)...);
@@ -151,8 +151,7 @@ class Scope {
   const Flags& flags() const;
   bool get_flag(const std::string& key, bool default_value = false) const;
   bool is_initializing() const { return get_flag("initializing"); }
-  // After invalidate(), every use of this scope (and of scopes pushed from it) throws
-  // InvalidScopeError; apply() invalidates its root when the function returns.
+  // After invalidate(), using this scope or one pushed from it throws InvalidScopeError.
   void invalidate();
   bool is_valid() const;
 
@@ -175,8 +174,7 @@ class Scope {
   std::shared_ptr<Impl> impl_;
 };
 
-// A handle on one variable: value() reads it, value() = x writes it (when its collection is
-// mutable), as Flax's `var.value` and `var.value = x`.
+// A handle on one variable: value() reads it and value() = x writes it, as Flax's var.value.
 class Variable {
  public:
   Variable(Scope scope, std::string col, std::string name)
@@ -231,8 +229,7 @@ constexpr bool last_is() {
         std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, T>;
 }
 
-// Invalidates the scopes when the function using them returns or throws (apply's root, the inner
-// scopes of a lifted transform).
+// Invalidates the scopes when the code using them returns or throws.
 struct InvalidateOnExit {
   std::vector<Scope> scopes;
   ~InvalidateOnExit() {

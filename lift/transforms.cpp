@@ -16,13 +16,6 @@ namespace {
 
 AxisSpec axis_spec(std::optional<int> a) { return a ? AxisSpec(*a) : AxisSpec(std::nullopt); }
 
-std::string python_set(const std::set<std::int64_t>& s) {
-  std::string out = "{";
-  std::size_t i = 0;
-  for (auto v : s) out += (i++ ? ", " : "") + std::to_string(v);
-  return out + "}";
-}
-
 std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
   const int nd = leaf.ndim();
   const int a = axis < 0 ? axis + nd : axis;
@@ -36,7 +29,11 @@ std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
 std::int64_t one_size(const std::set<std::int64_t>& sizes, std::optional<std::int64_t> given,
                       const std::string& what, const std::string& option) {
   if (!given && sizes.size() == 1) return *sizes.begin();
-  if (sizes.size() > 1) throw ValueError("Inconsistent " + what + ": " + python_set(sizes));
+  if (sizes.size() > 1) {
+    std::string set;  // Python's repr of the set
+    for (auto v : sizes) set += (set.empty() ? "{" : ", ") + std::to_string(v);
+    throw ValueError("Inconsistent " + what + ": " + set + "}");
+  }
   if (!given) throw ValueError(option + " should be specified manually.");
   return *given;
 }
@@ -112,8 +109,7 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
   }
   v.axis_size = one_size(sizes, opts.axis_size, "batch axis sizes", "axis_size");
 
-  // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (the suffix
-  // is kept either way).
+  // split_rngs: split(base, n) mapped on axis 0, else the same base key (the suffix is kept).
   v.rng_keys = Tree::tuple();
   std::vector<AxisSpec> rng_axes, in_var, out_var;
   for (std::size_t g = 0; g < opts.split_rngs.size(); ++g) {
@@ -228,10 +224,8 @@ Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
   Tree out = zeros_like_tree(vars);
   if (!variable_tangents.is_dict()) return out;
   Tree& own = out.items()[0].items()[0];  // the one group of the one packed scope
-  for (const auto& [col, t] : variable_tangents.as_dict()) {
-    if (!own.contains(col) || (t.is_dict() && t.size() == 0)) continue;
-    own[col] = t;
-  }
+  for (const auto& [col, t] : variable_tangents.as_dict())
+    if (own.contains(col) && !(t.is_dict() && t.size() == 0)) own[col] = t;
   return out;
 }
 

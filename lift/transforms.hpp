@@ -122,8 +122,7 @@ struct ScanVariables {
 struct ScanSlice {
   BOOST_HANA_DEFINE_STRUCT(ScanSlice, (Tree, scan), (Tree, rng_keys), (Tree, args));
 };
-// What scan decides outside the loop (lift.py's scan inner): the length, each xs argument's axis
-// (nullopt: broadcast) and the xs to slice.
+// What scan decides outside the loop: the length, each xs argument's axis and the xs to slice.
 struct ScanCall {
   std::int64_t length = 0;
   std::vector<std::optional<int>> arg_axes;

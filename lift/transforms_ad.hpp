@@ -21,12 +21,10 @@ struct VjpOptions {
 
 namespace detail {
 Tree zeros_like_tree(const Tree& t);
-// jvp's tangents for the packed variable group `vars`: zeros, except the non-empty collections
-// of variable_tangents ({col: tangents}).
+// jvp's tangents for the variable group: zeros, except variable_tangents' non-empty collections.
 Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents);
 
-// lift.vjp's work for fn returning (y, aux): aux is passed through undifferentiated and the result
-// is (y, bwd, aux).
+// lift.vjp's work for fn returning (y, aux), aux undifferentiated: (y, bwd, aux).
 template <class F, class... P>
 auto vjp_aux(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) {
   PackSpec spec{{opts.vjp_variables, opts.variables}, {opts.variables}, {opts.rngs}, "vjp"};
@@ -76,8 +74,7 @@ auto value_and_grad(F fn, Scope& scope, const P&... primals) {
   auto [y, bwd] = lift::vjp(VjpOptions{.vjp_variables = false}, std::move(fn), scope, primals...);
   return std::make_pair(y, detail::primal_grads(bwd(ones_like(y))));
 }
-// has_aux=True: fn returns (y, aux); the result is (y, aux, (grad of each primal...)), as Flax's
-// lift.value_and_grad returns them.
+// has_aux: fn returns (y, aux) and the result is (y, aux, grads), as Flax's lift.value_and_grad.
 template <class F, class... P>
 auto value_and_grad(HasAux, F fn, Scope& scope, const P&... primals) {
   auto [y, bwd, aux] = detail::vjp_aux(VjpOptions{.vjp_variables = false}, fn, scope, primals...);
