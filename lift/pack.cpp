@@ -34,11 +34,8 @@ Filter union_all(const std::vector<Filter>& fs) {
 
 bool keys_sorted(const Tree& t) {
   if (t.is_box()) return keys_sorted(t.box_value());
-  if (t.is_tuple() || t.is_list()) {
-    for (const auto& v : t.items())
-      if (!keys_sorted(v)) return false;
-    return true;
-  }
+  if (t.is_tuple() || t.is_list())
+    return std::all_of(t.items().begin(), t.items().end(), keys_sorted);
   if (!t.is_dict() && !t.is_frozen_dict()) return true;
   const std::string* prev = nullptr;
   for (const auto& [k, v] : t.as_mapping()) {
