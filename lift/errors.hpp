@@ -8,15 +8,13 @@
 
 namespace linum::lift {
 
-namespace detail {
-// Every FlaxError message ends with the link to its entry in flax.errors.
-std::string flax_error_message(const std::string& message, const char* class_name);
-}  // namespace detail
-
-// The root of the Flax-named errors (flax.errors.FlaxError).
+// flax.errors.FlaxError, the root: every message ends with the link to its flax.errors entry.
 struct FlaxError : Error {
   FlaxError(const std::string& message, const char* class_name)
-      : Error(detail::flax_error_message(message, class_name)) {}
+      : Error(
+            message +
+            " (https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors." +
+            class_name + ")") {}
 };
 
 #define LINUM_FLAX_ERROR(Name)                                               \

@@ -25,19 +25,13 @@ Names to_set(const Filter& f, const char* fn) {
   return f.kind() == Filter::Kind::Bool ? Names{} : f.names();
 }
 
-Names set_union(const Names& a, const Names& b) {
-  Names r = a;
-  r.insert(b.begin(), b.end());
-  return r;
-}
-Names set_intersect(const Names& a, const Names& b) {
-  Names r;
-  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::inserter(r, r.end()));
-  return r;
-}
-Names set_subtract(const Names& a, const Names& b) {
-  Names r;
-  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::inserter(r, r.end()));
+// A set operation on two finite filters: the names n of a or b with keep(n in a, n in b).
+template <class Keep>
+Names set_op(const Filter& a, const Filter& b, const char* fn, const Keep& keep) {
+  const Names na = to_set(a, fn), nb = to_set(b, fn);
+  Names r = na;
+  r.insert(nb.begin(), nb.end());
+  std::erase_if(r, [&](const std::string& n) { return !keep(na.contains(n), nb.contains(n)); });
   return r;
 }
 
@@ -116,7 +110,7 @@ Filter union_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return DenyList(intersect_filters(a.deny(), b.deny()));
   if (is_deny(b)) return DenyList(subtract_filters(b.deny(), a));
   if (is_deny(a)) return DenyList(subtract_filters(a.deny(), b));
-  return set_union(to_set(a, "union_filters"), to_set(b, "union_filters"));
+  return set_op(a, b, "union_filters", [](bool x, bool y) { return x || y; });
 }
 
 Filter subtract_filters(const Filter& a, const Filter& b) {
@@ -125,7 +119,7 @@ Filter subtract_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return subtract_filters(b.deny(), a.deny());
   if (is_deny(a)) return DenyList(union_filters(a.deny(), b));
   if (is_deny(b)) return intersect_filters(a, b.deny());
-  return set_subtract(to_set(a, "subtract_filters"), to_set(b, "subtract_filters"));
+  return set_op(a, b, "subtract_filters", [](bool x, bool y) { return x && !y; });
 }
 
 Filter intersect_filters(const Filter& a, const Filter& b) {
@@ -134,7 +128,7 @@ Filter intersect_filters(const Filter& a, const Filter& b) {
   if (is_deny(a) && is_deny(b)) return DenyList(union_filters(b.deny(), a.deny()));
   if (is_deny(b)) return subtract_filters(a, b.deny());
   if (is_deny(a)) return subtract_filters(b, a.deny());
-  return set_intersect(to_set(a, "intersect_filters"), to_set(b, "intersect_filters"));
+  return set_op(a, b, "intersect_filters", [](bool x, bool y) { return x && y; });
 }
 
 std::vector<Tree> group_collections(const Tree& xs, const std::vector<Filter>& filters) {

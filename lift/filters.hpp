@@ -13,11 +13,9 @@
 
 namespace linum::lift {
 
-// Filter = bool | str | Collection[str] | DenyList. Flax checks a filter's type when it is used
-// (in_filter(1, 'a') raises InvalidFilterError); here the type is checked at compile
-// time: Filter has no constructor from int or other numbers (so in_filter(1, "a") does not
-// compile), and every value of its constructors' types is a valid filter except a null
-// const char*, Python's None, which throws InvalidFilterError('Invalid Filter: "None"').
+// Filter = bool | str | Collection[str] | DenyList. Flax checks a filter's type when it is used;
+// here the compiler does (no constructor from numbers: in_filter(1, "a") does not compile), but a
+// null const char* (Python's None) throws InvalidFilterError('Invalid Filter: "None"').
 class Filter {
  public:
   enum class Kind { Bool, Str, Set, Deny };

@@ -18,24 +18,16 @@ namespace linum::lift {
 
 namespace detail {
 
-// What the traced body needs of the call that traces it (Flax's jit_context): the call's pack
-// (scope_fn, repack) and its rng groups with the suffixes cleared (Flax's jit drops them; nn::jit
-// forks the streams first). The pack lives in the calling frame, which outlasts the trace.
+// What the traced body needs of the call that traces it (Flax's jit_context): the call's pack,
+// which outlives the trace, and its rng groups with the suffixes cleared (as Flax's jit does).
 template <class S>
 struct JitCallContext {
   const Packed<S>* pack = nullptr;
   RngGroups rngs;
 };
 
-// The static part of the signature: Flax's (mutable filters,), plus the flags (init's
-// "initializing"), which the body may branch on as well.
+// The static part of the signature: Flax's mutable filters, plus the flags the body may read.
 std::string jit_fingerprint(const std::vector<Scope>& scopes);
-
-// Flax's _restore_rng_counters: the counters the first call of a fingerprint advanced (new - old,
-// per path and stream), and setting live = old + delta on later calls, which replay the program
-// without running the body, so the counters advance the same whether or not a trace happens.
-CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now);
-void apply_counter_delta(const Pack& p, const CounterSnapshot& old, const CounterSnapshot& delta);
 
 // The function linum::jit traces: (fingerprint, variables, rng keys, args...) -> (y, variables).
 template <class F, class S>
@@ -55,11 +47,9 @@ struct JitBody {
 }  // namespace detail
 
 // lift.jit(fn, variables, rngs, static_argnums): fn(scopes, args...) traced once per signature
-// (the variables' structure and avals, the rng keys, the arguments, the fingerprint) and
-// replayed after; the collections it writes come back through pack. A lifted jit object holds
-// its cache: keep it (as Flax keeps the decorated function) to reuse the traces. static_argnums
-// count fn's arguments after the scope. Calls are serialized per object. S is the scopes' form:
-// one Scope, or a std::vector<Scope> lifted together.
+// (variable structure and avals, rng keys, arguments, fingerprint) and replayed after. The object
+// holds the cache: keep it, as Flax keeps the decorated function. static_argnums count fn's
+// arguments after the scope; calls are serialized per object; S is one Scope or a vector.
 template <class F, class S = Scope>
 class LiftedJit {
  public:
@@ -89,11 +79,13 @@ class LiftedJit {
         ~Restore() { live = std::move(saved); }
       } restore{*state_->ctx, std::exchange(*state_->ctx, {&p, std::move(cleared)})};
       auto out = jitted_(fp, p.variables(), keys, args...);
+      // Later calls replay the program without running the body: the counters advance by what
+      // the first call of the fingerprint advanced, whether or not a trace happens.
       auto delta = state_->deltas.find(fp);
       if (delta == state_->deltas.end())
-        state_->deltas.emplace(fp, detail::counter_delta(old, p.counters()));
+        state_->deltas.emplace(fp, counter_delta(old, p.counters()));
       else
-        detail::apply_counter_delta(p, old, delta->second);
+        p.advance(old, delta->second);
       return out;
     });
   }

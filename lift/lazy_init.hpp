@@ -17,10 +17,9 @@ void check_lazy_variables(const Tree& variables);
 }  // namespace detail
 
 // lazy_init(fn, mutable, flags)(key or Rngs, args...) -> variables, as Flax's
-// partial_eval.lazy_init of init(fn)(...)[1]: ShapeDtype leaves of args are unknown, every other
-// leaf (Arrays, scalars) known. Under linum's abstract level an op on known values runs eagerly
-// (bind only defers to the abstract level for abstract inputs), so exactly the input-free
-// computations happen, as with Flax's partial evaluation.
+// partial_eval.lazy_init of init(fn)(...)[1]: ShapeDtype leaves of args are unknown, the others
+// known. Under linum's abstract level an op on known values runs eagerly, so exactly the
+// input-free computations happen, as with Flax's partial evaluation.
 template <class F>
 auto lazy_init(F fn, Filter mutable_ = true, Flags flags = {}) {
   return [init_fn = lift::init(std::move(fn), std::move(mutable_), std::move(flags))](

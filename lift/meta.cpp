@@ -32,13 +32,14 @@ Tree map_boxes(const Tree& t, const F& f) {
   return t;
 }
 
-std::string names_repr(const LogicalNames& names) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i) s += ", ";
-    s += names[i] ? pytree::str_repr(*names[i]) : "None";
-  }
-  return s + (names.size() == 1 ? ",)" : ")");
+// add_axis (add) or remove_axis on every AxisMetadata box of `tree`.
+Tree axis_boxes(const Tree& tree, int index, const MetadataParams& params, bool add) {
+  return map_boxes(tree, [&](const Tree& b) {
+    const AxisMetadata* m = axis_metadata(b);
+    if (!m) return b;
+    return add ? m->add_axis(b.box_value(), index, params)
+               : m->remove_axis(b.box_value(), index, params);
+  });
 }
 
 }  // namespace
@@ -53,27 +54,17 @@ Tree unbox(const Tree& tree) {
 }
 
 Tree add_axis(const Tree& tree, int index, const MetadataParams& params) {
-  return map_boxes(tree, [&](const Tree& b) {
-    const AxisMetadata* m = axis_metadata(b);
-    return m ? m->add_axis(b.box_value(), index, params) : b;
-  });
+  return axis_boxes(tree, index, params, true);
 }
-
 Tree remove_axis(const Tree& tree, int index, const MetadataParams& params) {
-  return map_boxes(tree, [&](const Tree& b) {
-    const AxisMetadata* m = axis_metadata(b);
-    return m ? m->remove_axis(b.box_value(), index, params) : b;
-  });
+  return axis_boxes(tree, index, params, false);
 }
 
 Tree collection_axes(const Tree& vars, const std::map<std::string, int>& axes,
                      const MetadataParams& params, bool add) {
   Tree out = vars;
-  for (const auto& [col, axis] : axes) {
-    if (!out.contains(col)) continue;
-    Tree t = out[col];
-    out[col] = add ? add_axis(t, axis, params) : remove_axis(t, axis, params);
-  }
+  for (const auto& [col, axis] : axes)
+    if (out.contains(col)) out[col] = axis_boxes(out[col], axis, params, add);
   return out;
 }
 
@@ -101,7 +92,7 @@ Tree Partitioned::box(Tree value, LogicalNames names) {
 }
 
 std::string Partitioned::repr_fields() const {
-  return ", names=" + names_repr(names_) + ", mesh=None";
+  return ", names=" + pytree::repr_as_tuple(names_) + ", mesh=None";
 }
 
 bool Partitioned::equals(const pytree::BoxMetadata& other) const {
@@ -122,7 +113,7 @@ std::optional<std::string> partition_name(const Partitioned& p, const MetadataPa
   throw ValueError("Trying to transform a " + p.type_name() +
                    " variable but \"partition_name\" is not specified in metadata_params (a "
                    "string or None): " +
-                   p.type_name() + "(names=" + names_repr(p.names()) + ")");
+                   p.type_name() + "(names=" + pytree::repr_as_tuple(p.names()) + ")");
 }
 }  // namespace
 
@@ -140,7 +131,7 @@ Tree Partitioned::remove_axis(const Tree& value, int index, const MetadataParams
   const std::optional<std::string> name = partition_name(*this, params);
   if (index < 0 || static_cast<std::size_t>(index) >= names_.size() || names_[index] != name) {
     throw ValueError(type_name() + ".remove_axis: axis " + std::to_string(index) + " of names " +
-                     names_repr(names_) + " is not the partition name " +
+                     pytree::repr_as_tuple(names_) + " is not the partition name " +
                      (name ? "'" + *name + "'" : std::string("None")));
   }
   LogicalNames names = names_;

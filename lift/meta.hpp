@@ -1,8 +1,7 @@
 // flax.core.meta: boxed variables. A box (a Tree box node, pytree/box.hpp) wraps a variable's
-// value with metadata that lifted transforms keep in step with the value: vmap and scan call
-// remove_axis on the boxes of a mapped collection before slicing and add_axis after stacking,
-// nn::add_metadata_axis does the same without mapping. Reads (Scope::param, Variable::value)
-// see the unboxed value; Scope::variables() and init's result keep the boxes, as in Flax.
+// value with metadata that lifted transforms keep in step: vmap and scan remove_axis from the
+// boxes of a mapped collection before slicing and add_axis after stacking. Reads see the unboxed
+// value; Scope::variables() and init's result keep the boxes, as in Flax.
 #pragma once
 
 #include <cstdint>
@@ -44,16 +43,13 @@ Tree unbox(const Tree& tree);
 // add_axis / remove_axis on every AxisMetadata box of `tree`; other values are unchanged.
 Tree add_axis(const Tree& tree, int index, const MetadataParams& params);
 Tree remove_axis(const Tree& tree, int index, const MetadataParams& params);
-// {col: variables} with add_axis (add) or remove_axis applied to the collections `axes` names,
-// each at its axis: what nn::add_metadata_axis maps on the way out and in.
+// {col: variables} with add_axis (add) or remove_axis at axes[col]: nn::add_metadata_axis's map.
 Tree collection_axes(const Tree& vars, const std::map<std::string, int>& axes,
                      const MetadataParams& params, bool add);
-// `values` re-boxed where `tree` has boxes at the same places (flax.core.meta.replace_boxed):
-// writing a plain value to a boxed variable keeps its metadata.
+// `values` re-boxed where `tree` has boxes (flax.core.meta.replace_boxed): writes keep metadata.
 Tree replace_boxed(const Tree& tree, const Tree& values);
 
-// Per-dimension axis names (nullopt: that dimension is not partitioned), as the entries of a
-// jax.sharding.PartitionSpec.
+// Per-dimension axis names (nullopt: not partitioned), a jax.sharding.PartitionSpec's entries.
 using LogicalNames = std::vector<std::optional<std::string>>;
 
 // flax.core.meta.Partitioned(value, names, mesh=None): add_axis inserts
@@ -74,8 +70,7 @@ class Partitioned : public AxisMetadata {
   Tree remove_axis(const Tree& value, int index, const MetadataParams& params) const override;
 
  protected:
-  // This box with other names around `value` (the dataclass replace(names=...)): a subclass
-  // returns its own type, with its other fields.
+  // This box with other names around `value` (dataclass replace): a subclass keeps its type.
   virtual Tree with_names(Tree value, LogicalNames names) const;
 
  private:
@@ -104,8 +99,7 @@ auto boxed_init(Init init_fn, std::shared_ptr<const pytree::BoxMetadata> meta) {
   else
     return BoxedInit<Init>{std::move(init_fn), std::move(meta)};
 }
-// with_partitioning(init_fn, names): init_fn's parameters are stored as Partitioned(value,
-// names) (flax.core.meta.with_partitioning).
+// flax.core.meta.with_partitioning: init_fn's parameters stored as Partitioned(value, names).
 template <class Init>
 auto with_partitioning(Init init_fn, LogicalNames names) {
   return boxed_init(std::move(init_fn), std::make_shared<const Partitioned>(std::move(names)));

@@ -2,9 +2,11 @@
 #include <linum/lift/pack.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include <linum/autodiff/tree_bridge.hpp>
+#include <linum/pytree/repr.hpp>
 
 namespace linum::lift {
 
@@ -32,11 +34,8 @@ Filter union_all(const std::vector<Filter>& fs) {
 
 bool keys_sorted(const Tree& t) {
   if (t.is_box()) return keys_sorted(t.box_value());
-  if (t.is_tuple() || t.is_list()) {
-    for (const auto& v : t.items())
-      if (!keys_sorted(v)) return false;
-    return true;
-  }
+  if (t.is_tuple() || t.is_list())
+    return std::all_of(t.items().begin(), t.items().end(), keys_sorted);
   if (!t.is_dict() && !t.is_frozen_dict()) return true;
   const std::string* prev = nullptr;
   for (const auto& [k, v] : t.as_mapping()) {
@@ -82,39 +81,36 @@ void dedup_scopes(const std::vector<Scope>& scopes, detail::PackState& st) {
   }
 }
 
+// out = op(a, b) over b's streams and children (a's missing counters are 0), written in place
+// (existing counter objects stay, as inner scopes share them); with `exact`, out also drops the
+// streams and children b lacks.
+template <class Op>
+void zip_counters(RngCounters& out, const RngCounters& a, const RngCounters& b, const Op& op,
+                  bool exact = false) {
+  static const RngCounters none;
+  if (exact) {
+    std::erase_if(out.count, [&](const auto& kv) { return !b.count.contains(kv.first); });
+    std::erase_if(out.children, [&](const auto& kv) { return !b.children.contains(kv.first); });
+  }
+  for (const auto& [stream, n] : b.count) {
+    auto it = a.count.find(stream);
+    out.count[stream] = op(it == a.count.end() ? 0 : it->second, n);
+  }
+  for (const auto& [name, child] : b.children) {
+    if (!child) continue;
+    auto& o = out.children[name];
+    if (!o) o = std::make_shared<RngCounters>();
+    auto it = a.children.find(name);
+    zip_counters(*o, it != a.children.end() && it->second ? *it->second : none, *child, op, exact);
+  }
+}
+
+std::uint64_t second(std::uint64_t, std::uint64_t n) { return n; }
+
 RngCounters copy_counters(const RngCounters& c) {
   RngCounters out;
-  out.count = c.count;
-  for (const auto& [k, child] : c.children)
-    if (child) out.children[k] = std::make_shared<RngCounters>(copy_counters(*child));
+  zip_counters(out, {}, c, second);
   return out;
-}
-
-void restore_counters(RngCounters& live, const RngCounters& snap) {
-  live.count = snap.count;
-  for (auto it = live.children.begin(); it != live.children.end();) {
-    if (!snap.children.contains(it->first))
-      it = live.children.erase(it);
-    else
-      ++it;
-  }
-  for (const auto& [k, child] : snap.children) {
-    auto& l = live.children[k];
-    if (!l) l = std::make_shared<RngCounters>();
-    restore_counters(*l, *child);
-  }
-}
-
-// One packed scope's output groups into its outer scope.
-void publish_one(Scope& outer, const Tree& groups, std::size_t r) {
-  for (const auto& g : groups.items()) {
-    const Tree& own = g[r];
-    if (!own.is_dict()) continue;
-    for (const auto& [col, vs] : own.as_dict()) {
-      if (!outer.is_mutable_collection(col) || !vs.is_dict()) continue;
-      for (const auto& [name, v] : vs.as_dict()) outer.put_variable(col, name, v);
-    }
-  }
 }
 
 }  // namespace
@@ -123,9 +119,9 @@ Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
   auto st = std::make_shared<detail::PackState>();
   st->spec = std::move(spec);
   dedup_scopes(scopes, *st);
-  const std::size_t nv = st->spec.in_filters.size(), nr = st->spec.rng_filters.size();
-  std::vector<Tree::seq_type> groups(nv);
-  st->rngs.assign(nr, std::vector<RngGroup>(st->packed.size()));
+  const std::vector<Filter>& rng_filters = st->spec.rng_filters;
+  st->variables = Tree::tuple(Tree::seq_type(st->spec.in_filters.size(), Tree::tuple()));
+  st->rngs.assign(rng_filters.size(), std::vector<RngGroup>(st->packed.size()));
   for (std::size_t r = 0; r < st->packed.size(); ++r) {
     const Scope& scope = st->packed[r];
     // _populate_collections: every root collection appears, empty where the scope has nothing.
@@ -134,22 +130,18 @@ Pack::Pack(PackSpec spec, const std::vector<Scope>& scopes) {
     for (const auto& col : scope.root().variables().as_dict().keys())
       all[col] = own.contains(col) ? own[col] : Tree::dict();
     std::vector<Tree> g = group_collections(all, st->spec.in_filters);
-    for (std::size_t i = 0; i < nv; ++i) groups[i].push_back(std::move(g[i]));
+    for (std::size_t i = 0; i < g.size(); ++i)
+      st->variables.items()[i].items().push_back(std::move(g[i]));
+    // Each stream joins the first rng filter that matches it.
     for (const auto& [stream, rng] : scope.rngs()) {
-      for (std::size_t i = 0; i < nr; ++i) {
-        if (in_filter(st->spec.rng_filters[i], stream)) {
-          st->rngs[i][r].emplace(stream, rng);
-          break;
-        }
-      }
+      auto it = std::find_if(rng_filters.begin(), rng_filters.end(),
+                             [&](const Filter& f) { return in_filter(f, stream); });
+      if (it != rng_filters.end()) st->rngs[it - rng_filters.begin()][r].emplace(stream, rng);
     }
   }
-  st->variables = Tree::tuple();
-  for (auto& g : groups) st->variables.items().push_back(Tree::tuple(std::move(g)));
   state_ = std::move(st);
 }
 
-const PackSpec& Pack::spec() const { return state_->spec; }
 const std::vector<Scope>& Pack::scopes() const { return state_->packed; }
 const Tree& Pack::variables() const { return state_->variables; }
 const RngGroups& Pack::rngs() const { return state_->rngs; }
@@ -177,21 +169,13 @@ std::vector<Scope> Pack::scope_fn(const Tree& variables, const RngGroups& rngs,
     for (const auto& g : rngs) all_rngs.insert(g[r].begin(), g[r].end());
     Filter mut = intersect_filters(intersect_filters(outer.mutable_filter(), out_mutable),
                                    opts.mutable_filter);
-    std::vector<std::string> debug = outer.debug_path();
-    if (debug.empty()) {
-      debug.push_back(st.spec.name + "()");
-    } else {
-      debug.back() = st.spec.name + "(" + debug.back() + ")";
-    }
     auto counters = opts.counters
                         ? std::make_shared<RngCounters>(copy_counters((*opts.counters)[r]))
                         : outer.rng_counters();
-    roots.push_back(Scope::lifted_root(std::move(vars), std::move(all_rngs), std::move(mut),
-                                       outer.flags(), outer.name(), outer.path(), std::move(debug),
-                                       std::move(counters)));
+    roots.push_back(Scope::lifted_root(outer, st.spec.name, std::move(vars), std::move(all_rngs),
+                                       std::move(mut), std::move(counters)));
   }
-  // _dup_scopes: each given scope rebuilt from its packed ancestor's inner root by
-  // push(name, reuse = true), so its parent is that lifted scope.
+  // _dup_scopes: each given scope re-pushed (reuse) from its packed ancestor's inner root.
   std::vector<Scope> out;
   for (const auto& [root, names] : st.paths) {
     Scope s = roots[root];
@@ -208,13 +192,8 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
   fs.emplace_back(true);
   std::vector<Tree> groups = group_collections(mut, fs);
   const Tree& rest = groups.back();
-  if (rest.is_dict() && rest.size() > 0) {
-    std::string names = "(";
-    std::size_t i = 0;
-    for (const auto& col : rest.as_dict().keys()) names += (i++ ? ", '" : "'") + col + "'";
-    names += rest.size() == 1 ? ",)" : ")";
-    throw ValueError("unmapped output variables: " + names);
-  }
+  if (rest.is_dict() && rest.size() > 0)
+    throw ValueError("unmapped output variables: " + pytree::repr_as_tuple(rest.as_dict().keys()));
   groups.pop_back();
   if (spec.sorted_outputs)
     for (auto& g : groups) g = with_sorted_keys(g);
@@ -223,26 +202,28 @@ std::vector<Tree> repack(Scope& inner, const PackSpec& spec) {
 
 Tree Pack::repack(std::vector<Scope>& inner) const {
   const detail::PackState& st = *state_;
-  std::vector<Tree::seq_type> groups(st.spec.out_filters.size());
+  Tree out = Tree::tuple(Tree::seq_type(st.spec.out_filters.size(), Tree::tuple()));
   // The inner roots are the given scopes with no names below their packed ancestor.
   for (std::size_t r = 0; r < st.packed.size(); ++r) {
     std::size_t i = 0;
     while (st.paths[i].first != r || !st.paths[i].second.empty()) ++i;
     std::vector<Tree> g = lift::repack(inner[i], st.spec);
-    for (std::size_t k = 0; k < g.size(); ++k) groups[k].push_back(std::move(g[k]));
+    for (std::size_t k = 0; k < g.size(); ++k) out.items()[k].items().push_back(std::move(g[k]));
   }
-  Tree out = Tree::tuple();
-  for (auto& g : groups) out.items().push_back(Tree::tuple(std::move(g)));
   return out;
-}
-
-Tree Pack::empty_group() const {
-  return Tree::tuple(Tree::seq_type(state_->packed.size(), Tree::dict()));
 }
 
 void Pack::publish(const Tree& out_groups) const {
   std::vector<Scope> packed = state_->packed;
-  for (std::size_t r = 0; r < packed.size(); ++r) publish_one(packed[r], out_groups, r);
+  for (std::size_t r = 0; r < packed.size(); ++r) {
+    for (const auto& g : out_groups.items()) {
+      if (!g[r].is_dict()) continue;
+      for (const auto& [col, vs] : g[r].as_dict()) {
+        if (!packed[r].is_mutable_collection(col) || !vs.is_dict()) continue;
+        for (const auto& [name, v] : vs.as_dict()) packed[r].put_variable(col, name, v);
+      }
+    }
+  }
 }
 
 CounterSnapshot Pack::counters() const {
@@ -253,7 +234,19 @@ CounterSnapshot Pack::counters() const {
 
 void Pack::restore(const CounterSnapshot& snapshot) const {
   for (std::size_t r = 0; r < state_->packed.size(); ++r)
-    restore_counters(*state_->packed[r].rng_counters(), snapshot[r]);
+    zip_counters(*state_->packed[r].rng_counters(), {}, snapshot[r], second, true);
+}
+
+void Pack::advance(const CounterSnapshot& old, const CounterSnapshot& delta) const {
+  for (std::size_t r = 0; r < delta.size(); ++r)
+    zip_counters(*state_->packed[r].rng_counters(), old[r], delta[r], std::plus<>());
+}
+
+CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now) {
+  CounterSnapshot d(now.size());
+  for (std::size_t r = 0; r < now.size(); ++r)
+    zip_counters(d[r], old[r], now[r], [](std::uint64_t o, std::uint64_t n) { return n - o; });
+  return d;
 }
 
 Tree rng_keys(const std::vector<RngGroup>& group) {

@@ -1,10 +1,8 @@
-// flax.core.lift's pack (flax/core/lift.py: pack, _partial_pack): the one higher-order function
-// every lifted transform is built on. pack(spec, scopes, body) groups the variables and rng
-// streams of the scopes by the spec's filters and calls body(p), where p carries the groups as
-// explicit pytrees with Flax's scope_fn (inner scopes over groups) and repack (the mutated groups
-// back out). body passes the groups through one autodiff/ transform and returns (y, output
-// groups); pack writes those into the outer scopes and returns y. A lifted transform is thus
-// "pack + the autodiff transform" (lift/transforms*.hpp).
+// flax.core.lift.pack (flax/core/lift.py), the one higher-order function every lifted transform is
+// built on: pack(spec, scopes, body) groups the scopes' variables and rng streams by the spec's
+// filters and calls body(p); body passes the groups through one autodiff/ transform, making inner
+// scopes with p.scope_fn and taking the mutated groups back out with p.repack, and returns
+// (y, output groups), which pack writes into the outer scopes.
 #pragma once
 
 #include <cstddef>
@@ -19,34 +17,40 @@
 
 namespace linum::lift {
 
-// The filters of one lifted transform: in_filters group the visible collections, the
-// out_filters name those that come back, rng_filters group the visible rng streams.
+// in_filters group the visible collections, out_filters the returned ones, rng_filters the rngs.
 struct PackSpec {
   std::vector<Filter> in_filters, out_filters, rng_filters;
   std::string name;  // the transform's name, for the inner debug path ("vmap(dense)")
-  // The outputs cross a JAX transform (jax.vmap, lax.scan, jax.checkpoint, ...), whose pytree
-  // flattening hands dicts back with sorted keys, so the variables come back in that order (what
-  // Flax's to_bytes then writes). fold_rngs and map_variables call the body directly: their
-  // outputs keep the order the variables were made in.
+  // A JAX transform's pytree flattening hands dicts back with sorted keys, and Flax's to_bytes
+  // writes that order; fold_rngs and map_variables call the body directly and keep creation order.
   bool sorted_outputs = true;
 };
 
-// One packed scope's streams of one rng group: stream name -> the outer LazyRng (base key +
-// suffix).
+// One packed scope's streams of one rng group: stream name -> the outer LazyRng.
 using RngGroup = std::map<std::string, LazyRng>;
-// Per rng filter, one RngGroup per packed scope (Flax's rng_groups). Only the base keys cross an
-// autodiff/ transform (rng_keys / with_keys); the suffixes stay, as LazyRng's static field does.
+// Per rng filter, one RngGroup per packed scope (Flax's rng_groups).
 using RngGroups = std::vector<std::vector<RngGroup>>;
 
-// One rng group's base keys as a tuple over packed scopes of {stream: key}, and the group with new
-// base keys and the same suffixes: splitting or folding an rng maps over its base key only.
+// Only base keys cross an autodiff/ transform, as LazyRng's suffix is a static field: a group's
+// base keys (a tuple over packed scopes of {stream: key}), and the group with new base keys.
 Tree rng_keys(const std::vector<RngGroup>& group);
 std::vector<RngGroup> with_keys(const std::vector<RngGroup>& group, const Tree& keys);
 
-// A copy of the packed scopes' rng counters. Flax traces a body once per trace, each trace
-// advancing the shared counters; an eager transform that runs a body again (scan's first trace,
-// the branches of cond, a recomputation) replays the values Flax's traces see from copies.
+// {filter: split?} in dict order (a transform's split_rngs, one entry per rng group).
+using SplitRngs = std::vector<std::pair<Filter, bool>>;
+// The rng groups with each split group g's base keys replaced by new_keys(g, its base keys).
+template <class F>
+RngGroups split_groups(RngGroups rngs, const SplitRngs& split, const F& new_keys) {
+  for (std::size_t g = 0; g < rngs.size(); ++g)
+    if (split[g].second) rngs[g] = with_keys(rngs[g], new_keys(g, rng_keys(rngs[g])));
+  return rngs;
+}
+
+// A copy of the packed scopes' rng counters: an eager transform that runs a body again (scan's
+// first trace, cond's branches, a recomputation) replays from copies what Flax's traces see.
 using CounterSnapshot = std::vector<RngCounters>;
+// now - old, per path and stream: what one run of a body advanced (Flax's _restore_rng_counters).
+CounterSnapshot counter_delta(const CounterSnapshot& old, const CounterSnapshot& now);
 
 // scope_fn's options beyond the groups.
 struct ScopeFnOptions {
@@ -58,28 +62,18 @@ struct ScopeFnOptions {
 
 namespace detail {
 struct PackState;
-// A loop's carried variable group after an iteration: the collections it wrote, the others as
-// they came in (per packed scope).
+// A loop's carry group after an iteration: what it wrote, the rest as it came in.
 Tree keep_carry(const Tree& in, const Tree& out);
-// Invalidates inner scopes when the body returns or throws (Flax's repack invalidates them).
-struct InvalidateAll {
-  std::vector<Scope>& scopes;
-  ~InvalidateAll() {
-    for (auto& s : scopes) s.invalidate();
-  }
-};
 }  // namespace detail
 
-// What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups) for one
-// call. Several scopes are packed together (a scope below another given one is not packed itself;
-// inside it is re-pushed from its topmost given ancestor, as Flax's _dedup_scopes / _dup_scopes).
-// Cheap to copy: a body that runs after pack returned (checkpoint's recomputation, custom_vjp's
-// backward pass) keeps a copy.
+// What pack hands its body: Flax's (scope_fn, repack_fn, variable_groups, rng_groups). A scope
+// below another given one is not packed itself but re-pushed inside from its topmost given
+// ancestor (Flax's _dedup_scopes / _dup_scopes). Cheap to copy, for bodies that run after pack
+// returned (checkpoint's recomputation, custom_vjp's backward pass).
 class Pack {
  public:
   Pack(PackSpec spec, const std::vector<Scope>& scopes);
 
-  const PackSpec& spec() const;
   // The outer scopes that are packed, in first-appearance order.
   const std::vector<Scope>& scopes() const;
   // Per in-filter, a tuple with each packed scope's {col: its part}; every root collection is
@@ -87,39 +81,33 @@ class Pack {
   const Tree& variables() const;
   const RngGroups& rngs() const;
 
-  // scope_fn: one inner scope per scope given to pack, over groups laid out as variables() and
-  // rngs(). A packed scope becomes a new root with its path, its dicts' keys sorted (Flax's
-  // scope_fn copies them with tree_map), sharing the outer rng counters; a collection in an
-  // in-filter but no out-filter is immutable there.
+  // One inner scope per scope given to pack, over groups laid out as variables() and rngs(): a
+  // new root with the outer path, dict keys sorted (Flax's scope_fn copies with tree_map), the
+  // outer rng counters, and the collections of no out-filter immutable.
   std::vector<Scope> scope_fn(const Tree& variables, const RngGroups& rngs,
                               const ScopeFnOptions& opts = {}) const;
-  // repack: invalidates the inner scopes and returns their mutable collections as a tuple over
-  // out-filters, each a tuple over packed scopes; one that matches no out-filter is
-  // ValueError("unmapped output variables: ...").
+  // Invalidates the inner scopes; their mutable collections per out-filter, per packed scope.
   Tree repack(std::vector<Scope>& inner) const;
-  // An output group with nothing in it (a tuple of empty dicts).
-  Tree empty_group() const;
-  // Writes every top-level entry of the output groups into the outer scopes' mutable collections;
-  // immutable ones are skipped silently. pack calls it with what its body returns.
+  // Writes the output groups into the outer scopes' mutable collections (skips immutable ones).
   void publish(const Tree& out_groups) const;
 
   CounterSnapshot counters() const;
   // Writes a snapshot back in place: the counter objects inner scopes share stay the same.
   void restore(const CounterSnapshot& snapshot) const;
+  // Sets the counters to old + delta (counter_delta's), as if the body had run again.
+  void advance(const CounterSnapshot& old, const CounterSnapshot& delta) const;
 
  private:
   std::shared_ptr<const detail::PackState> state_;
 };
 
-// The Pack of pack(spec, scopes, body) for scopes given as S: one Scope, or a std::vector<Scope>
-// lifted together. `call` hands the lifted function its inner scopes in the same form.
+// The Pack for scopes given as S; `call` hands the lifted function inner scopes of that form.
 template <class S>
 class Packed : public Pack {
  public:
   using Pack::Pack;
 
-  // The step every lifted transform runs inside its autodiff/ transform: scope_fn over the groups,
-  // fn(inner, args...), repack. Returns (y, output groups).
+  // Inside the autodiff/ transform: scope_fn over the groups, fn(inner, args...), repack.
   template <class F, class... A>
   auto call(F&& fn, const Tree& variables, const RngGroups& rngs, const A&... args) const {
     return call_with({}, fn, variables, rngs, args...);
@@ -128,7 +116,7 @@ class Packed : public Pack {
   auto call_with(const ScopeFnOptions& opts, F&& fn, const Tree& variables, const RngGroups& rngs,
                  const A&... args) const {
     std::vector<Scope> inner = scope_fn(variables, rngs, opts);
-    detail::InvalidateAll guard{inner};
+    detail::InvalidateOnExit guard{inner};
     auto y = [&] {
       if constexpr (std::is_same_v<S, Scope>)
         return fn(inner.front(), args...);
@@ -139,33 +127,26 @@ class Packed : public Pack {
   }
 };
 
-// flax.core.lift.pack: body(const Packed<S>&) -> (y, output groups laid out as repack's); the
-// groups are published to the outer scopes and y returned.
+// flax.core.lift.pack: body(p) -> (y, output groups); pack publishes the groups and returns y.
 template <class Scopes, class Body>
 auto pack(PackSpec spec, Scopes&& scopes, Body&& body) {
   using S = std::remove_cvref_t<Scopes>;
   static_assert(std::is_same_v<S, Scope> || std::is_same_v<S, std::vector<Scope>>,
                 "lift::pack: the scopes are one Scope or a std::vector<Scope>");
-  const Packed<S> p = [&] {
-    if constexpr (std::is_same_v<S, Scope>)
-      return Packed<S>(std::move(spec), {scopes});
-    else
-      return Packed<S>(std::move(spec), scopes);
-  }();
+  const Packed<S> p(std::move(spec), std::vector<Scope>{scopes});  // a vector is copied whole
   auto out = body(p);
   p.publish(out.second);
   return std::move(out.first);
 }
 
-// One inner root's mutable collections grouped by spec.out_filters (what Pack::repack does per
-// packed scope); invalidates `inner` first, as Flax's repack_fn.
+// One inner root's mutable collections grouped by spec.out_filters, after invalidating it (Flax's
+// repack_fn); a collection in no out-filter is ValueError("unmapped output variables: ...").
 std::vector<Tree> repack(Scope& inner, const PackSpec& spec);
 
-// Flax traces each of `n` bodies once, in order, each trace advancing the shared rng counters
-// (lax.cond traces both branches, while_loop its cond then its body). An eager transform runs
-// them any number of times in any order, so when the pack lifts rng groups it runs each once
-// first (discarded), recording the counters it starts from and where the last one left them;
-// start(k) before a run of body k and finish() at the end put those values back.
+// Flax traces each of `n` bodies once, in order (lax.cond both branches, while_loop its cond then
+// its body), each advancing the rng counters; eagerly they run any number of times. So when rngs
+// are lifted each runs once first (discarded), recording the counters it starts from and where
+// the last one left them: start(k) before a run of body k and finish() at the end put those back.
 class CounterReplay {
  public:
   template <class Run>

@@ -1,17 +1,12 @@
-// Scope: variables, names, rng counters and validity, rule for rule as flax/core/scope.py.
+// Scope: variables, names, rng counters and validity, rule for rule as flax/core/scope.py, and
+// lazy_init's check (flax.core.partial_eval).
 #include <linum/lift/scope.hpp>
 
 #include <sstream>
 
-namespace linum::lift {
+#include <linum/lift/lazy_init.hpp>
 
-namespace detail {
-std::string flax_error_message(const std::string& message, const char* class_name) {
-  return message +
-         " (https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors." +
-         class_name + ")";
-}
-}  // namespace detail
+namespace linum::lift {
 
 // What a root and every scope pushed from it share: the variables and the validity flag.
 struct Scope::Root {
@@ -34,13 +29,11 @@ struct Scope::Impl {
 
 namespace {
 
-std::string shape_str(const Shape& s) {
-  std::ostringstream os;
-  os << '(';
-  for (std::size_t i = 0; i < s.size(); ++i)
-    os << s[i] << (s.size() == 1 ? "," : i + 1 < s.size() ? ", " : "");
-  os << ')';
-  return os.str();
+// A counter at 0 for every stream of `rngs`.
+std::shared_ptr<RngCounters> fresh_counters(const std::map<std::string, LazyRng>& rngs) {
+  auto c = std::make_shared<RngCounters>();
+  for (const auto& [k, r] : rngs) c->count[k] = 0;
+  return c;
 }
 
 // flax's _put_variable: a dict written over a dict merges key by key, anything else replaces.
@@ -58,24 +51,22 @@ Scope::Scope(Tree variables, Rngs rngs, Filter mutable_, Flags flags)
     : impl_(std::make_shared<Impl>()) {
   impl_->root = std::make_shared<Root>();
   impl_->root->variables = variables.is_none() ? Tree::dict() : std::move(variables);
-  impl_->counters = std::make_shared<RngCounters>();
-  for (auto& [k, key] : rngs) {
-    impl_->rngs.emplace(k, LazyRng::create(key));
-    impl_->counters->count[k] = 0;
-  }
+  for (auto& [k, key] : rngs) impl_->rngs.emplace(k, LazyRng::create(key));
+  impl_->counters = fresh_counters(impl_->rngs);
   impl_->mutable_ = std::move(mutable_);
   impl_->flags = std::move(flags);
 }
 
-Scope Scope::lifted_root(Tree variables, std::map<std::string, LazyRng> rngs, Filter mutable_,
-                         Flags flags, std::string name, std::vector<std::string> path,
-                         std::vector<std::string> debug_path,
+Scope Scope::lifted_root(const Scope& outer, const std::string& transform, Tree variables,
+                         std::map<std::string, LazyRng> rngs, Filter mutable_,
                          std::shared_ptr<RngCounters> counters) {
-  Scope s(std::move(variables), {}, std::move(mutable_), std::move(flags));
+  Scope s(std::move(variables), {}, std::move(mutable_), outer.flags());
   s.impl_->rngs = std::move(rngs);
-  s.impl_->name = std::move(name);
-  s.impl_->path = std::move(path);
-  s.impl_->debug_path = std::move(debug_path);
+  s.impl_->name = outer.name();
+  s.impl_->path = outer.path();
+  s.impl_->debug_path = outer.debug_path();
+  if (s.impl_->debug_path.empty()) s.impl_->debug_path.emplace_back();
+  s.impl_->debug_path.back() = transform + "(" + s.impl_->debug_path.back() + ")";
   s.impl_->counters = std::move(counters);
   return s;
 }
@@ -141,10 +132,7 @@ Scope Scope::push(std::optional<std::string> name, const std::string& prefix, bo
   c->debug_path.push_back(n);
   for (const auto& [k, r] : impl_->rngs) c->rngs.emplace(k, LazyRng::create(r, {n}));
   auto& counters = impl_->counters->children[n];
-  if (!counters) {
-    counters = std::make_shared<RngCounters>();
-    for (const auto& [k, r] : c->rngs) counters->count[k] = 0;
-  }
+  if (!counters) counters = fresh_counters(c->rngs);
   c->counters = counters;
   c->mutable_ = impl_->mutable_;
   c->flags = impl_->flags;
@@ -155,10 +143,7 @@ Scope Scope::rewound(bool rewind_rngs) const {
   check_valid();
   auto c = std::make_shared<Impl>(*impl_);
   c->reservations.clear();
-  if (rewind_rngs) {
-    c->counters = std::make_shared<RngCounters>();
-    for (const auto& [k, r] : c->rngs) c->counters->count[k] = 0;
-  }
+  if (rewind_rngs) c->counters = fresh_counters(c->rngs);
   return Scope(std::move(c));
 }
 
@@ -253,8 +238,6 @@ Variable Scope::variable(const std::string& col, const std::string& name) {
   return Variable(*this, col, name);
 }
 
-Array Scope::shape_probe_key() const { return random::key(0); }
-
 void Scope::check_param_shape(const Tree& value, const Shape& init_shape, const std::string& name,
                               const std::string& path) {
   const Shape have = value.is_leaf() ? value.leaf().shape() : Shape{};
@@ -297,10 +280,7 @@ Array Scope::make_rng(const std::string& name) {
   }
   check_valid();
   const std::uint64_t c = ++impl_->counters->count[stream];
-  const LazyRng& r = impl_->rngs.at(stream);
-  RngSuffix suffix = r.suffix;
-  suffix.emplace_back(c);
-  return fold_in_static(r.rng, suffix);
+  return LazyRng::create(impl_->rngs.at(stream), {c}).as_jax_rng();
 }
 
 const std::map<std::string, LazyRng>& Scope::rngs() const { return impl_->rngs; }
@@ -309,7 +289,6 @@ const std::shared_ptr<RngCounters>& Scope::rng_counters() const { return impl_->
 // ---- flags ----
 
 const Flags& Scope::flags() const { return impl_->flags; }
-bool Scope::has_flag(const std::string& key) const { return impl_->flags.contains(key); }
 bool Scope::get_flag(const std::string& key, bool default_value) const {
   auto it = impl_->flags.find(key);
   return it == impl_->flags.end() ? default_value : it->second;
@@ -361,13 +340,16 @@ void check_rngs(const Rngs& rngs, const char* message) {
   }
 }
 
-Rngs init_rngs(const Array& key) {
-  Rngs r{{"params", key}};
-  check_rngs(r,
-             "First argument passed to an init function should be a ``jax.PRNGKey`` or a "
-             "dictionary mapping strings to ``jax.PRNGKey``.");
-  return r;
+void check_lazy_variables(const Tree& variables) {
+  for (const Array& leaf : pytree::tree_leaves<Array>(variables)) {
+    if (!linum::detail::is_abstract(leaf)) continue;
+    std::ostringstream aval;
+    aval << shape_dtype(leaf);
+    throw LazyInitError("Lazy init encountered a value that could with the given inputs (shape: " +
+                        std::string("ShapedArray(") + aval.str() + ")).");
+  }
 }
+
 Rngs init_rngs(const Rngs& rngs) {
   check_rngs(rngs,
              "First argument passed to an init function should be a ``jax.PRNGKey`` or a "

@@ -63,11 +63,11 @@ class Scope {
   // Scope(variables, rngs, mutable, flags): a root scope, as flax.core.Scope(...).
   explicit Scope(Tree variables = Tree::dict(), Rngs rngs = {}, Filter mutable_ = false,
                  Flags flags = {});
-  // A root that shares counters with a scope outside a lifted transform (as Flax's pack
-  // shares them, so every trace of the body advances the outer counters).
-  static Scope lifted_root(Tree variables, std::map<std::string, LazyRng> rngs, Filter mutable_,
-                           Flags flags, std::string name, std::vector<std::string> path,
-                           std::vector<std::string> debug_path,
+  // A root with outer's name, path and flags inside a lifted transform; its debug path reads
+  // "vmap(dense)". It shares `counters` with the scopes outside (as Flax's pack shares them, so
+  // every trace of the body advances the outer counters).
+  static Scope lifted_root(const Scope& outer, const std::string& transform, Tree variables,
+                           std::map<std::string, LazyRng> rngs, Filter mutable_,
                            std::shared_ptr<RngCounters> counters);
 
   // The scope's own name ("" at the root, which Flax calls None), its path from the root, and
@@ -93,7 +93,7 @@ class Scope {
   template <class F>
   auto child(F fn, std::optional<std::string> name = std::nullopt,
              const std::string& prefix = "child_") {
-    Scope c = push(name ? name : std::optional<std::string>(default_name(prefix)));
+    Scope c = push(name, prefix);
     return [c, fn = std::move(fn)](auto&&... args) mutable {
       Scope s = c.rewound();
       return fn(s, std::forward<decltype(args)>(args)...);
@@ -135,8 +135,11 @@ class Scope {
                                            std::forward<A>(args)...);
   }
   template <class Init, class... A>
-  Variable variable(const std::string& col, const std::string& name, Init&& init_fn,
-                    const Shape& shape, A&&... args);
+  auto variable(const std::string& col, const std::string& name, Init&& init_fn, const Shape& shape,
+                A&&... args) {
+    return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
+                                              std::forward<A>(args)...);
+  }
 
   // ---- rngs ----
   bool has_rng(const std::string& name) const;
@@ -146,11 +149,9 @@ class Scope {
 
   // ---- flags and validity ----
   const Flags& flags() const;
-  bool has_flag(const std::string& key) const;
   bool get_flag(const std::string& key, bool default_value = false) const;
   bool is_initializing() const { return get_flag("initializing"); }
-  // After invalidate(), every use of this scope (and of scopes pushed from it) throws
-  // InvalidScopeError; apply() invalidates its root when the function returns.
+  // After invalidate(), using this scope or one pushed from it throws InvalidScopeError.
   void invalidate();
   bool is_valid() const;
 
@@ -165,7 +166,6 @@ class Scope {
   const Tree* find(const std::string& col) const;  // this scope's part of a collection
   [[noreturn]] void throw_not_found(const std::string& col, const std::string& name,
                                     bool is_param) const;
-  Array shape_probe_key() const;
   static void check_param_shape(const Tree& value, const Tree& init, const std::string& name,
                                 const std::string& path);
   static void check_param_shape(const Tree& value, const Shape& init_shape, const std::string& name,
@@ -174,8 +174,7 @@ class Scope {
   std::shared_ptr<Impl> impl_;
 };
 
-// A handle on one variable: value() reads it, value() = x writes it (when its collection is
-// mutable), as Flax's `var.value` and `var.value = x`.
+// A handle on one variable: value() reads it and value() = x writes it, as Flax's var.value.
 class Variable {
  public:
   Variable(Scope scope, std::string col, std::string name)
@@ -218,7 +217,6 @@ namespace detail {
 // The variables argument checks of bind/apply (ApplyScopeInvalidVariables*Error).
 Tree checked_variables(const Tree& variables, bool check_params_layer);
 void check_rngs(const Rngs& rngs, const char* message);
-Rngs init_rngs(const Array& key);
 Rngs init_rngs(const Rngs& rngs);
 
 // Whether the last of A... is T (after removing references and const).
@@ -230,23 +228,20 @@ constexpr bool last_is() {
     return std::is_same_v<
         std::remove_cvref_t<std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>>, T>;
 }
-// Calls fn(root, args[0..n-1]) when the last argument is Rngs (it becomes the root's rngs).
-template <class... A>
-constexpr bool last_is_rngs() {
-  return last_is<Rngs, A...>();
-}
 
-// Invalidates the root when the scope function returns or throws.
-struct Invalidator {
-  Scope& s;
-  ~Invalidator() { s.invalidate(); }
+// Invalidates the scopes when the code using them returns or throws.
+struct InvalidateOnExit {
+  std::vector<Scope> scopes;
+  ~InvalidateOnExit() {
+    for (auto& s : scopes) s.invalidate();
+  }
 };
 
 template <bool ReturnVariables, class F, class... A>
 auto run_root(F& fn, const Tree& variables, const Rngs& rngs, const Filter& mutable_,
               const Flags& flags, A&&... args) {
   Scope root(checked_variables(variables, true), rngs, mutable_, flags);
-  Invalidator guard{root};
+  InvalidateOnExit guard{{root}};
   using Out = decltype(fn(root, std::forward<A>(args)...));
   if constexpr (ReturnVariables) {
     Out y = fn(root, std::forward<A>(args)...);
@@ -256,27 +251,22 @@ auto run_root(F& fn, const Tree& variables, const Rngs& rngs, const Filter& muta
   }
 }
 
-template <bool ReturnVariables, class F, class... A, std::size_t... I>
-auto run_root_split(F& fn, const Tree& variables, const Filter& mutable_, const Flags& flags,
-                    std::tuple<A...> args, std::index_sequence<I...>) {
-  const Rngs& rngs = std::get<sizeof...(A) - 1>(args);
-  check_rngs(rngs,
-             "The ``rngs`` argument passed to an apply function should be a ``jax.PRNGKey`` or a "
-             "dictionary mapping strings to ``jax.PRNGKey``.");
-  return run_root<ReturnVariables>(
-      fn, variables, rngs, mutable_, flags,
-      std::forward<std::tuple_element_t<I, std::tuple<A...>>>(std::get<I>(args))...);
-}
-
+// apply(fn)(variables, args..., [Rngs]): a trailing Rngs becomes the root's rngs.
 template <bool ReturnVariables, class F>
 auto make_apply(F fn, Filter mutable_, Flags flags) {
   return [fn = std::move(fn), mutable_ = std::move(mutable_), flags = std::move(flags)](
              const Tree& variables, auto&&... args) mutable {
-    using Args = std::tuple<decltype(args)...>;
-    if constexpr (last_is_rngs<decltype(args)...>()) {
-      return run_root_split<ReturnVariables>(fn, variables, mutable_, flags,
-                                             Args(std::forward<decltype(args)>(args)...),
-                                             std::make_index_sequence<sizeof...(args) - 1>{});
+    if constexpr (last_is<Rngs, decltype(args)...>()) {
+      auto all = std::forward_as_tuple(std::forward<decltype(args)>(args)...);
+      const Rngs& rngs = std::get<sizeof...(args) - 1>(all);
+      check_rngs(rngs,
+                 "The ``rngs`` argument passed to an apply function should be a ``jax.PRNGKey`` "
+                 "or a dictionary mapping strings to ``jax.PRNGKey``.");
+      return [&]<std::size_t... I>(std::index_sequence<I...>) {
+        return run_root<ReturnVariables>(fn, variables, rngs, mutable_, flags,
+                                         std::get<I>(std::move(all))...);
+      }
+      (std::make_index_sequence<sizeof...(args) - 1>{});
     } else {
       return run_root<ReturnVariables>(fn, variables, Rngs{}, mutable_, flags,
                                        std::forward<decltype(args)>(args)...);
@@ -339,10 +329,6 @@ constexpr bool init_shape_is_arg() {
     return init_returns_shape_arg<std::decay_t<Init>>::value &&
            std::is_convertible_v<std::tuple_element_t<0, std::tuple<A...>>, Shape>;
 }
-template <class First, class... A>
-Shape first_shape(const First& f, const A&...) {
-  return Shape(f);
-}
 }  // namespace detail
 
 template <class Init, class... A>
@@ -357,22 +343,15 @@ Variable Scope::variable(const std::string& col, const std::string& name, Init&&
 }
 
 template <class Init, class... A>
-Variable Scope::variable(const std::string& col, const std::string& name, Init&& init_fn,
-                         const Shape& shape, A&&... args) {
-  return variable<Init, const Shape&, A...>(col, name, std::forward<Init>(init_fn), shape,
-                                            std::forward<A>(args)...);
-}
-
-template <class Init, class... A>
 auto Scope::param(const std::string& name, Init&& init_fn, A&&... args) {
   using R = std::remove_cvref_t<decltype(init_fn(std::declval<Array>(), args...))>;
   reserve(name, "params");
   if (has_variable("params", name)) {
     Tree value = meta::unbox(get_variable("params", name));
     if constexpr (detail::init_shape_is_arg<Init, A...>()) {
-      check_param_shape(value, detail::first_shape(args...), name, path_text());
+      check_param_shape(value, Shape(std::get<0>(std::tie(args...))), name, path_text());
     } else {
-      check_param_shape(value, detail::to_variable_tree(init_fn(shape_probe_key(), args...)), name,
+      check_param_shape(value, detail::to_variable_tree(init_fn(random::key(0), args...)), name,
                         path_text());
     }
     return detail::from_variable_tree<R>(value);

@@ -1,10 +1,12 @@
-// The non-template halves of the lifted transforms: filters, axis sizes and rng keys decided
-// outside the autodiff/ transform (flax/core/lift.py).
+// The non-template halves of the lifted transforms: filters, axis sizes, rng keys and jit's
+// signature, decided outside the autodiff/ transform (flax/core/lift.py).
 #include <linum/lift/transforms.hpp>
 
 #include <set>
+#include <sstream>
 
 #include <linum/autodiff/random/random.hpp>
+#include <linum/lift/jit.hpp>
 #include <linum/lift/transforms_ad.hpp>
 #include <linum/lift/transforms_cf.hpp>
 
@@ -13,13 +15,6 @@ namespace linum::lift::detail {
 namespace {
 
 AxisSpec axis_spec(std::optional<int> a) { return a ? AxisSpec(*a) : AxisSpec(std::nullopt); }
-
-std::string python_set(const std::set<std::int64_t>& s) {
-  std::string out = "{";
-  std::size_t i = 0;
-  for (auto v : s) out += (i++ ? ", " : "") + std::to_string(v);
-  return out + "}";
-}
 
 std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
   const int nd = leaf.ndim();
@@ -34,7 +29,11 @@ std::int64_t axis_len(const Array& leaf, int axis, const char* fn) {
 std::int64_t one_size(const std::set<std::int64_t>& sizes, std::optional<std::int64_t> given,
                       const std::string& what, const std::string& option) {
   if (!given && sizes.size() == 1) return *sizes.begin();
-  if (sizes.size() > 1) throw ValueError("Inconsistent " + what + ": " + python_set(sizes));
+  if (sizes.size() > 1) {
+    std::string set;  // Python's repr of the set
+    for (auto v : sizes) set += (set.empty() ? "{" : ", ") + std::to_string(v);
+    throw ValueError("Inconsistent " + what + ": " + set + "}");
+  }
   if (!given) throw ValueError(option + " should be specified manually.");
   return *given;
 }
@@ -45,22 +44,31 @@ Tree split_keys(const std::vector<RngGroup>& group, std::int64_t n) {
                                    [&](const Array& k) { return random::split(k, n); });
 }
 
-std::vector<std::optional<int>> in_var_axes(const VmapOptions& opts) {
-  std::vector<std::optional<int>> out;
+// Flax's _split_in_out_axes: the (filter, axis) pairs lifted as inputs, or those lifted as outputs.
+std::vector<std::pair<Filter, std::optional<int>>> var_axes(const VmapOptions& opts, bool in) {
+  std::vector<std::pair<Filter, std::optional<int>>> out;
   for (const auto& [f, ax] : opts.variable_axes)
-    if (ax.dir != VariableAxis::Dir::Out) out.push_back(ax.axis);
+    if (ax.dir != (in ? VariableAxis::Dir::Out : VariableAxis::Dir::In))
+      out.emplace_back(f, ax.axis);
   return out;
 }
 
 }  // namespace
 
+std::string jit_fingerprint(const std::vector<Scope>& scopes) {
+  std::ostringstream os;
+  for (std::size_t i = 0; i < scopes.size(); ++i) {
+    os << (i ? "; " : "") << "mutable=" << scopes[i].mutable_filter();
+    for (const auto& [flag, on] : scopes[i].flags()) os << ' ' << flag << '=' << on;
+  }
+  return os.str();
+}
+
 PackSpec vmap_spec(const VmapOptions& opts) {
   PackSpec spec;
   spec.name = "vmap";
-  for (const auto& [f, ax] : opts.variable_axes) {
-    if (ax.dir != VariableAxis::Dir::Out) spec.in_filters.push_back(f);
-    if (ax.dir != VariableAxis::Dir::In) spec.out_filters.push_back(f);
-  }
+  for (const auto& [f, axis] : var_axes(opts, true)) spec.in_filters.push_back(f);
+  for (const auto& [f, axis] : var_axes(opts, false)) spec.out_filters.push_back(f);
   for (const auto& [f, split] : opts.split_rngs) spec.rng_filters.push_back(f);
   return spec;
 }
@@ -68,13 +76,14 @@ PackSpec vmap_spec(const VmapOptions& opts) {
 VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_leaves,
                    const pytree::TreeDef& arg_def) {
   VmapCall v;
-  const std::vector<std::optional<int>> var_axes = in_var_axes(opts);
+  const auto in_vars = var_axes(opts, true);
   // Boxes of a mapped group lose the axis before slicing.
   v.variables = Tree::tuple();
-  for (std::size_t g = 0; g < var_axes.size(); ++g) {
+  for (std::size_t g = 0; g < in_vars.size(); ++g) {
     const Tree& group = p.variables()[g];
-    v.variables.items().push_back(
-        var_axes[g] ? meta::remove_axis(group, *var_axes[g], opts.metadata_params) : group);
+    const std::optional<int> axis = in_vars[g].second;
+    v.variables.items().push_back(axis ? meta::remove_axis(group, *axis, opts.metadata_params)
+                                       : group);
   }
 
   // The batch size: every leaf of an argument with an axis, and the first leaf of every variable
@@ -93,15 +102,14 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
   std::set<std::int64_t> sizes;
   for (std::size_t i = 0; i < arg_leaves.size(); ++i)
     if (arg_axes[i]) sizes.insert(axis_len(arg_leaves[i], *arg_axes[i], "vmap"));
-  for (std::size_t g = 0; g < var_axes.size(); ++g) {
-    if (!var_axes[g]) continue;
+  for (std::size_t g = 0; g < in_vars.size(); ++g) {
+    if (!in_vars[g].second) continue;
     Arrays l = pytree::tree_leaves<Array>(v.variables[g]);
-    if (!l.empty()) sizes.insert(axis_len(l.front(), *var_axes[g], "vmap"));
+    if (!l.empty()) sizes.insert(axis_len(l.front(), *in_vars[g].second, "vmap"));
   }
   v.axis_size = one_size(sizes, opts.axis_size, "batch axis sizes", "axis_size");
 
-  // split_rngs: True -> split(base, n) mapped on axis 0; False -> the same base key (the suffix
-  // is kept either way).
+  // split_rngs: split(base, n) mapped on axis 0, else the same base key (the suffix is kept).
   v.rng_keys = Tree::tuple();
   std::vector<AxisSpec> rng_axes, in_var, out_var;
   for (std::size_t g = 0; g < opts.split_rngs.size(); ++g) {
@@ -110,9 +118,8 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
                                        : rng_keys(p.rngs()[g]));
     rng_axes.push_back(split ? AxisSpec(0) : AxisSpec(std::nullopt));
   }
-  for (const auto& a : var_axes) in_var.push_back(axis_spec(a));
-  for (const auto& [f, ax] : opts.variable_axes)
-    if (ax.dir != VariableAxis::Dir::In) out_var.push_back(axis_spec(ax.axis));
+  for (const auto& [f, axis] : in_vars) in_var.push_back(axis_spec(axis));
+  for (const auto& [f, axis] : var_axes(opts, false)) out_var.push_back(axis_spec(axis));
   std::vector<AxisSpec> all{AxisSpec::seq(in_var), AxisSpec::seq(rng_axes)};
   all.insert(all.end(), arg_specs.begin(), arg_specs.end());
   v.in_axes = AxisSpec::seq(std::move(all));
@@ -121,13 +128,10 @@ VmapCall vmap_call(const Pack& p, const VmapOptions& opts, const Arrays& arg_lea
 }
 
 Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts) {
-  std::size_t g = 0;
-  for (const auto& [f, ax] : opts.variable_axes) {
-    if (ax.dir == VariableAxis::Dir::In) continue;
-    if (ax.axis)
-      out_groups.items()[g] = meta::add_axis(out_groups.items()[g], *ax.axis, opts.metadata_params);
-    ++g;
-  }
+  const auto out_vars = var_axes(opts, false);
+  for (std::size_t g = 0; g < out_vars.size(); ++g)
+    if (const auto axis = out_vars[g].second)
+      out_groups.items()[g] = meta::add_axis(out_groups[g], *axis, opts.metadata_params);
   return out_groups;
 }
 
@@ -155,9 +159,6 @@ Tree ScanVariables::groups() const {
 ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves) {
   ScanCall c;
   const ScanVariables vars = ScanVariables::of(p.variables());
-  c.broadcast = vars.broadcast;
-  c.carry = vars.carry;
-
   const std::size_t n = arg_leaves.size();
   if (opts.in_axes.size() == 1) {
     c.arg_axes.assign(n, opts.in_axes[0].axis);
@@ -196,25 +197,13 @@ ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arr
   return c;
 }
 
-RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys) {
-  RngGroups out = p.rngs();
-  for (std::size_t g = 0; g < out.size(); ++g)
-    if (opts.split_rngs[g].second) out[g] = with_keys(out[g], keys[g]);
-  return out;
-}
-
-Tree scan_outputs(const Pack&, const ScanOptions& opts, ScanVariables out) {
+Tree scan_outputs(const ScanOptions& opts, ScanVariables out) {
   for (std::size_t g = 0; g < opts.variable_axes.size(); ++g) {
     const int axis = opts.variable_axes[g].second;
     out.scan.items()[g] =
         meta::add_axis(move_axis(out.scan[g], 0, axis), axis, opts.metadata_params);
   }
   return out.groups();
-}
-
-Tree move_axis(const Tree& t, int from, int to) {
-  if (from == to) return t;
-  return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
 }
 
 Tree merge_trees(Tree a, const Tree& b) {
@@ -235,22 +224,16 @@ Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents) {
   Tree out = zeros_like_tree(vars);
   if (!variable_tangents.is_dict()) return out;
   Tree& own = out.items()[0].items()[0];  // the one group of the one packed scope
-  for (const auto& [col, t] : variable_tangents.as_dict()) {
-    if (!own.contains(col) || (t.is_dict() && t.size() == 0)) continue;
-    own[col] = t;
-  }
+  for (const auto& [col, t] : variable_tangents.as_dict())
+    if (own.contains(col) && !(t.is_dict() && t.size() == 0)) own[col] = t;
   return out;
 }
 
 RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, bool for_cond) {
-  RngGroups out = p.rngs();
-  for (std::size_t g = 0; g < out.size(); ++g) {
-    if (!opts.split_rngs[g].second) continue;
+  return split_groups(p.rngs(), opts.split_rngs, [&](std::size_t, const Tree& keys) {
     const Array d = for_cond ? subtract(zeros_like(i), i) : i;
-    auto fold = [&](const Array& k) { return random::fold_in(k, d); };
-    out[g] = with_keys(out[g], linum::detail::tree_apply(rng_keys(out[g]), fold));
-  }
-  return out;
+    return linum::detail::tree_apply(keys, [&](const Array& k) { return random::fold_in(k, d); });
+  });
 }
 
 }  // namespace linum::lift::detail

@@ -31,10 +31,8 @@ struct VariableAxis {
 inline VariableAxis In(std::optional<int> axis) { return {axis, VariableAxis::Dir::In}; }
 inline VariableAxis Out(std::optional<int> axis) { return {axis, VariableAxis::Dir::Out}; }
 
-// {filter: axis} and {filter: split?} in dict order: {{"params", 0}, {"batch_stats",
-// std::nullopt}}.
+// {filter: axis} in dict order: {{"params", 0}, {"batch_stats", std::nullopt}}.
 using VariableAxes = std::vector<std::pair<Filter, VariableAxis>>;
-using SplitRngs = std::vector<std::pair<Filter, bool>>;
 
 struct VmapOptions {
   VariableAxes variable_axes = {};
@@ -50,9 +48,8 @@ struct VmapOptions {
 namespace detail {
 PackSpec vmap_spec(const VmapOptions& opts);
 // What vmap decides outside the mapped function (lift.py's vmap inner): the variable groups with
-// their mapped axis taken out of the boxes, the batch size, the rng keys (split groups split into
-// `axis_size` keys), and linum::vmap's axes over (variable groups, rng keys, args...) -> (y,
-// output groups). arg_leaves/arg_def: the positional arguments' leaves and structure (a tuple).
+// the mapped axis out of their boxes, the batch size, the rng keys (split ones into axis_size
+// keys) and linum::vmap's axes over (variable groups, rng keys, args...) -> (y, output groups).
 struct VmapCall {
   Tree variables, rng_keys;
   std::int64_t axis_size = 0;
@@ -65,9 +62,8 @@ Tree vmap_output_axes(Tree out_groups, const VmapOptions& opts);
 }  // namespace detail
 
 // lift.vmap(fn, variable_axes, split_rngs, in_axes, out_axes, axis_size, axis_name): returns
-// (scopes, args...) -> fn mapped; fn(scopes, args...) is run once. scopes is one Scope, or a
-// std::vector<Scope> lifted together (a scope below another one in the vector is re-pushed
-// inside from it, so its parent is that lifted scope).
+// (scopes, args...) -> fn mapped, running fn(scopes, args...) once; scopes is one Scope or a
+// std::vector<Scope> lifted together.
 template <class F>
 auto vmap(F fn, VmapOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto&... args) {
@@ -75,9 +71,8 @@ auto vmap(F fn, VmapOptions opts) {
       auto [leaves, def] = pytree::tree_flatten<Array>(std::make_tuple(args...));
       const detail::VmapCall v = detail::vmap_call(p, opts, leaves, def);
       auto mapped = [&](const Tree& vars, const Tree& keys, const auto&... a) {
-        RngGroups rngs = p.rngs();
-        for (std::size_t g = 0; g < rngs.size(); ++g) rngs[g] = with_keys(rngs[g], keys[g]);
-        return p.call(fn, vars, rngs, a...);
+        auto key = [&](std::size_t g, const Tree&) { return keys[g]; };
+        return p.call(fn, vars, split_groups(p.rngs(), opts.split_rngs, key), a...);
       };
       auto [y, out] = linum::vmap(mapped, {v.in_axes, v.out_axes, opts.axis_name, v.axis_size})(
           v.variables, v.rng_keys, args...);
@@ -127,42 +122,36 @@ struct ScanVariables {
 struct ScanSlice {
   BOOST_HANA_DEFINE_STRUCT(ScanSlice, (Tree, scan), (Tree, rng_keys), (Tree, args));
 };
-// What scan decides outside the loop (lift.py's scan inner): the length, each xs argument's axis
-// (nullopt: broadcast), the loop-invariant and carried variables, and the xs to slice.
+// What scan decides outside the loop: the length, each xs argument's axis and the xs to slice.
 struct ScanCall {
   std::int64_t length = 0;
   std::vector<std::optional<int>> arg_axes;
-  Tree broadcast, carry;
   ScanSlice xs;
 };
 ScanCall scan_call(const Pack& p, const ScanOptions& opts, const std::vector<Arrays>& arg_leaves);
-// One iteration's rng groups: split streams from the slice's keys, the others the outer ones.
-RngGroups scan_rngs(const Pack& p, const ScanOptions& opts, const Tree& keys);
 // The output groups: the stacked scan groups' axis moved back and add_axis applied to their boxes.
-Tree scan_outputs(const Pack& p, const ScanOptions& opts, ScanVariables out);
+Tree scan_outputs(const ScanOptions& opts, ScanVariables out);
 // Deep merge of b into a (b wins), tuples itemwise.
 Tree merge_trees(Tree a, const Tree& b);
-Tree move_axis(const Tree& t, int from, int to);
+// Every leaf with its axis `from` moved to `to`.
+template <class T>
+T move_axis(const T& t, int from, int to) {
+  if (from == to) return t;
+  return linum::detail::tree_apply(t, [&](const Array& a) { return moveaxis(a, from, to); });
+}
 // xs argument `like` as one iteration sees it: whole when broadcast, else rebuilt from its slice.
 template <class T>
 T scan_arg(const std::optional<int>& axis, const Tree& slice, const T& like) {
   if (!axis) return like;
   return linum::detail::tree_rebuild(like, pytree::tree_leaves<Array>(slice));
 }
-// The stacked ys with their new axis at out_axes.
-template <class Y>
-Y move_out_axis(const Y& ys, const ScanOptions& opts) {
-  if (opts.out_axes == 0) return ys;
-  return linum::detail::tree_apply(ys,
-                                   [&](const Array& a) { return moveaxis(a, 0, opts.out_axes); });
-}
 }  // namespace detail
 
 // lift.scan(fn, variable_axes, variable_broadcast, variable_carry, split_rngs, in_axes, out_axes,
 // length, reverse): fn(scopes, carry, xs...) -> (carry, ys); returns (scopes, init, xs...) ->
-// (carry, ys). Flax traces the body twice (lift.py's scan): the first run finds the broadcast
-// variables and advances the rng counters once; every iteration then starts from the counters
-// the second trace sees. Eagerly the first trace is one extra, discarded run of the body.
+// (carry, ys). Flax traces the body twice: the first trace finds the broadcast variables and
+// advances the rng counters, and every iteration starts from the counters the second one sees.
+// Eagerly the first trace is one extra, discarded run of the body.
 template <class F>
 auto scan(F fn, ScanOptions opts) {
   return [fn = std::move(fn), opts = std::move(opts)](auto&& scopes, const auto& init,
@@ -170,14 +159,16 @@ auto scan(F fn, ScanOptions opts) {
     return pack(detail::scan_spec(opts), scopes, [&](const auto& p) {
       using Carry = std::decay_t<decltype(init)>;
       const detail::ScanCall c = detail::scan_call(p, opts, {linum::detail::tree_arrays(xs)...});
-      Tree broadcast = c.broadcast;
+      const detail::ScanVariables vars = detail::ScanVariables::of(p.variables());
+      Tree broadcast = vars.broadcast;
       std::optional<CounterSnapshot> second_trace;
-      std::optional<Tree> broadcast_out;
+      Tree broadcast_out = Tree::tuple(Tree::seq_type(p.scopes().size(), Tree::dict()));
       auto body = [&](const Tree& carry_vars, const Carry& carry, const detail::ScanSlice& x) {
         const detail::ScanVariables in{broadcast, carry_vars, x.scan};
         auto run = [&](auto& s, const auto&... a) { return fn(s, carry, a...); };
+        auto key = [&](std::size_t g, const Tree&) { return x.rng_keys[g]; };
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-          return p.call(run, in.groups(), detail::scan_rngs(p, opts, x.rng_keys),
+          return p.call(run, in.groups(), split_groups(p.rngs(), opts.split_rngs, key),
                         detail::scan_arg(c.arg_axes[I], x.args[I], xs)...);
         }
         (std::index_sequence_for<decltype(xs)...>{});
@@ -188,7 +179,7 @@ auto scan(F fn, ScanOptions opts) {
         // variables, and every iteration starts from the counters it left.
         if (!second_trace) {
           broadcast_out = detail::ScanVariables::of(body(carry_vars, carry, x).second).broadcast;
-          broadcast = detail::merge_trees(broadcast, *broadcast_out);
+          broadcast = detail::merge_trees(broadcast, broadcast_out);
           second_trace = p.counters();
         } else {
           p.restore(*second_trace);
@@ -199,12 +190,12 @@ auto scan(F fn, ScanOptions opts) {
             std::make_pair(detail::keep_carry(carry_vars, v.carry), Carry(std::get<0>(r))),
             std::make_pair(v.scan, std::get<1>(r)));
       };
-      auto [last, ys] = linum::scan(step, std::make_pair(c.carry, init), c.xs,
+      auto [last, ys] = linum::scan(step, std::make_pair(vars.carry, init), c.xs,
                                     linum::ScanOptions{c.length, opts.reverse});
-      const detail::ScanVariables out{broadcast_out.value_or(p.empty_group()), last.first,
-                                      ys.first};
-      return std::make_pair(std::make_pair(last.second, detail::move_out_axis(ys.second, opts)),
-                            detail::scan_outputs(p, opts, out));
+      const detail::ScanVariables out{broadcast_out, last.first, ys.first};
+      return std::make_pair(
+          std::make_pair(last.second, detail::move_axis(ys.second, 0, opts.out_axes)),
+          detail::scan_outputs(opts, out));
     });
   };
 }

@@ -21,30 +21,20 @@ struct VjpOptions {
 
 namespace detail {
 Tree zeros_like_tree(const Tree& t);
-// jvp's tangents for the packed variable group `vars`: zeros, except the non-empty collections
-// of variable_tangents ({col: tangents}).
+// jvp's tangents for the variable group: zeros, except variable_tangents' non-empty collections.
 Tree variable_tangents_for(const Tree& vars, const Tree& variable_tangents);
 
-// lift.vjp's work. With Aux, fn returns (y, aux): aux is passed through undifferentiated and the
-// result is (y, bwd, aux).
-template <bool Aux, class F, class... P>
-auto vjp_impl(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) {
+// lift.vjp's work for fn returning (y, aux), aux undifferentiated: (y, bwd, aux).
+template <class F, class... P>
+auto vjp_aux(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) {
   PackSpec spec{{opts.vjp_variables, opts.variables}, {opts.variables}, {opts.rngs}, "vjp"};
   return pack(spec, scope, [&](const auto& p) {
     auto wrapper = [&](const Tree& vjp_vars, const P&... a) {
       auto [y, out] = p.call(fn, Tree::tuple({vjp_vars, p.variables()[1]}), p.rngs(), a...);
-      if constexpr (Aux)
-        return std::make_pair(std::make_pair(std::move(y.first), std::move(out)),
-                              std::move(y.second));
-      else
-        return std::make_pair(std::move(y), std::move(out));
+      return std::make_pair(std::make_pair(std::move(y.first), std::move(out)),
+                            std::move(y.second));
     };
-    auto result = [&] {
-      if constexpr (Aux)
-        return linum::vjp(wrapper, p.variables()[0], primals..., linum::has_aux);
-      else
-        return linum::vjp(wrapper, p.variables()[0], primals...);
-    }();
+    auto result = linum::vjp(wrapper, p.variables()[0], primals..., linum::has_aux);
     auto& [y, out] = std::get<0>(result);
     // The published variables are outputs too; they get zero cotangents. The variables' gradient
     // is the one packed scope's dict.
@@ -54,11 +44,7 @@ auto vjp_impl(const VjpOptions& opts, F& fn, Scope& scope, const P&... primals) 
       std::get<0>(grads) = Tree(std::get<0>(grads)[0]);
       return grads;
     };
-    if constexpr (Aux)
-      return std::make_pair(std::make_tuple(y, std::move(bwd), std::move(std::get<2>(result))),
-                            out);
-    else
-      return std::make_pair(std::make_pair(y, std::move(bwd)), out);
+    return std::make_pair(std::make_tuple(y, std::move(bwd), std::move(std::get<2>(result))), out);
   });
 }
 // Drops the variables' gradient from bwd's result: the gradients of the primals only.
@@ -72,7 +58,9 @@ auto primal_grads(const G& grads) {
 // bwd(cotangent) = (vars_grad {col: grads}, grads of each primal...).
 template <class F, class... P>
 auto vjp(const VjpOptions& opts, F fn, Scope& scope, const P&... primals) {
-  return detail::vjp_impl<false>(opts, fn, scope, primals...);
+  auto no_aux = [&fn](auto& s, const auto&... a) { return std::pair(fn(s, a...), std::tuple<>{}); };
+  auto [y, bwd, aux] = detail::vjp_aux(opts, no_aux, scope, primals...);
+  return std::make_pair(std::move(y), std::move(bwd));
 }
 template <class F, class... P>
 auto vjp(F fn, Scope& scope, const P&... primals) {
@@ -86,12 +74,10 @@ auto value_and_grad(F fn, Scope& scope, const P&... primals) {
   auto [y, bwd] = lift::vjp(VjpOptions{.vjp_variables = false}, std::move(fn), scope, primals...);
   return std::make_pair(y, detail::primal_grads(bwd(ones_like(y))));
 }
-// has_aux=True: fn returns (y, aux); the result is (y, aux, (grad of each primal...)), as Flax's
-// lift.value_and_grad returns them.
+// has_aux: fn returns (y, aux) and the result is (y, aux, grads), as Flax's lift.value_and_grad.
 template <class F, class... P>
 auto value_and_grad(HasAux, F fn, Scope& scope, const P&... primals) {
-  auto [y, bwd, aux] =
-      detail::vjp_impl<true>(VjpOptions{.vjp_variables = false}, fn, scope, primals...);
+  auto [y, bwd, aux] = detail::vjp_aux(VjpOptions{.vjp_variables = false}, fn, scope, primals...);
   auto grads = detail::primal_grads(bwd(ones_like(y)));
   return std::make_tuple(y, std::move(aux), std::move(grads));
 }

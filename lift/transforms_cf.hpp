@@ -47,8 +47,7 @@ auto cond(const Array& pred, const TF& true_fun, const FF& false_fun, Scope& sco
   });
 }
 
-// lift.switch(index, branches, scope, *operands): branches a std::vector (or std::array) of
-// functions (Scope&, operands...) -> y.
+// lift.switch(index, branches, scope, *operands): each branch(Scope&, operands...) -> y.
 template <class Branches, class... Ops>
 auto switch_(const Array& index, const Branches& branches, Scope& scope, const Ops&... operands) {
   const std::size_t n = std::size(branches);
@@ -66,19 +65,17 @@ auto switch_(const Array& index, const Branches& branches, Scope& scope, const O
 struct WhileOptions {
   Filter carry_variables = false;     // threaded through the loop (and written back)
   Filter broadcast_variables = true;  // read-only inside
-  std::vector<std::pair<Filter, bool>> split_rngs = {};
+  SplitRngs split_rngs = {};
 };
 
 namespace detail {
-// Body iteration i sees split streams as fold_in(base, i); the cond fn as fold_in(base, -i)
-// (lift.py's while_loop). Non-split streams keep the base key.
+// Split streams: fold_in(base, i) in body iteration i, fold_in(base, -i) in cond (as lift.py).
 RngGroups loop_rngs(const Pack& p, const WhileOptions& opts, const Array& i, bool for_cond);
 }  // namespace detail
 
 // lift.while_loop(cond_fn, body_fn, scope, init, carry_variables, broadcast_variables,
 // split_rngs): cond_fn(Scope&, carry) -> bool Array, body_fn(Scope&, carry) -> carry. lax traces
-// cond once, then body once (CounterReplay: every cond call starts from the outer counters, every
-// body iteration from those plus cond's draws, and the loop ends with both added).
+// cond once, then body once, and CounterReplay replays the counters those traces see.
 template <class CF, class BF, class C>
 C while_loop(const CF& cond_fn, const BF& body_fn, Scope& scope, const C& init,
              const WhileOptions& opts = {}) {
@@ -116,8 +113,7 @@ C while_loop(const CF& cond_fn, const BF& body_fn, Scope& scope, const C& init,
   });
 }
 
-// fori_loop(lower, upper, body_fn, scope, init, ...): body_fn(Scope&, i, carry) -> carry, as a
-// lifted while_loop over (i, carry).
+// fori_loop(lower, upper, body_fn, scope, init, ...): body_fn(Scope&, i, carry) -> carry.
 template <class BF, class C>
 C fori_loop(int lower, int upper, const BF& body_fn, Scope& scope, const C& init,
             const WhileOptions& opts = {}) {

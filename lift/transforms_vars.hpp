@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -19,13 +20,10 @@
 namespace linum::lift {
 
 // lift.custom_vjp(fn, forward_fn, backward_fn, grad_vars, nondiff_argnums): (Scope&, args...) ->
-// fn(scope, args...), whose derivative under grad/vjp is given by
-//   forward_fn(scope, args...) -> (y, residuals) and
-//   backward_fn(nondiff_args..., residuals, y_cotangent) -> std::tuple(variable cotangents,
-//   cotangent of each differentiable argument...),
-// where the variable cotangents are a dict {col: grads} over the collections grad_vars matches.
-// As in Flax, nondiff_argnums count the scope as argument 0 (the variables take its place), so
-// dense(scope, x, features) marks features with nondiff_argnums<2>. backward_fn gets no scope.
+// fn(scope, args...), differentiated by forward_fn(scope, args...) -> (y, residuals) and
+// backward_fn(nondiff_args..., residuals, y_cotangent) -> std::tuple({col: grads} over grad_vars,
+// cotangent of each differentiable argument...); backward_fn gets no scope. As in Flax,
+// nondiff_argnums count the scope as argument 0: dense(scope, x, features) marks features with 2.
 template <class F, class Fwd, class Bwd, int... ND>
 auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "params",
                 NondiffArgnums<ND...> nd = {}) {
@@ -61,10 +59,10 @@ auto custom_vjp(F fn, Fwd forward_fn, Bwd backward_fn, Filter grad_vars = "param
 }
 
 // lift.map_variables(fn, mapped_collections, map_in_fn, map_out_fn, init, mutable, rngs,
-// variables): fn sees the mapped collections as map_in_fn({col: the scope's part}); when `init`
-// or `mutable`, what fn leaves in them goes back through map_out_fn, otherwise they are
-// read-only inside. With `init` and a mutable scope, fn first runs once on the unmapped
-// variables (creating them; an extra call that advances rng counters, as in Flax).
+// variables): fn sees the mapped collections as map_in_fn({col: the scope's part}), and with
+// `init` or `mutable` what it leaves there goes back through map_out_fn (else they are read-only).
+// With `init` and a mutable scope, fn first runs once on the unmapped variables to create them
+// (an extra call that advances rng counters, as in Flax).
 struct MapVariablesOptions {
   bool init = false;
   bool mutable_ = false;
@@ -98,10 +96,15 @@ auto map_variables(F fn, Filter mapped_collections, In map_in_fn, Out map_out_fn
 }
 
 // lift.swap_collection(fn, col_a, col_b): fn sees col_a's variables as col_b and vice versa.
-Tree swap_collections(const Tree& vars, const std::string& col_a, const std::string& col_b);
 template <class F>
 auto swap_collection(F fn, std::string col_a, std::string col_b) {
-  auto swap = [col_a, col_b](const Tree& t) { return swap_collections(t, col_a, col_b); };
+  auto swap = [col_a, col_b](const Tree& vars) {
+    if (!vars.is_dict()) throw TypeError("swap_collection: expected a dict of collections");
+    Tree out = Tree::dict();
+    for (const auto& [col, v] : vars.as_dict())
+      out[col == col_a ? col_b : (col == col_b ? col_a : col)] = v;
+    return out;
+  };
   return map_variables(std::move(fn), Filter(std::set<std::string>{col_a, col_b}), swap, swap,
                        {.mutable_ = true});
 }
@@ -126,19 +129,16 @@ Carry remat_scan_call(const F& body_fn, const std::vector<std::int64_t>& lengths
                  .variable_carry = opts.variable_carry,
                  .split_rngs = opts.split_rngs,
                  .length = lengths[0]};
-  if (lengths.size() == 1) {
-    auto step = [&body_fn](Scope& s, const Carry& c) {
-      return std::make_pair(Carry(body_fn(s, c)), std::tuple<>{});
-    };
-    return lift::scan(step, so)(scope, carry).first;
+  std::function<Carry(Scope&, const Carry&)> inner = body_fn;
+  if (lengths.size() > 1) {
+    // The recomputation may run after this call returned: it owns its copies.
+    std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
+    inner = checkpoint([body_fn, rest, opts](Scope& s, const Carry& c) {
+      return remat_scan_call(body_fn, rest, opts, s, c);
+    });
   }
-  // The recomputation may run after this call returned: it owns its copies.
-  std::vector<std::int64_t> rest(lengths.begin() + 1, lengths.end());
-  auto inner = checkpoint([body_fn, rest, opts](Scope& s, const Carry& c) {
-    return remat_scan_call(body_fn, rest, opts, s, c);
-  });
   auto step = [&inner](Scope& s, const Carry& c) {
-    return std::make_pair(Carry(inner(s, c)), std::tuple<>{});
+    return std::make_pair(inner(s, c), std::tuple<>{});
   };
   return lift::scan(step, so)(scope, carry).first;
 }

@@ -397,7 +397,7 @@ class Module : public ModuleBase {
   // A trailing Rngs argument (apply(v, x, Rngs{...})) joins opts.rngs.
   template <class Fn, class... A>
   auto peel_rngs(Fn& fn, const Tree& variables, ApplyOptions& opts, A&&... args) const {
-    if constexpr (sizeof...(A) > 0 && lift::detail::last_is_rngs<A...>()) {
+    if constexpr (sizeof...(A) > 0 && lift::detail::last_is<Rngs, A...>()) {
       auto t = std::forward_as_tuple(std::forward<A>(args)...);
       const Rngs& extra = std::get<sizeof...(A) - 1>(t);
       for (const auto& [k, v] : extra) opts.rngs[k] = v;
