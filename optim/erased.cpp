@@ -5,7 +5,16 @@
 
 namespace linum::optim::detail {
 
-void throw_from_tree(const std::string& where, const std::string& want, const Tree& got) {
+void FromTreeStyle::mismatch(const std::string& want, const Tree& got) const {
+  std::string where = root;
+  for (const pytree::ChildKey& k : path) {
+    if (k.parent == pytree::detail::Category::Dict)
+      where += "['" + std::string(k.name) + "']";
+    else if (k.parent == pytree::detail::Category::Struct)
+      where += "." + std::string(k.name);
+    else
+      where += "[" + std::to_string(k.index) + "]";
+  }
   throw TypeError("GradientTransformation: the state at " + where + " should be " + want +
                   " but is a " + std::string(pytree::kind_name(got.kind())) +
                   "; was it made by this transformation's init?");
