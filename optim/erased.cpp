@@ -6,14 +6,15 @@
 namespace linum::optim::detail {
 
 void FromTreeStyle::mismatch(const std::string& want, const Tree& got) const {
+  using pytree::detail::cat;
   std::string where = root;
   for (const pytree::ChildKey& k : path) {
-    if (k.parent == pytree::detail::Category::Dict)
-      where += "['" + std::string(k.name) + "']";
-    else if (k.parent == pytree::detail::Category::Struct)
-      where += "." + std::string(k.name);
+    if (k.parent == Category::Dict)
+      where += cat("['", k.name, "']");
+    else if (k.parent == Category::Struct)
+      where += cat(".", k.name);
     else
-      where += "[" + std::to_string(k.index) + "]";
+      where += cat("[", k.index, "]");
   }
   throw TypeError("GradientTransformation: the state at " + where + " should be " + want +
                   " but is a " + std::string(pytree::kind_name(got.kind())) +

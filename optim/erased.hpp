@@ -44,6 +44,8 @@ Tree to_tree(const T& x) {
   return pytree::to_dynamic<Array>(x, ErasedStateStyle{});
 }
 
+using pytree::detail::Category;
+
 // to_tree's inverse as a from_dynamic Style: a T read from the Tree alone (no target), a
 // TypeError naming the place (root, then [i], .field, ['key'] as keystr prints) on mismatch.
 struct FromTreeStyle {
@@ -66,7 +68,7 @@ struct FromTreeStyle {
   template <class T>
   T dynamic(const T*, const Tree& t) const {
     using L = typename T::leaf_type;
-    if constexpr (pytree::detail::category_v<T> == pytree::detail::Category::Frozen) {
+    if constexpr (pytree::detail::category_v<T> == Category::Frozen) {
       expect(t.is_dict(), "a dict", t);
       return T(dynamic<pytree::BasicTree<L>>(nullptr, t));
     } else if constexpr (std::is_same_v<T, Tree>) {
@@ -77,7 +79,6 @@ struct FromTreeStyle {
   }
   template <class T, class KeyOf>
   std::size_t node(const Tree& t, std::size_t size, const KeyOf&) const {
-    using pytree::detail::Category;
     constexpr Category c = pytree::detail::category_v<T>;
     if constexpr (c == Category::List) {
       expect(t.is_list() || t.is_tuple(), "a list", t);
@@ -103,7 +104,6 @@ struct FromTreeStyle {
   }
   template <class Read>
   auto child(const Tree& t, const pytree::ChildKey& key, const Read& read) {
-    using pytree::detail::Category;
     path.push_back(key);
     const bool named = key.parent == Category::Dict || key.parent == Category::Struct;
     auto out = read(named ? t.at(key.name) : t.items()[key.index]);

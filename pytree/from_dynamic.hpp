@@ -51,7 +51,7 @@ T target_or_default(const T* target) {
 }  // namespace detail
 
 // A Style provides, for t the tree being read and target the value read into (nullptr when
-// there is none):
+// there is none; an empty optional in the target has none below it either):
 //   T leaf(const T* target, const BasicTree<L>& t)     for an arithmetic leaf or a declared one
 //   T dynamic(const T* target, const BasicTree<L>& t)  for a BasicTree or a FrozenDict
 //   std::size_t node<T>(const BasicTree<L>& t, std::size_t size, KeyOf key)  for a tuple,
@@ -59,7 +59,8 @@ T target_or_default(const T* target) {
 //       one) named key(i): checks that t holds such a node and returns how many children to read
 //   std::vector<std::string> dict(const BasicTree<L>& t, std::vector<std::string> target_keys)
 //       checks that t holds a dict and returns the keys to read
-//   R child(const BasicTree<L>& t, const ChildKey& key, Read read)  read(the child's tree).
+//   R child(const BasicTree<L>& t, const ChildKey& key, Read read)  finds the child in t and
+//       returns read(its tree), naming the child in the places its errors give meanwhile.
 template <class T, class L, class Style>
 T from_dynamic(const T* target, const BasicTree<L>& t, Style& style) {
   using Tree = BasicTree<L>;

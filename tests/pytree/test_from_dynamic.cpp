@@ -93,11 +93,11 @@ struct FromPlain {
     std::string where = "root";
     for (const pt::ChildKey& k : path) {
       if (k.parent == Category::Dict)
-        where += "['" + std::string(k.name) + "']";
+        where += pt::detail::cat("['", k.name, "']");
       else if (k.parent == Category::Struct || k.parent == Category::Custom)
-        where += "." + std::string(k.name);
+        where += pt::detail::cat(".", k.name);
       else
-        where += "[" + std::to_string(k.index) + "]";
+        where += pt::detail::cat("[", k.index, "]");
     }
     throw linum::TypeError("read at " + where + ": " + what);
   }
@@ -125,10 +125,10 @@ struct FromPlain {
     } else if constexpr (c == Category::Struct) {
       expect(t.is_dict(), "a dict", t);
       for (std::size_t i = 0; i < size; ++i) {
-        if (!t.contains(key(i))) fail("no field '" + key(i) + "'");
+        if (!t.contains(key(i))) fail(pt::detail::cat("no field '", key(i), "'"));
       }
     } else {
-      expect(t.is_tuple() && t.size() == size, "a tuple of " + std::to_string(size), t);
+      expect(t.is_tuple() && t.size() == size, pt::detail::cat("a tuple of ", size), t);
     }
     return size;
   }
