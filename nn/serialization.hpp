@@ -33,6 +33,7 @@
 #include <linum/autodiff/array.hpp>
 #include <linum/autodiff/tree_bridge.hpp>
 #include <linum/error.hpp>
+#include <linum/pytree/from_dynamic.hpp>
 #include <linum/pytree/frozen_dict.hpp>
 #include <linum/pytree/to_dynamic.hpp>
 
@@ -92,14 +93,6 @@ void check_dict_keys(const std::set<std::string>& target_keys, const Tree& state
 void check_struct_fields(const std::set<std::string>& fields, const Tree& state,
                          const RestorePath& path);
 
-template <class T>
-std::string child_key(std::size_t i) {
-  if constexpr (pytree::detail::custom_has_keys<T>())
-    return std::string(pytree::node_traits<T>::keys[i]);
-  else
-    return std::to_string(i);
-}
-
 // to_state_dict's nodes: a dynamic tree through tree_to_state_dict, every sequence (tuple,
 // vector, custom node) a dict of its children by name.
 struct StateDictStyle {
@@ -116,94 +109,59 @@ struct StateDictStyle {
   }
 };
 
-template <class T>
-T from_sd(const T& target, const Tree& state, RestorePath& path) {
-  constexpr Category c = category_v<T>;
-  if constexpr (std::is_same_v<T, Array>) {
-    return array_from_state(target, state, path);
-  } else if constexpr (c == Category::Leaf) {
-    return array_from_state(Array(target), state, path).concrete().template item<T>();
-  } else if constexpr (c == Category::Dynamic) {
-    static_assert(std::is_same_v<T, Tree>, "from_state_dict: a BasicTree must hold Arrays");
-    return tree_from_state_dict(target, state, path);
-  } else if constexpr (c == Category::Frozen) {
-    return T(tree_from_state_dict(target.unfreeze(), state, path));
-  } else if constexpr (c == Category::Optional) {
-    if (state.is_none()) return T();
-    if (target) return T(from_sd(*target, state, path));
-    return T(from_sd(typename T::value_type{}, state, path));
-  } else if constexpr (c == Category::Tuple) {
-    constexpr std::size_t n = std::tuple_size_v<T>;
-    check_list_state(n, state, path);
-    T out = target;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((std::get<I>(out) =
-            [&] {
-              PathGuard g(path, std::to_string(I));
-              return from_sd(std::get<I>(target), list_item(state, I, path), path);
-            }()),
-       ...);
-    }
-    (std::make_index_sequence<n>{});
-    return out;
-  } else if constexpr (c == Category::List) {
-    check_list_state(target.size(), state, path);
-    T out;
-    for (std::size_t i = 0; i < target.size(); ++i) {
-      PathGuard g(path, std::to_string(i));
-      out.push_back(from_sd(target[i], list_item(state, i, path), path));
-    }
-    return out;
-  } else if constexpr (c == Category::Dict) {
-    std::set<std::string> keys;
-    for (const auto& kv : target) keys.insert(kv.first);
-    check_dict_keys(keys, state, path);
-    T out;
-    for (const auto& [k, v] : target) {
-      PathGuard g(path, k);
-      out.insert_or_assign(k, from_sd(v, state.as_dict().at(k), path));
-    }
-    return out;
-  } else if constexpr (c == Category::Struct) {
-    constexpr std::size_t n = pytree::detail::struct_size_v<T>;
-    std::set<std::string> fields;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (fields.insert(pytree::detail::struct_field_name<I, T>()), ...);
-    }
-    (std::make_index_sequence<n>{});
-    check_struct_fields(fields, state, path);
-    // A copy of the target keeps what is not state (a TrainState's apply_fn and tx).
-    T out = target;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((pytree::detail::struct_field<I>(out) =
-            [&] {
-              const char* name = pytree::detail::struct_field_name<I, T>();
-              PathGuard g(path, name);
-              return from_sd(pytree::detail::struct_field<I>(target), state.as_dict().at(name),
-                             path);
-            }()),
-       ...);
-    }
-    (std::make_index_sequence<n>{});
-    return out;
-  } else {
-    static_assert(c == Category::Custom, "from_state_dict: not a pytree type");
-    constexpr std::size_t n = pytree::detail::custom_size_v<T>;
-    auto children = pytree::node_traits<T>::children(target);
-    std::set<std::string> keys;
-    for (std::size_t i = 0; i < n; ++i) keys.insert(child_key<T>(i));
-    check_dict_keys(keys, state, path);
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return pytree::node_traits<T>::from_children([&] {
-        const std::string key = child_key<T>(I);
-        PathGuard g(path, key);
-        return from_sd(pytree::detail::custom_child_t<T, I>(std::get<I>(children)),
-                       state.as_dict().at(key), path);
-      }()...);
-    }
-    (std::make_index_sequence<n>{});
+// from_state_dict's side of from_dynamic: the state dict read into the target's structure with
+// Flax's checks and messages; path is Flax's _record_path.
+struct RestoreStyle {
+  RestorePath path;
+
+  template <class T>
+  T leaf(const T* target, const Tree& state) {
+    Array a = array_from_state(Array(pytree::detail::target_or_default(target)), state, path);
+    if constexpr (std::is_same_v<T, Array>)
+      return a;
+    else
+      return a.concrete().template item<T>();
   }
-}
+  template <class T>
+  T dynamic(const T* target, const Tree& state) {
+    static_assert(std::is_same_v<T, Tree> || std::is_same_v<T, pytree::FrozenDict<Array>>,
+                  "from_state_dict: a BasicTree must hold Arrays");
+    const T none{};
+    const T& x = target ? *target : none;
+    if constexpr (std::is_same_v<T, Tree>)
+      return tree_from_state_dict(x, state, path);
+    else
+      return T(tree_from_state_dict(x.unfreeze(), state, path));
+  }
+  // Flax's _restore_list for tuples and vectors, _restore_namedtuple for structs; a custom
+  // node's children are a dict by name, as to_state_dict writes them.
+  template <class T, class KeyOf>
+  std::size_t node(const Tree& state, std::size_t size, const KeyOf& key) {
+    constexpr Category c = category_v<T>;
+    if constexpr (c == Category::Tuple || c == Category::List) {
+      check_list_state(size, state, path);
+    } else {
+      std::set<std::string> names;
+      for (std::size_t i = 0; i < size; ++i) names.insert(key(i));
+      if constexpr (c == Category::Struct)
+        check_struct_fields(names, state, path);
+      else
+        check_dict_keys(names, state, path);
+    }
+    return size;
+  }
+  std::vector<std::string> dict(const Tree& state, std::vector<std::string> target_keys) {
+    check_dict_keys(std::set<std::string>(target_keys.begin(), target_keys.end()), state, path);
+    return target_keys;
+  }
+  template <class Read>
+  auto child(const Tree& state, const pytree::ChildKey& key, const Read& read) {
+    PathGuard g(path, std::string(key.name));
+    const bool sequence = key.parent == Category::Tuple || key.parent == Category::List;
+    return read(sequence ? list_item(state, key.index, path)
+                         : state.as_dict().at(std::string(key.name)));
+  }
+};
 
 }  // namespace detail
 
@@ -221,9 +179,9 @@ Tree to_state_dict(const T& target) {
 // A None in the target takes whatever the state holds there.
 template <class T>
 T from_state_dict(const T& target, const Tree& state, std::string name = ".") {
-  detail::RestorePath path;
-  detail::PathGuard g(path, std::move(name));
-  return detail::from_sd(target, state, path);
+  detail::RestoreStyle style;
+  style.path.names.push_back(std::move(name));
+  return pytree::from_dynamic(&target, state, style);
 }
 
 // flax.serialization.to_bytes / from_bytes.

@@ -15,6 +15,7 @@
 
 #include <linum/optim/base.hpp>
 #include <linum/optim/combine.hpp>
+#include <linum/pytree/from_dynamic.hpp>
 #include <linum/pytree/to_dynamic.hpp>
 
 namespace linum::optim {
@@ -43,83 +44,79 @@ Tree to_tree(const T& x) {
   return pytree::to_dynamic<Array>(x, ErasedStateStyle{});
 }
 
-[[noreturn]] void throw_from_tree(const std::string& where, const std::string& want,
-                                  const Tree& got);
+using pytree::detail::Category;
+
+// to_tree's inverse as a from_dynamic Style: a T read from the Tree alone (no target), a
+// TypeError naming the place (root, then [i], .field, ['key'] as keystr prints) on mismatch.
+struct FromTreeStyle {
+  std::string root;
+  std::vector<pytree::ChildKey> path;  // its names point into the walk's own strings
+
+  [[noreturn]] void mismatch(const std::string& want, const Tree& got) const;
+  void expect(bool ok, const char* want, const Tree& t) const {
+    if (!ok) mismatch(want, t);
+  }
+
+  template <class T>
+  T leaf(const T*, const Tree& t) const {
+    expect(t.is_leaf(), "a leaf", t);
+    if constexpr (std::is_same_v<T, Array>)
+      return t.leaf();
+    else
+      return t.leaf().concrete().template item<T>();
+  }
+  template <class T>
+  T dynamic(const T*, const Tree& t) const {
+    using L = typename T::leaf_type;
+    if constexpr (pytree::detail::category_v<T> == Category::Frozen) {
+      expect(t.is_dict(), "a dict", t);
+      return T(dynamic<pytree::BasicTree<L>>(nullptr, t));
+    } else if constexpr (std::is_same_v<T, Tree>) {
+      return t;
+    } else {
+      return pytree::tree_map([](const Array& a) { return a.concrete().template item<L>(); }, t);
+    }
+  }
+  template <class T, class KeyOf>
+  std::size_t node(const Tree& t, std::size_t size, const KeyOf&) const {
+    constexpr Category c = pytree::detail::category_v<T>;
+    if constexpr (c == Category::List) {
+      expect(t.is_list() || t.is_tuple(), "a list", t);
+      return t.size();
+    } else if constexpr (c == Category::Struct) {
+      if (!t.is_dict() || t.size() != size) {
+        mismatch(pytree::detail::cat("a dict of the ", size, " fields of ",
+                                     pytree::detail::type_name<T>()),
+                 t);
+      }
+    } else if (!t.is_tuple() || t.size() != size) {
+      mismatch(c == Category::Tuple ? pytree::detail::cat("a tuple of ", size)
+                                    : "a tuple of the node's children",
+               t);
+    }
+    return size;
+  }
+  std::vector<std::string> dict(const Tree& t, const std::vector<std::string>&) const {
+    expect(t.is_dict(), "a dict", t);
+    std::vector<std::string> keys;
+    for (const auto& kv : t.as_dict()) keys.push_back(kv.first);
+    return keys;
+  }
+  template <class Read>
+  auto child(const Tree& t, const pytree::ChildKey& key, const Read& read) {
+    path.push_back(key);
+    const bool named = key.parent == Category::Dict || key.parent == Category::Struct;
+    auto out = read(named ? t.at(key.name) : t.items()[key.index]);
+    path.pop_back();
+    return out;
+  }
+};
 
 // The inverse of to_tree: a T read from a dynamic Tree; TypeError naming the place on mismatch.
 template <class T>
 T from_tree(const Tree& t, const std::string& where = "the root") {
-  using pytree::detail::Category;
-  constexpr Category c = pytree::detail::category_v<T>;
-  auto expect = [&](bool ok, const char* want) {
-    if (!ok) throw_from_tree(where, want, t);
-  };
-  if constexpr (std::is_same_v<T, Array>) {
-    expect(t.is_leaf(), "a leaf");
-    return t.leaf();
-  } else if constexpr (c == Category::Leaf) {
-    expect(t.is_leaf(), "a leaf");
-    return t.leaf().concrete().template item<T>();
-  } else if constexpr (c == Category::Dynamic) {
-    if constexpr (std::is_same_v<T, Tree>)
-      return t;
-    else {
-      using L = typename T::leaf_type;
-      return pytree::tree_map([](const Array& a) { return a.concrete().template item<L>(); }, t);
-    }
-  } else if constexpr (c == Category::Frozen) {
-    expect(t.is_dict(), "a dict");
-    return T(from_tree<pytree::BasicTree<typename T::leaf_type>>(t, where));
-  } else if constexpr (c == Category::Optional) {
-    if (t.is_none()) return T();
-    return T(from_tree<typename T::value_type>(t, where));
-  } else if constexpr (c == Category::Tuple) {
-    constexpr std::size_t n = std::tuple_size_v<T>;
-    expect(t.is_tuple() && t.size() == n, ("a tuple of " + std::to_string(n)).c_str());
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return T{from_tree<std::tuple_element_t<I, T>>(t.items()[I],
-                                                     where + "[" + std::to_string(I) + "]")...};
-    }
-    (std::make_index_sequence<n>{});
-  } else if constexpr (c == Category::List) {
-    expect(t.is_list() || t.is_tuple(), "a list");
-    T out;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      out.push_back(
-          from_tree<typename T::value_type>(t.items()[i], where + "[" + std::to_string(i) + "]"));
-    }
-    return out;
-  } else if constexpr (c == Category::Dict) {
-    expect(t.is_dict(), "a dict");
-    T out;
-    for (const auto& [k, v] : t.as_dict()) {
-      out.insert_or_assign(k, from_tree<typename T::mapped_type>(v, where + "['" + k + "']"));
-    }
-    return out;
-  } else if constexpr (c == Category::Struct) {
-    constexpr std::size_t n = pytree::detail::struct_size_v<T>;
-    expect(t.is_dict() && t.size() == n, ("a dict of the " + std::to_string(n) + " fields of " +
-                                          std::string(pytree::detail::type_name<T>()))
-                                             .c_str());
-    T out{};
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((pytree::detail::struct_field<I>(out) = from_tree<pytree::detail::struct_field_t<T, I>>(
-            t.at(pytree::detail::struct_field_name<I, T>()),
-            where + "." + pytree::detail::struct_field_name<I, T>())),
-       ...);
-    }
-    (std::make_index_sequence<n>{});
-    return out;
-  } else {
-    static_assert(c == Category::Custom, "from_tree: not a pytree type");
-    constexpr std::size_t n = pytree::detail::custom_size_v<T>;
-    expect(t.is_tuple() && t.size() == n, "a tuple of the node's children");
-    return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return pytree::node_traits<T>::from_children(from_tree<pytree::detail::custom_child_t<T, I>>(
-          t.items()[I], where + "[" + std::to_string(I) + "]")...);
-    }
-    (std::make_index_sequence<n>{});
-  }
+  FromTreeStyle style{where, {}};
+  return pytree::from_dynamic<T>(nullptr, t, style);
 }
 
 }  // namespace detail

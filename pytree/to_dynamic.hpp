@@ -19,6 +19,27 @@ namespace linum::pytree {
 // node_traits node's children.
 enum class SequenceKind { Tuple, List, Custom };
 
+namespace detail {
+
+// The name of child i of a node of type T: a struct field's name, a keyed custom node's key,
+// else i as text ("0", "1", ...).
+template <class T>
+std::string child_name(std::size_t i) {
+  if constexpr (category_v<T> == Category::Struct) {
+    return [&]<std::size_t... I>(std::index_sequence<I...>) {
+      const char* names[] = {struct_field_name<I, T>()..., nullptr};
+      return std::string(names[i]);
+    }
+    (std::make_index_sequence<struct_size_v<T>>{});
+  } else if constexpr (category_v<T> == Category::Custom && custom_has_keys<T>()) {
+    return std::string(node_traits<T>::keys[i]);
+  } else {
+    return std::to_string(i);
+  }
+}
+
+}  // namespace detail
+
 // A Style provides
 //   BasicTree<L> dynamic(const BasicTree<X>& x)  for a dynamic tree (a FrozenDict unfrozen), and
 //   BasicTree<L> sequence(seq_type items, SequenceKind kind, KeyOf key)  where key(i) is child
@@ -29,7 +50,7 @@ BasicTree<L> to_dynamic(const T& x, const Style& style) {
   using detail::Category;
   constexpr Category c = detail::category_v<T>;
   detail::check_pytree<T>();
-  auto index = [](std::size_t i) { return std::to_string(i); };
+  auto name = detail::child_name<T>;
   if constexpr (c == Category::Leaf) {
     return Tree(L(x));
   } else if constexpr (c == Category::Dynamic) {
@@ -41,11 +62,11 @@ BasicTree<L> to_dynamic(const T& x, const Style& style) {
   } else if constexpr (c == Category::Tuple) {
     typename Tree::seq_type items;
     std::apply([&](const auto&... e) { (items.push_back(to_dynamic<L>(e, style)), ...); }, x);
-    return style.sequence(std::move(items), SequenceKind::Tuple, index);
+    return style.sequence(std::move(items), SequenceKind::Tuple, name);
   } else if constexpr (c == Category::List) {
     typename Tree::seq_type items;
     for (const auto& e : x) items.push_back(to_dynamic<L>(e, style));
-    return style.sequence(std::move(items), SequenceKind::List, index);
+    return style.sequence(std::move(items), SequenceKind::List, name);
   } else if constexpr (c == Category::Dict) {
     typename Tree::dict_type d;
     for (const auto& [k, v] : x) d.insert_or_assign(k, to_dynamic<L>(v, style));
@@ -64,13 +85,7 @@ BasicTree<L> to_dynamic(const T& x, const Style& style) {
     typename Tree::seq_type items;
     std::apply([&](const auto&... e) { (items.push_back(to_dynamic<L>(e, style)), ...); },
                node_traits<T>::children(x));
-    auto key = [](std::size_t i) {
-      if constexpr (detail::custom_has_keys<T>())
-        return std::string(node_traits<T>::keys[i]);
-      else
-        return std::to_string(i);
-    };
-    return style.sequence(std::move(items), SequenceKind::Custom, key);
+    return style.sequence(std::move(items), SequenceKind::Custom, name);
   }
 }
 
