@@ -57,8 +57,9 @@ struct BroadcastTo final : Primitive {
   Arrays eval(std::span<const Array> in) const override {
     const Array& x = in[0];
     Array out = empty(shape, x.dtype());
-    dispatch_with_complex(
-        x.dtype(), [&]<class T>() { broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape); });
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
+      broadcast_copy(in_ptr<T>(x), x.shape(), out_ptr<T>(out), shape);
+    });
     return {out};
   }
   Arrays jvp(std::span<const Array>, std::span<const Array> t,
@@ -112,6 +113,7 @@ struct Transpose final : Primitive {
         o[0] = a[0];
         return;
       }
+      if (swaps_last_two()) return transpose_matrices(a, o, x.shape());
       std::vector<std::int64_t> idx(nd, 0);
       std::int64_t off = 0;
       const std::int64_t inner = os[nd - 1], si = st[nd - 1];
@@ -126,6 +128,30 @@ struct Transpose final : Primitive {
       }
     });
     return {out};
+  }
+  // The last two axes swapped and the others kept: a batch of matrix transpositions (a weight's
+  // .T, the most common case), which run in tiles so that reads and writes use whole cache lines.
+  bool swaps_last_two() const {
+    const auto nd = perm.size();
+    if (nd < 2 || perm[nd - 1] != static_cast<int>(nd) - 2 ||
+        perm[nd - 2] != static_cast<int>(nd) - 1)
+      return false;
+    for (std::size_t i = 0; i + 2 < nd; ++i)
+      if (perm[i] != static_cast<int>(i)) return false;
+    return true;
+  }
+  template <class T>
+  static void transpose_matrices(const T* a, T* o, const Shape& xs) {
+    constexpr std::int64_t tile = 16;
+    const std::int64_t r = xs[xs.size() - 2], c = xs[xs.size() - 1];
+    const std::int64_t batch = shape_size(xs) / (r * c);
+    for (std::int64_t b = 0; b < batch; ++b, a += r * c, o += r * c)
+      for (std::int64_t i0 = 0; i0 < r; i0 += tile)
+        for (std::int64_t j0 = 0; j0 < c; j0 += tile) {
+          const std::int64_t i1 = std::min(r, i0 + tile), j1 = std::min(c, j0 + tile);
+          for (std::int64_t j = j0; j < j1; ++j)
+            for (std::int64_t i = i0; i < i1; ++i) o[j * r + i] = a[i * c + j];
+        }
   }
   std::vector<int> inverse() const {
     std::vector<int> inv(perm.size());
@@ -280,9 +306,7 @@ struct Split final : Primitive {
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array> outs) const override {
     const Shape& xs = p[0].shape();
-    auto piece = [&](std::size_t i) {
-      return ct[i].valid() ? ct[i] : zeros_like(outs[i]);
-    };
+    auto piece = [&](std::size_t i) { return ct[i].valid() ? ct[i] : zeros_like(outs[i]); };
     auto zeros_along = [&](std::int64_t n) {
       Shape s = xs;
       s[axis] = n;
@@ -331,6 +355,12 @@ std::optional<SplitPieces> split_pieces_of(const Primitive& p) {
   const auto* s = dynamic_cast<const Split*>(&p);
   if (!s) return std::nullopt;
   return SplitPieces{s->axis, s->starts, s->sizes};
+}
+
+std::optional<int> concatenate_axis_of(const Primitive& p) {
+  const auto* c = dynamic_cast<const Concatenate*>(&p);
+  if (!c) return std::nullopt;
+  return c->axis;
 }
 
 }  // namespace detail

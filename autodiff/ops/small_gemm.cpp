@@ -13,9 +13,15 @@ namespace {
 template <class T>
 using Vec = xsimd::batch<T>;
 
-// Register tile of the broadcast kernel: kRows rows of C by kVecs SIMD vectors (6 x 16 floats
-// on AVX2: 12 accumulators, 2 B vectors and 1 broadcast fill the 16 registers).
-constexpr int kRows = 6, kVecs = 2;
+// Register tile of the broadcast kernel: kRows rows of C by kVecs SIMD vectors. AVX2's 16
+// registers hold 6 x 2 (12 accumulators, 2 B vectors and a broadcast); AVX-512's 32 hold 8 x 2,
+// which also covers a batch of 16 rows (an LSTM step's) in two tiles, each streaming B once.
+#if defined(__AVX512F__)
+constexpr int kRows = 8;
+#else
+constexpr int kRows = 6;
+#endif
+constexpr int kVecs = 2;
 
 // C[0:R, 0:V·W] (+)= A[0:R, :]·B[:, 0:V·W] with A(i, p) = a[i·ars + p·acs] (so a transposed A
 // costs nothing) and the rows of B contiguous with stride ldb.
@@ -59,6 +65,8 @@ void strip_nn(std::int64_t m, std::int64_t k, const T* a, std::int64_t ars, std:
   const T* ai = a + i * ars;
   T* ci = c + i * ldc;
   switch (m - i) {
+    case 7: tile_nn<T, 7, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
+    case 6: tile_nn<T, 6, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
     case 5: tile_nn<T, 5, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
     case 4: tile_nn<T, 4, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
     case 3: tile_nn<T, 3, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
@@ -66,7 +74,7 @@ void strip_nn(std::int64_t m, std::int64_t k, const T* a, std::int64_t ars, std:
     case 1: tile_nn<T, 1, V>(k, ai, ars, acs, b, ldb, ci, ldc, acc); break;
     default: break;
   }
-  static_assert(kRows == 6, "the row tail above covers kRows - 1 rows");
+  static_assert(kRows <= 8, "the row tail above covers up to 7 rows");
 }
 
 // Per-thread buffers: 0 and 1 for small_gemm's copies, 2 and 3 for kernel_nn's last columns.

@@ -23,7 +23,8 @@ void check_array(const Array& a, const Shape& shape, const std::vector<double>& 
   const auto v = linum::testing::values(a);
   REQUIRE(v.size() == expected.size());
   for (std::size_t i = 0; i < v.size(); ++i)  // NaN (take's fill) matches NaN
-    CHECK((std::isnan(expected[i]) ? std::isnan(v[i]) : v[i] == doctest::Approx(expected[i]).epsilon(1e-12)));
+    CHECK((std::isnan(expected[i]) ? std::isnan(v[i])
+                                   : v[i] == doctest::Approx(expected[i]).epsilon(1e-12)));
 }
 
 void check_close(const Array& a, const Array& b) {
@@ -139,6 +140,29 @@ TEST_CASE("expand_dims, moveaxis and transpose move values where numpy does") {
   LINUM_CHECK_ERROR(linum::transpose(x, {0, 0}), linum::ValueError, "transpose: repeated axis");
   check_vmap([](const Array& a) { return linum::moveaxis(a, 0, 2); }, in_axes({1}),
              randn({2, 3, 4, 5}, 3));
+}
+
+TEST_CASE("transposing the last two axes (tiled) equals the element loop, tile edges included") {
+  for (const Shape& s :
+       {Shape{17, 33}, Shape{16, 16}, Shape{1, 40}, Shape{3, 5, 40}, Shape{2, 1, 31, 18}}) {
+    for (linum::DType d : {linum::float32, linum::float64, linum::int32, linum::complex64}) {
+      const Array x = linum::astype(iota(s), d);
+      std::vector<int> perm(s.size());
+      for (std::size_t i = 0; i < s.size(); ++i) perm[i] = static_cast<int>(i);
+      std::swap(perm[s.size() - 1], perm[s.size() - 2]);
+      const Array y = linum::transpose(x, perm);
+      const std::int64_t r = s[s.size() - 2], c = s[s.size() - 1], batch = x.size() / (r * c);
+      std::vector<double> want;
+      for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t j = 0; j < c; ++j)
+          for (std::int64_t i = 0; i < r; ++i) want.push_back(double(b * r * c + i * c + j));
+      Shape ys = s;
+      std::swap(ys[s.size() - 1], ys[s.size() - 2]);
+      INFO(linum::shape_str(s) << " " << linum::dtype_name(d));
+      CHECK(y.dtype() == d);
+      check_array(d == linum::complex64 ? linum::real(y) : y, ys, want);
+    }
+  }
 }
 
 // ---- concatenate, stack, split -----------------------------------------------------------------

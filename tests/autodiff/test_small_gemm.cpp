@@ -21,9 +21,9 @@ using linum::testing::check_grads;
 
 namespace {
 
-// Sizes on both sides of the kernel's tiles (6 rows), of SIMD widths 2-16 and, with B transposed,
-// of the choice between copying B and computing Cᵀ (n·k against m·k + m·n).
-const std::int64_t kM[] = {1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 16};
+// Sizes on both sides of the kernel's tiles (6 rows, 8 with AVX-512), of SIMD widths 2-16 and, with
+// B transposed, of the choice between copying B and computing Cᵀ (n·k against m·k + m·n).
+const std::int64_t kM[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 17};
 const std::int64_t kN[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 49};
 const std::int64_t kK[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65};
 
