@@ -88,14 +88,6 @@ struct ScalarCode {
   std::vector<std::uint32_t> out_regs;
 };
 
-// An output of a chain written in place into a larger buffer, an input of the eqn (a
-// ConcatBuffer's): the output is a view of the buffer from element `offset` on.
-struct Placement {
-  int output;
-  int input;
-  std::int64_t offset;
-};
-
 // A fused chain as the primitive of its eqn. It only ever runs on its kernel: programs that
 // transforms run again are never fused.
 class FusedChain final : public Primitive {
@@ -105,46 +97,11 @@ class FusedChain final : public Primitive {
   DType dtype;
   Avals outs;  // per output of the eqn: its shape (the chain's, or a concatenation's) and weak type
   std::variant<Blocks, ScalarCode<float>, ScalarCode<double>> code;
-  // Outputs that are pieces of a concatenation, and the buffers they go to: those are the eqn's
-  // last inputs, after the chain's own.
-  std::vector<Placement> placed;
 
   const char* name() const override { return "fused_elementwise"; }
   Arrays eval(std::span<const Array> in) const override;  // jit_fused_kernels.cpp
   Avals abstract_eval(std::span<const ShapeDtype>) const override { return outs; }
   bool weak_type_rule(bool) const override { return false; }  // the kernel sets each output's
 };
-
-// A concatenation whose pieces chains write in place: the buffer, made before the first of those
-// chains runs (uninitialised until then), and the concatenation itself, which copies the other
-// pieces (constants, other eqns' results) into the buffer after them and is the buffer.
-class ConcatBuffer final : public Primitive {
- public:
-  explicit ConcatBuffer(ShapeDtype aval) : aval(std::move(aval)) {}
-  ShapeDtype aval;
-  const char* name() const override { return "concatenate_buffer"; }
-  Arrays eval(std::span<const Array>) const override;  // jit_fused_kernels.cpp
-  Avals abstract_eval(std::span<const ShapeDtype>) const override { return {aval}; }
-  bool weak_type_rule(bool) const override { return false; }  // the kernel sets it
-};
-class ConcatRest final : public Primitive {
- public:
-  explicit ConcatRest(std::vector<std::int64_t> offsets) : offsets(std::move(offsets)) {}
-  std::vector<std::int64_t> offsets;  // per input after the buffer: its first element there
-  const char* name() const override { return "concatenate_rest"; }
-  Arrays eval(std::span<const Array> in) const override;  // jit_fused_kernels.cpp
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {in[0]}; }
-  bool weak_type_rule(bool) const override { return false; }  // the buffer keeps its own
-};
-
-// The SIMD width of float32 or float64 here: a chain's rows must be whole batches of it
-// (jit_fusion.cpp).
-std::int64_t simd_width(DType d);
-
-// Splits that chains read, concatenations of chains' results and chains that only another chain
-// reads become layouts of the chains that remain; chain_of[k] is eqn k's chain in block form, or
-// nullptr (jit_layouts.cpp).
-void absorb_into_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
-                        const std::vector<char>& var_weak, std::vector<FusedChain*> chain_of);
 
 }  // namespace linum::detail

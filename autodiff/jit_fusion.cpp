@@ -1,14 +1,15 @@
 // Elementwise fusion of a recorded Program: the one table of fusable primitives, and the pass that
-// replaces each run of them by a FusedChain eqn (jit_layouts.cpp then moves splits,
-// concatenations and producer chains into those; jit_fused_kernels.cpp runs them).
+// replaces each run of them by a FusedChain eqn (jit_fused_kernels.cpp runs it).
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <unordered_map>
 
 #include <linum/autodiff/ops/simd.hpp>
 
 #include <linum/autodiff/jit_fused.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 
 namespace linum::detail {
 
@@ -43,6 +44,11 @@ Fusable fusable(const Primitive& p) {
   if (it != table.end()) return it->second;
   if (const FusedOp* square = integer_pow_fused_op(p)) return {square, Opcode::square};
   return {};
+}
+
+std::int64_t simd_width(DType d) {
+  return static_cast<std::int64_t>(d == float32 ? xsimd::batch<float>::size
+                                                : xsimd::batch<double>::size);
 }
 
 // A chain being fused: its block form, each step's opcode and the values it reads from outside.
@@ -269,20 +275,149 @@ struct Fuser {
     in = std::move(vars);
     return true;
   }
+
+  // The layout of the piece [start, start + size) of `axis` in a buffer of shape `s`, for a chain
+  // over the piece's shape; nullopt when its rows are not whole SIMD batches.
+  static std::optional<Layout> piece(const Shape& s, int axis, std::int64_t start,
+                                     std::int64_t size, DType dtype) {
+    const std::int64_t inner = shape_size(Shape(s.begin() + axis + 1, s.end()));
+    if (axis == 0) return Layout{start * inner};
+    if ((size * inner) % simd_width(dtype) != 0) return std::nullopt;
+    return Layout{start * inner, size * inner, s[static_cast<std::size_t>(axis)] * inner};
+  }
+
+  // Which eqns read each var (an eqn reading it twice, twice) after fuse().
+  std::vector<std::vector<int>> readers() const {
+    std::vector<std::vector<int>> r(program.num_vars);
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      for (const Ref& x : program.eqns[k].in)
+        if (x.var >= 0) r[x.var].push_back(static_cast<int>(k));
+    for (const Ref& x : program.outputs)
+      if (x.var >= 0) r[x.var].push_back(-1);
+    return r;
+  }
+
+  // A split whose pieces only chains read (over the pieces' shapes) goes: each chain reads its
+  // piece in place, as a layout of the split's input.
+  void absorb_split(int k, const std::vector<std::vector<int>>& readers, std::vector<char>& drop) {
+    const Eqn& e = program.eqns[k];
+    const auto pieces = split_pieces_of(*e.prim);
+    if (!pieces) return;
+    const ShapeDtype src = aval_of(e.in[0]);
+    std::vector<std::optional<Layout>> at;
+    for (std::size_t j = 0; j < e.out.size(); ++j) {
+      at.push_back(piece(src.shape, pieces->axis, pieces->starts[j], pieces->sizes[j], src.dtype));
+      for (int r : readers[e.out[j]])
+        if (!at.back() || r < 0 || !chain_of[r] || chain_of[r]->shape != var_aval[e.out[j]].shape)
+          return;
+    }
+    int first = -1;
+    for (std::size_t j = 0; j < e.out.size(); ++j)
+      for (int r : readers[e.out[j]]) {
+        Eqn& reader = program.eqns[r];
+        for (std::size_t p = 0; p < reader.in.size(); ++p)
+          if (reader.in[p].var == e.out[j]) {
+            reader.in[p] = e.in[0];
+            std::get<Blocks>(chain_of[r]->code).in_layout[p] = *at[j];
+          }
+        first = first < 0 ? r : std::min(first, r);
+      }
+    if (first >= 0) program.eqns[first].size += e.size;  // the split's primitive, counted once
+    drop[k] = 1;
+  }
+
+  // A concatenation of outputs of one chain (over their shapes) that nothing else reads goes: the
+  // chain writes the concatenation, each value as a layout of it.
+  void absorb_concatenate(int k, const std::vector<std::vector<int>>& readers,
+                          std::vector<char>& drop) {
+    const Eqn& e = program.eqns[k];
+    if (std::string_view(e.prim->name()) != "concatenate" || e.in.size() < 2) return;
+    const ShapeDtype dst = var_aval[e.out[0]];
+    const int def = e.in[0].var >= 0 ? defining(e.in[0].var, k) : -1;
+    if (def < 0 || !chain_of[def]) return;
+    FusedChain& chain = *chain_of[def];
+    // The axis: the one dim where the pieces differ from the result.
+    if (chain.shape.size() != dst.shape.size()) return;
+    int axis = -1;
+    for (std::size_t d = 0; d < dst.shape.size(); ++d)
+      if (dst.shape[d] != chain.shape[d]) {
+        if (axis >= 0) return;
+        axis = static_cast<int>(d);
+      }
+    if (axis < 0) return;
+    std::vector<Layout> at;
+    std::int64_t start = 0;
+    for (const Ref& r : e.in) {
+      const Shape& s = r.var >= 0 ? var_aval[r.var].shape : Shape{};
+      if (r.var < 0 || readers[r.var].size() != 1 || defining(r.var, k) != def || s != chain.shape)
+        return;
+      const auto l = piece(dst.shape, axis, start, s[static_cast<std::size_t>(axis)], dst.dtype);
+      if (!l) return;
+      at.push_back(*l);
+      start += s[static_cast<std::size_t>(axis)];
+    }
+    Eqn& producer = program.eqns[def];
+    Blocks& b = std::get<Blocks>(chain.code);
+    std::vector<int> index_of(producer.out.size(), -1);  // old output -> new output
+    std::vector<int> kept_out;
+    Avals kept_avals;
+    for (std::size_t o = 0; o < producer.out.size(); ++o) {
+      if (std::find(e.in.begin(), e.in.end(), Ref{producer.out[o], -1}) != e.in.end()) continue;
+      index_of[o] = static_cast<int>(kept_out.size());
+      kept_out.push_back(producer.out[o]);
+      kept_avals.push_back(chain.outs[o]);
+    }
+    const int joined = static_cast<int>(kept_out.size());
+    for (Blocks::Out& o : b.outs) {
+      const int v = producer.out[static_cast<std::size_t>(o.output)];
+      const auto j = std::find(e.in.begin(), e.in.end(), Ref{v, -1}) - e.in.begin();
+      if (index_of[static_cast<std::size_t>(o.output)] >= 0) {
+        o.output = index_of[static_cast<std::size_t>(o.output)];
+      } else {
+        o.output = joined;
+        o.at = at[static_cast<std::size_t>(j)];
+      }
+    }
+    kept_out.push_back(e.out[0]);
+    kept_avals.push_back({dst.shape, dst.dtype, var_weak[e.out[0]] != 0});
+    producer.out = std::move(kept_out);
+    chain.outs = std::move(kept_avals);
+    producer.size += e.size;
+    drop[k] = 1;
+  }
+
+  // The eqn before `before` that writes var v, or -1.
+  int defining(int v, int before) const {
+    for (int k = before; k-- > 0;)
+      for (int o : program.eqns[k].out)
+        if (o == v) return k;
+    return -1;
+  }
+
+  // Splits feeding chains and concatenations of a chain's outputs become layouts of the chains
+  // (the splits first: they change who reads what).
+  void absorb() {
+    std::vector<char> drop(program.eqns.size(), 0);
+    auto rd = readers();
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      absorb_split(static_cast<int>(k), rd, drop);
+    rd = readers();
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      if (!drop[k]) absorb_concatenate(static_cast<int>(k), rd, drop);
+    std::vector<Eqn> kept;
+    for (std::size_t k = 0; k < program.eqns.size(); ++k)
+      if (!drop[k]) kept.push_back(std::move(program.eqns[k]));
+    program.eqns = std::move(kept);
+  }
 };
 
 }  // namespace
-
-std::int64_t simd_width(DType d) {
-  return static_cast<std::int64_t>(d == float32 ? xsimd::batch<float>::size
-                                                : xsimd::batch<double>::size);
-}
 
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak) {
   Fuser f{p, var_aval, var_weak, {}, {}};
   f.fuse();
-  absorb_into_chains(p, var_aval, var_weak, std::move(f.chain_of));
+  f.absorb();
 }
 
 }  // namespace linum::detail

@@ -28,7 +28,4 @@ struct SplitPieces {
 };
 std::optional<SplitPieces> split_pieces_of(const Primitive& p);
 
-// The axis p joins along, when p is concatenate (ops/shape.cpp).
-std::optional<int> concatenate_axis_of(const Primitive& p);
-
 }  // namespace linum::detail

@@ -1,7 +1,6 @@
 // jit's fused elementwise chains beyond test_jit.cpp's: one-element chains run as register code
-// (every operation form, constants folded into the code, several outputs), chains over split
-// pieces, concatenations and chains computed inside their reader, compared bit for bit with
-// eager evaluation, which runs each primitive's own kernel.
+// (every operation form, constants folded into the code, several outputs), compared bit for bit
+// with eager evaluation, which runs each primitive's own kernel.
 #include <doctest/doctest.h>
 
 #include <utility>
@@ -125,13 +124,9 @@ TEST_SUITE("jit") {
       return text.find(" = " + name) != std::string::npos;
     };
     for (DType dt : {float32, float64}) {
-      // Pieces of 16, 48 or 64 columns: whole SIMD batches, read and written in place (rows
-      // under 64 elements through staging copies, blocks of 48-column pieces crossing rows at
-      // other points than the pieces' ends; 64-column pieces in blocks cut at the rows); of 10:
-      // copied.
-      for (std::int64_t cols : {16, 48, 64, 10}) {
-        const std::int64_t rows = cols == 48 ? 40 : 8;
-        const Array x = astype(data({rows, 4 * cols}, 1), dt), b = astype(data({4 * cols}, 2), dt);
+      // Pieces of 16 columns: whole SIMD batches, read and written in place; of 10: copied.
+      for (std::int64_t cols : {16, 10}) {
+        const Array x = astype(data({8, 4 * cols}, 1), dt), b = astype(data({4 * cols}, 2), dt);
         auto jg = jit(gates);
         jg(x, b);  // trace
         const std::uint64_t before = memory_stats().num_allocs;
@@ -142,12 +137,7 @@ TEST_SUITE("jit") {
         const std::string text = jg.program_text();
         CHECK(count(text, "split") == (cols == 10));
         CHECK(count(text, "concatenate") == (cols == 10));
-        if (cols != 10) {
-          // z's chain runs inside the gates' chain, once per piece: z is never stored, and the
-          // concatenation is the only buffer.
-          CHECK(allocs == 1);
-          CHECK(text.find("fused_elementwise") == text.rfind("fused_elementwise"));
-        }
+        if (cols == 16) CHECK(allocs == 2);  // z and the concatenation
         // The backward pass concatenates the gates' cotangents (split's transpose): written in
         // place by the chain that computes them.
         auto loss = [&](const Array& xx) { return sum(gates(xx, b) * gates(xx, b)); };
