@@ -357,12 +357,6 @@ std::optional<SplitPieces> split_pieces_of(const Primitive& p) {
   return SplitPieces{s->axis, s->starts, s->sizes};
 }
 
-std::optional<int> concatenate_axis_of(const Primitive& p) {
-  const auto* c = dynamic_cast<const Concatenate*>(&p);
-  if (!c) return std::nullopt;
-  return c->axis;
-}
-
 }  // namespace detail
 
 using namespace detail;
