@@ -3,6 +3,7 @@
 // strided loops behind elementwise kernels.
 #pragma once
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <span>
@@ -67,6 +68,17 @@ T* out_ptr(Array& a) {
 template <class T>
 const T* in_ptr(const Array& a) {
   return static_cast<const T*>(static_cast<const ConcreteImpl*>(a.impl().get())->data);
+}
+
+// Copies the r×s matrix x (row stride ldx) transposed into y (s×r, row stride r), in square
+// blocks so that both sides are read and written in whole cache lines.
+template <class T>
+void transpose_into(std::int64_t r, std::int64_t s, const T* x, std::int64_t ldx, T* y) {
+  constexpr std::int64_t blk = 16;
+  for (std::int64_t i0 = 0; i0 < r; i0 += blk)
+    for (std::int64_t j0 = 0; j0 < s; j0 += blk)
+      for (std::int64_t i = i0; i < std::min(r, i0 + blk); ++i)
+        for (std::int64_t j = j0; j < std::min(s, j0 + blk); ++j) y[j * r + i] = x[i * ldx + j];
 }
 
 inline std::vector<std::int64_t> strides_of(const Shape& s) {

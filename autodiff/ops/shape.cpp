@@ -113,7 +113,12 @@ struct Transpose final : Primitive {
         o[0] = a[0];
         return;
       }
-      if (swaps_last_two()) return transpose_matrices(a, o, x.shape());
+      if (swaps_last_two()) {
+        // A batch of matrix transpositions (a weight's .T, the most common case), tiled.
+        const std::int64_t r = x.shape(nd - 2), c = x.shape(nd - 1);
+        for (std::int64_t b = 0; b < n; b += r * c) transpose_into(r, c, a + b, c, o + b);
+        return;
+      }
       std::vector<std::int64_t> idx(nd, 0);
       std::int64_t off = 0;
       const std::int64_t inner = os[nd - 1], si = st[nd - 1];
@@ -129,8 +134,7 @@ struct Transpose final : Primitive {
     });
     return {out};
   }
-  // The last two axes swapped and the others kept: a batch of matrix transpositions (a weight's
-  // .T, the most common case), which run in tiles so that reads and writes use whole cache lines.
+  // The last two axes swapped and the others kept.
   bool swaps_last_two() const {
     const auto nd = perm.size();
     if (nd < 2 || perm[nd - 1] != static_cast<int>(nd) - 2 ||
@@ -139,19 +143,6 @@ struct Transpose final : Primitive {
     for (std::size_t i = 0; i + 2 < nd; ++i)
       if (perm[i] != static_cast<int>(i)) return false;
     return true;
-  }
-  template <class T>
-  static void transpose_matrices(const T* a, T* o, const Shape& xs) {
-    constexpr std::int64_t tile = 16;
-    const std::int64_t r = xs[xs.size() - 2], c = xs[xs.size() - 1];
-    const std::int64_t batch = shape_size(xs) / (r * c);
-    for (std::int64_t b = 0; b < batch; ++b, a += r * c, o += r * c)
-      for (std::int64_t i0 = 0; i0 < r; i0 += tile)
-        for (std::int64_t j0 = 0; j0 < c; j0 += tile) {
-          const std::int64_t i1 = std::min(r, i0 + tile), j1 = std::min(c, j0 + tile);
-          for (std::int64_t j = j0; j < j1; ++j)
-            for (std::int64_t i = i0; i < i1; ++i) o[j * r + i] = a[i * c + j];
-        }
   }
   std::vector<int> inverse() const {
     std::vector<int> inv(perm.size());

@@ -2,6 +2,7 @@
 // without packing (a transposed B costs one copy of B, or of A and C when those are smaller).
 #include <linum/autodiff/ops/small_gemm.hpp>
 
+#include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/ops/simd.hpp>
 
 #include <algorithm>
@@ -139,16 +140,6 @@ void kernel_nn(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
     }
   trim(bt);
   trim(ct);
-}
-
-// Copies the r×s matrix x (row stride ldx) transposed into y (s×r, row stride r).
-template <class T>
-void transpose_into(std::int64_t r, std::int64_t s, const T* x, std::int64_t ldx, T* y) {
-  constexpr std::int64_t blk = 16;  // square blocks keep both sides in cache lines
-  for (std::int64_t i0 = 0; i0 < r; i0 += blk)
-    for (std::int64_t j0 = 0; j0 < s; j0 += blk)
-      for (std::int64_t i = i0; i < std::min(r, i0 + blk); ++i)
-        for (std::int64_t j = j0; j < std::min(s, j0 + blk); ++j) y[j * r + i] = x[i * ldx + j];
 }
 
 }  // namespace
