@@ -135,12 +135,18 @@ struct ThreadCache {
   bool gone;   // the owner ran: later blocks go straight back to the OS
 };
 thread_local ThreadCache t_cache{};
+// Its address in initial-exec TLS: one %fs-relative load per call instead of a __tls_get_addr
+// call (the shared library's general model). A pointer fits the few bytes of static TLS that
+// glibc keeps for libraries loaded with dlopen; the cache itself might not.
+[[gnu::tls_model("initial-exec")]] thread_local ThreadCache* t_cache_ptr = nullptr;
 
-// One TLS lookup per call: GCC otherwise recomputes the address (a __tls_get_addr call in a
-// shared library) at each use of the reference.
 inline ThreadCache& this_thread_cache() {
-  ThreadCache* c = &t_cache;
-  asm("" : "+r"(c));
+  ThreadCache* c = t_cache_ptr;
+  if (!c) [[unlikely]] {
+    c = &t_cache;
+    asm("" : "+r"(c));  // one general-model lookup, the first on this thread
+    t_cache_ptr = c;
+  }
   return *c;
 }
 

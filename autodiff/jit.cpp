@@ -409,7 +409,7 @@ std::size_t program_size(const Program& p) {
 std::string program_text(const Program& p) {
   std::ostringstream os;
   auto value = [&](const Ref& r) {
-    os << ' ' << (r.var >= 0 ? "v" + std::to_string(r.var) : "c" + std::to_string(r.constant));
+    os << ' ' << (r.var >= 0 ? 'v' : 'c') << (r.var >= 0 ? r.var : r.constant);
   };
   os << "inputs:";
   for (int v = 0; v < p.num_inputs; ++v) value(Ref{v, -1});
