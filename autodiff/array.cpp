@@ -29,7 +29,9 @@ std::string shape_str(const Shape& s) {
 
 namespace detail {
 namespace {
-thread_local const char* t_current_op = nullptr;
+// Initial-exec TLS: read and written twice per op, and the general model (a shared library's
+// default) costs a __tls_get_addr call each time. A pointer fits glibc's static TLS reserve.
+[[gnu::tls_model("initial-exec")]] thread_local const char* t_current_op = nullptr;
 
 [[noreturn]] void throw_too_large(const char* op, const Shape& s, const char* what) {
   throw ValueError(std::string(op) + ": shape " + shape_str(s) + " is too large (" + what +
@@ -84,7 +86,9 @@ namespace detail {
 
 ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
   const char* op = current_op();
-  const std::size_t bytes = static_cast<std::size_t>(check_shape(op, shape, d)) * itemsize(d);
+  // A scalar, op-by-op code's common case, has no dimension to check.
+  const std::size_t bytes =
+      shape.empty() ? itemsize(d) : static_cast<std::size_t>(check_shape(op, shape, d)) * itemsize(d);
   if (bytes <= sizeof(small)) {
     data = small;
   } else {

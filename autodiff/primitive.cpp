@@ -5,6 +5,11 @@
 
 namespace linum {
 
+Array Primitive::eval1(std::span<const Array> in) const {
+  Arrays outs = eval(in);
+  return std::move(outs.front());
+}
+
 Arrays Primitive::jvp(std::span<const Array>, std::span<const Array>, std::span<const Array>) const {
   throw NotImplementedError(std::string("jvp of ") + name() + " is not implemented");
 }

@@ -39,6 +39,9 @@ class Primitive {
 
   // Kernel: concrete inputs in, concrete outputs out. Shapes/dtypes were validated by the op.
   virtual Arrays eval(std::span<const Array> in) const = 0;
+  // The kernel of a one-output primitive without the vector: bind1 calls it when no transform
+  // intercepts the op, which eager code does once per op. Default: eval()'s one output.
+  virtual Array eval1(std::span<const Array> in) const;
 
   // Forward mode: output tangents from input tangents (empty Array = symbolic zero).
   // `outs` are the primal outputs, for rules such as exp's that reuse them.

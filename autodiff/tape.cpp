@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <type_traits>
 
 namespace linum::detail {
 namespace {
@@ -14,8 +15,8 @@ namespace {
 struct TapeTracer final : ArrayImpl {
   Array primal;
   int var;
-  TapeTracer(const Array& p, int lvl, std::uint64_t uid, int v)
-      : ArrayImpl(p.shape(), p.dtype(), lvl, uid), primal(p), var(v) {}
+  TapeTracer(Array p, int lvl, std::uint64_t uid, int v)
+      : ArrayImpl(p.shape(), p.dtype(), lvl, uid), primal(std::move(p)), var(v) {}
   const Array* primal_value() const override { return &primal; }
 };
 
@@ -64,6 +65,51 @@ thread_local std::vector<TapeBuffers> spare_tapes;
 
 struct TapeTrace::Impl : TapeBuffers {
   int nvars = 0;
+
+  // One primitive on the tape: its inputs' primals and variable ids, then `run` on the primals
+  // (the kernel, or the outer transform when some primal is a tracer), then the outputs that
+  // `run` returned become this tape's tracers and the node records both.
+  template <class Run>
+  auto record(const TapeTrace& t, const PrimPtr& prim, std::span<const Array> in, Run run) {
+    const auto in_begin = static_cast<std::uint32_t>(values.size());
+    bool concrete = true;  // no outer transform below: run the kernel without a second dispatch
+    for (const Array& a : in) {
+      auto [p, v] = t.unwrap(a);
+      concrete = concrete && p.valid() && !p.is_tracer();
+      values.push_back(std::move(p));
+      vars.push_back(v);
+    }
+    decltype(run(in, true)) result;
+    try {
+      result = run(std::span<const Array>(values.data() + in_begin, in.size()), concrete);
+    } catch (...) {
+      values.resize(in_begin);
+      vars.resize(in_begin);
+      throw;
+    }
+    std::span<Array> outs;
+    if constexpr (std::is_same_v<decltype(result), Array>) outs = {&result, 1};
+    else outs = result;
+    if (!prim->differentiable()) {
+      values.resize(in_begin);
+      vars.resize(in_begin);
+      return result;
+    }
+    for (std::size_t i = 0; i < in.size(); ++i)
+      values[in_begin + i] = residual(std::move(values[in_begin + i]), prim->vjp_reads_input(i));
+    const auto out_begin = static_cast<std::uint32_t>(values.size());
+    const int out_var0 = nvars;
+    for (std::size_t j = 0; j < outs.size(); ++j) {
+      Array& o = outs[j];
+      const bool diff = is_inexact(o.dtype());
+      values.push_back(residual(o, prim->vjp_reads_output(j)));
+      vars.push_back(diff ? nvars : -1);
+      if (diff) o = Array(make_small<TapeTracer>(std::move(o), t.level(), t.uid(), nvars++));
+    }
+    nodes.push_back(TapeNode{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+                             static_cast<std::uint32_t>(outs.size()), out_var0});
+    return result;
+  }
 };
 
 TapeTrace::TapeTrace() : impl_(std::make_unique<Impl>()) {
@@ -99,57 +145,28 @@ std::pair<Array, int> TapeTrace::unwrap(const Array& y) const {
 }
 
 Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
-  Impl& m = *impl_;
-  const auto in_begin = static_cast<std::uint32_t>(m.values.size());
-  bool concrete = true;  // no outer transform below: run the kernel without a second dispatch
-  for (const Array& a : in) {
-    auto [p, v] = unwrap(a);
-    concrete = concrete && p.valid() && !p.is_tracer();
-    m.values.push_back(std::move(p));
-    m.vars.push_back(v);
-  }
-  Arrays outs;
-  try {
-    std::span<const Array> primals(m.values.data() + in_begin, in.size());
-    if (concrete) {
-      detail::OpScope scope(prim->name());
-      outs = prim->eval(primals);
-    } else {
-      outs = bind(prim, primals);
-    }
-  } catch (...) {
-    m.values.resize(in_begin);
-    m.vars.resize(in_begin);
-    throw;
-  }
-  if (!prim->differentiable()) {
-    m.values.resize(in_begin);
-    m.vars.resize(in_begin);
-    return outs;
-  }
-  for (std::size_t i = 0; i < in.size(); ++i)
-    m.values[in_begin + i] = residual(std::move(m.values[in_begin + i]), prim->vjp_reads_input(i));
-  const auto out_begin = static_cast<std::uint32_t>(m.values.size());
-  const int out_var0 = m.nvars;
-  for (std::size_t j = 0; j < outs.size(); ++j) {
-    Array& o = outs[j];
-    const bool diff = is_inexact(o.dtype());
-    m.values.push_back(residual(o, prim->vjp_reads_output(j)));
-    m.vars.push_back(diff ? m.nvars : -1);
-    if (diff) o = Array(make_small<TapeTracer>(o, level(), uid(), m.nvars++));
-  }
-  m.nodes.push_back(TapeNode{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
-                             static_cast<std::uint32_t>(outs.size()), out_var0});
-  return outs;
+  return impl_->record(*this, prim, in, [&](std::span<const Array> primals, bool concrete) {
+    if (!concrete) return bind(prim, primals);
+    detail::OpScope scope(prim->name());
+    return prim->eval(primals);
+  });
+}
+
+Array TapeTrace::process1(const PrimPtr& prim, std::span<const Array> in) {
+  return impl_->record(*this, prim, in, [&](std::span<const Array> primals, bool concrete) {
+    if (!concrete) return bind1(prim, primals);
+    detail::OpScope scope(prim->name());
+    return prim->eval1(primals);
+  });
 }
 
 Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs,
                            bool release) {
   Impl& m = *impl_;
   Arrays ct(m.nvars);
-  auto accumulate = [&](int v, const Array& c) {
+  auto accumulate = [&](int v, Array c) {
     if (v < 0 || !c.valid()) return;
-    ct[v] = ct[v].valid() ? add(ct[v], c) : c;
+    ct[v] = ct[v].valid() ? add(ct[v], c) : std::move(c);
   };
   for (std::size_t i = 0; i < out_vars.size(); ++i) accumulate(out_vars[i], cts[i]);
 
@@ -195,7 +212,7 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
            << primals[j].dtype();
         throw Error(os.str());
       }
-      accumulate(v, c);
+      accumulate(v, std::move(in_cts[j]));
     }
     done(node);
   }

@@ -9,7 +9,16 @@ namespace linum {
 namespace detail {
 namespace {
 
-thread_local std::vector<Trace*> t_stack;
+thread_local std::vector<Trace*> t_stack_storage;
+// bind reads the stack once per op: its address is kept in initial-exec TLS, one %fs-relative
+// load, where the vector itself (destroyed at thread exit, so guarded) costs a __tls_get_addr.
+[[gnu::tls_model("initial-exec")]] thread_local std::vector<Trace*>* t_stack_ptr = nullptr;
+std::vector<Trace*>& this_thread_stack() {
+  std::vector<Trace*>* s = t_stack_ptr;
+  if (!s) [[unlikely]]
+    s = t_stack_ptr = &t_stack_storage;
+  return *s;
+}
 std::atomic<std::uint64_t> g_next_uid{1};
 
 [[noreturn]] void throw_escaped(const Primitive& p, const ArrayImpl& impl) {
@@ -25,28 +34,37 @@ std::atomic<std::uint64_t> g_next_uid{1};
 Trace::Trace() : uid_(g_next_uid.fetch_add(1, std::memory_order_relaxed)) {}
 Trace::~Trace() = default;
 
+Array Trace::process1(const PrimPtr& prim, std::span<const Array> in) {
+  Arrays outs = process(prim, in);
+  return std::move(outs.front());
+}
+
 TraceScope::TraceScope(Trace& t) : trace_(&t) {
-  t.level_ = static_cast<int>(t_stack.size());
-  t_stack.push_back(&t);
+  auto& stack = this_thread_stack();
+  t.level_ = static_cast<int>(stack.size());
+  stack.push_back(&t);
 }
 
 void TraceScope::close() {
   if (!trace_) return;
   // Scopes close in LIFO order (RAII); erase defensively so a misuse cannot corrupt the stack.
-  auto it = std::find(t_stack.begin(), t_stack.end(), trace_);
-  if (it != t_stack.end()) t_stack.erase(it);
+  auto& stack = this_thread_stack();
+  auto it = std::find(stack.begin(), stack.end(), trace_);
+  if (it != stack.end()) stack.erase(it);
   trace_->level_ = -1;
   trace_ = nullptr;
 }
 
-int trace_depth() { return static_cast<int>(t_stack.size()); }
+int trace_depth() { return static_cast<int>(this_thread_stack().size()); }
 
 Trace* trace_at(int level) {
-  return level >= 0 && level < static_cast<int>(t_stack.size()) ? t_stack[level] : nullptr;
+  const auto& stack = this_thread_stack();
+  return level >= 0 && level < static_cast<int>(stack.size()) ? stack[level] : nullptr;
 }
 
 BatchTrace* find_batch_trace(const std::string& name) {
-  for (auto it = t_stack.rbegin(); it != t_stack.rend(); ++it)
+  const auto& stack = this_thread_stack();
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it)
     if (auto* b = dynamic_cast<BatchTrace*>(*it); b && b->axis_name() == name) return b;
   return nullptr;
 }
@@ -94,22 +112,25 @@ Array bottom_value(const Array& x) {
 }  // namespace detail
 
 namespace {
-// Marks fresh outputs weakly typed; bool has no weak form in JAX's lattice.
+// Marks a fresh output weakly typed; bool has no weak form in JAX's lattice.
+void mark_weak(Array& o) {
+  if (o.valid() && o.dtype() != bool_) o.impl()->weak_type = true;
+}
 Arrays with_weak_type(Arrays outs) {
-  for (Array& o : outs)
-    if (o.valid() && o.dtype() != bool_) o.impl()->weak_type = true;
+  for (Array& o : outs) mark_weak(o);
   return outs;
 }
-}  // namespace
 
-Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
+// The trace that interprets `prim` on `in`: the one owning the highest-level tracer among them,
+// nullptr when they are all concrete. `all_weak`: whether every input is weakly typed.
+detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, bool& all_weak) {
   int top = -1;
   const detail::ArrayImpl* top_impl = nullptr;
-  bool all_weak = !in.empty();
+  all_weak = !in.empty();
   for (const Array& a : in) {
     const auto* impl = a.impl().get();
     if (!impl)
-      throw ValueError(std::string(prim->name()) +
+      throw ValueError(std::string(prim.name()) +
                        ": got an empty Array handle (default-constructed)");
     all_weak = all_weak && impl->weak_type;
     if (impl->level > top) {
@@ -117,20 +138,37 @@ Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
       top_impl = impl;
     }
   }
+  if (top < 0) return nullptr;
+  auto& stack = detail::this_thread_stack();
+  if (top >= static_cast<int>(stack.size()) || stack[top]->uid() != top_impl->trace_uid)
+    detail::throw_escaped(prim, *top_impl);
+  return stack[top];
+}
+}  // namespace
+
+Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
+  bool all_weak;
+  detail::Trace* trace = interpreter(*prim, in, all_weak);
   const bool weak = prim->weak_type_rule(all_weak);
-  if (top < 0) {
+  if (!trace) {
     detail::OpScope scope(prim->name());  // allocation errors name the op
     return weak ? with_weak_type(prim->eval(in)) : prim->eval(in);
   }
-  auto& stack = detail::t_stack;
-  if (top >= static_cast<int>(stack.size()) || stack[top]->uid() != top_impl->trace_uid)
-    detail::throw_escaped(*prim, *top_impl);
-  return weak ? with_weak_type(stack[top]->process(prim, in)) : stack[top]->process(prim, in);
+  return weak ? with_weak_type(trace->process(prim, in)) : trace->process(prim, in);
 }
 
 Array bind1(const PrimPtr& prim, std::span<const Array> in) {
-  Arrays outs = bind(prim, in);
-  return std::move(outs.front());
+  bool all_weak;
+  detail::Trace* trace = interpreter(*prim, in, all_weak);
+  Array out;
+  if (trace) {
+    out = trace->process1(prim, in);
+  } else {
+    detail::OpScope scope(prim->name());
+    out = prim->eval1(in);  // eager code's path: no output vector
+  }
+  if (prim->weak_type_rule(all_weak)) mark_weak(out);
+  return out;
 }
 
 }  // namespace linum

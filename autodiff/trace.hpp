@@ -20,6 +20,8 @@ class Trace {
   virtual ~Trace();
   // Interprets `prim` on inputs, some of which are this level's tracers.
   virtual Arrays process(const PrimPtr& prim, std::span<const Array> in) = 0;
+  // process for a one-output primitive (bind1's path). Default: process()'s one output.
+  virtual Array process1(const PrimPtr& prim, std::span<const Array> in);
   virtual const char* transform_name() const = 0;
 
   int level() const { return level_; }
@@ -66,6 +68,7 @@ class TapeTrace final : public Trace {
   TapeTrace();
   ~TapeTrace() override;
   Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
+  Array process1(const PrimPtr& prim, std::span<const Array> in) override;
   const char* transform_name() const override { return "grad"; }
 
   // A new input variable of the tape (inputs get ids 0, 1, ... in the order watched).

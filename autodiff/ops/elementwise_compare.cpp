@@ -76,11 +76,8 @@ struct Not final : Unary<Not> {
 // A comparison or logical connective: bool output, no derivative.
 template <class D>
 struct Compare : Binary<D> {
+  static constexpr bool kBoolOut = true;
   bool differentiable() const override { return false; }
-  Arrays eval(std::span<const Array> in) const override { return {binary_kernel<D>(in[0], in[1], bool_)}; }
-  Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{broadcast_shapes(in[0].shape, in[1].shape, D::kName), bool_}};
-  }
 };
 
 struct Eq final : Compare<Eq> {

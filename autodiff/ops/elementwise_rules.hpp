@@ -50,9 +50,9 @@ Array unary_kernel(const Array& x, DType out_dtype) {
 
 template <class D>
 Array binary_kernel(const Array& a, const Array& b, DType out_dtype) {
-  const Shape os = broadcast_shapes(a.shape(), b.shape(), D::kName);
-  Array out = empty(os, out_dtype);
-  const std::int64_t n = out.size(), na = a.size(), nb = b.size();
+  const Shape &as = a.shape(), &bs = b.shape();
+  Array out = as == bs ? empty(as, out_dtype) : empty(broadcast_shapes(as, bs, D::kName), out_dtype);
+  const std::int64_t n = out.size(), na = as == bs ? n : a.size(), nb = as == bs ? n : b.size();
   dispatch(a.dtype(), [&]<class T>() {
     if constexpr (!requires { D::template f<T>(T{}, T{}); }) {
       throw TypeError(std::string(D::kName) + ": not defined for dtype " +
@@ -62,16 +62,23 @@ Array binary_kernel(const Array& a, const Array& b, DType out_dtype) {
       auto f = [](T x, T y) { return D::template f<T>(x, y); };
       const T *pa = in_ptr<T>(a), *pb = in_ptr<T>(b);
       O* po = out_ptr<O>(out);
-      // Same shapes, or one scalar side: flat ranges, split over the threads when large.
-      if ((na == n || na == 1) && (nb == n || nb == 1) && n >= 2 * kParallelGrain) {
+      // Same shapes, or one side of size 1: flat ranges, split over the threads when large.
+      if ((na == n || na == 1) && (nb == n || nb == 1)) {
+        const bool full_a = na == n, full_b = nb == n;
         parallel_for(n, [&](std::int64_t lo, std::int64_t hi) {
-          const Shape part{hi - lo};
-          broadcast_loop(pa + (na == n ? lo : 0), na == n ? part : Shape{}, pb + (nb == n ? lo : 0),
-                         nb == n ? part : Shape{}, po + lo, part, f);
+          const T av = pa[0], bv = pb[0];  // the operand of size 1 (n is then 1 if both are)
+          if (full_a && full_b)
+            for (std::int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[i]);
+          else if (full_a)
+            for (std::int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], bv);
+          else if (full_b)
+            for (std::int64_t i = lo; i < hi; ++i) po[i] = f(av, pb[i]);
+          else
+            for (std::int64_t i = lo; i < hi; ++i) po[i] = f(av, bv);
         });
         return;
       }
-      broadcast_loop(pa, a.shape(), pb, b.shape(), po, os, f);
+      broadcast_loop(pa, as, pb, bs, po, out.shape(), f);
     }
   });
   return out;
@@ -90,11 +97,13 @@ struct Unary : Primitive {
     else
       return {in[0]};
   }
-  Arrays eval(std::span<const Array> in) const override {
-    DType od = in[0].dtype();
-    if constexpr (requires { D::kBoolOut; }) od = bool_;
-    return {unary_kernel<D>(in[0], od)};
+  Array eval1(std::span<const Array> in) const final {
+    if constexpr (requires { D::kBoolOut; })
+      return unary_kernel<D>(in[0], bool_);
+    else
+      return unary_kernel<D>(in[0], in[0].dtype());
   }
+  Arrays eval(std::span<const Array> in) const final { return {eval1(in)}; }
   bool differentiable() const override {
     return !requires { D::kNoGrad; };
   }
@@ -122,16 +131,23 @@ struct Unary : Primitive {
   }
 };
 
-// A broadcasting binary primitive; D supplies the kernel and its JVP/VJP.
+// A broadcasting binary primitive; D supplies the kernel and its JVP/VJP. D may declare
+// kBoolOut (comparisons and logical connectives).
 template <class D>
 struct Binary : Primitive {
   const char* name() const override { return D::kName; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
-    return {{broadcast_shapes(in[0].shape, in[1].shape, D::kName), in[0].dtype}};
+    DType od = in[0].dtype;
+    if constexpr (requires { D::kBoolOut; }) od = bool_;
+    return {{broadcast_shapes(in[0].shape, in[1].shape, D::kName), od}};
   }
-  Arrays eval(std::span<const Array> in) const override {
-    return {binary_kernel<D>(in[0], in[1], in[0].dtype())};
+  Array eval1(std::span<const Array> in) const final {
+    if constexpr (requires { D::kBoolOut; })
+      return binary_kernel<D>(in[0], in[1], bool_);
+    else
+      return binary_kernel<D>(in[0], in[1], in[0].dtype());
   }
+  Arrays eval(std::span<const Array> in) const final { return {eval1(in)}; }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     Arrays a = align_batched(in, bdims);
     return {{bind1(singleton<D>(), {a[0], a[1]})}, {0}};
@@ -144,7 +160,7 @@ struct Binary : Primitive {
 inline std::pair<Array, Array> promote(const Array& a, const Array& b, const char* op) {
   check_valid(a, op);
   check_valid(b, op);
-  broadcast_shapes(a.shape(), b.shape(), op);
+  if (a.shape() != b.shape()) broadcast_shapes(a.shape(), b.shape(), op);
   const ResultType r = result_type(a, b);
   return {promote_to(a, r), promote_to(b, r)};
 }
@@ -190,6 +206,11 @@ Array unary_float(const Array& x, const char* op) {
 
 template <class P>
 Array binary(const Array& a, const Array& b, const char* op) {
+  // One dtype, the common case, promotes to itself whatever the weak types: nothing to convert.
+  if (a.valid() && b.valid() && a.dtype() == b.dtype()) {
+    if (a.shape() != b.shape()) broadcast_shapes(a.shape(), b.shape(), op);
+    return bind1(singleton<P>(), {a, b});
+  }
   auto [x, y] = promote(a, b, op);
   return bind1(singleton<P>(), {x, y});
 }

@@ -167,6 +167,27 @@ TEST_CASE("comparisons broadcast, promote, and treat NaN as numpy does") {
                     "less: shapes (2,) and (3,) are incompatible for broadcasting");
 }
 
+TEST_CASE("binary kernels: an operand of size 1 and any rank, small and threaded sizes") {
+  // Equal element counts and size-1 operands take flat loops (split over threads when long);
+  // each case is checked against an explicit loop, in every operand order.
+  for (std::int64_t n : {std::int64_t{5}, std::int64_t{1} << 18}) {
+    std::vector<float> xs(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = 0.25f * static_cast<float>(i % 97) - 3.0f;
+    const Array x = array(xs), s = full({1, 1}, 1.5f), x_row = reshape(x, {1, n});
+    const auto check = [&](const Array& r, const Shape& shape, auto f) {
+      REQUIRE(r.shape() == shape);
+      const Array r32 = astype(r, float32);
+      const float* got = r32.data<float>();
+      for (std::size_t i = 0; i < xs.size(); ++i) REQUIRE(got[i] == f(xs[i]));
+    };
+    check(subtract(x, s), {1, n}, [](float v) { return v - 1.5f; });
+    check(subtract(s, x), {1, n}, [](float v) { return 1.5f - v; });
+    check(less(s, x), {1, n}, [](float v) { return float(1.5f < v); });
+    check(subtract(x_row, x), {1, n}, [](float) { return 0.0f; });  // same count, other rank
+    check(multiply(s, full({1}, 2.0f)) * x, {1, n}, [](float v) { return 3.0f * v; });
+  }
+}
+
 TEST_CASE("comparisons are not differentiable: no tangent, zero gradient") {
   auto f = [](const Array& x) { return sum(astype(greater(x, 0.5), float64) * x); };
   check_array(grad(f)(array({0.0, 1.0, 2.0})), {3}, float64, {0, 1, 1});
