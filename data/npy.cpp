@@ -341,11 +341,16 @@ Array parse_npy(const char* bytes, std::size_t n, const Where& where,
   if (descr_out) *descr_out = {h.descr, h.descr_offset};
 
   const std::size_t data_at = preamble + header_len, item = codec::itemsize(descr.src);
-  std::uint64_t need = item;
-  for (auto d : h.shape)
-    if (__builtin_mul_overflow(need, static_cast<std::uint64_t>(d), &need))
+  // numpy's limit: the nonzero dimensions times the item size must fit, so an empty array is
+  // refused too when the rest is too big. It is counted with 8-byte items, the widest that linum
+  // loads, so that what reads here also reads back once written in the dtype it loaded as.
+  std::uint64_t bound = 8, need = item;
+  for (auto d : h.shape) {
+    if (d != 0 && __builtin_mul_overflow(bound, static_cast<std::uint64_t>(d), &bound))
       where.fail(preamble, "the shape " + shape_str(h.shape) + " of '" + h.descr +
                                "' elements needs more than 2^64 bytes");
+    need *= static_cast<std::uint64_t>(d);  // within bound: item <= 8
+  }
   const std::size_t have = n - data_at;
   if (need > have)
     where.fail(n, "truncated: shape " + shape_str(h.shape) + " of '" + h.descr + "' needs " +

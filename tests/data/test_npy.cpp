@@ -207,6 +207,8 @@ TEST_CASE("decode_npy: truncated, wrong magic and corrupt headers name the sourc
       {"{'descr': '<f\\x34'}", "escape sequences"},
       {header("<f4", "(99999999999999999999,)"), "does not fit in 64 bits"},
       {header("<f4", "(4294967296, 4294967296)"), "needs more than 2^64 bytes"},
+      // Empty, but numpy refuses it too ("array is too big"), and as int32 it would not read back.
+      {header("<i2", "(7766279631493345150, 0, 200)"), "needs more than 2^64 bytes"},
       {header("<f4", "(6,)").substr(0, 50), "expected"},
   };
   for (const Bad& b : bad) {
