@@ -156,11 +156,16 @@ struct Binary : Primitive {
 
 // ---- op plumbing ------------------------------------------------------------------------------
 
+// Checks broadcasting with the user's shapes (equal shapes, the common case, at one comparison).
+inline void check_broadcast(const Array& a, const Array& b, const char* op) {
+  if (a.shape() != b.shape()) broadcast_shapes(a.shape(), b.shape(), op);
+}
+
 // Promotes both operands to their common dtype and checks broadcasting with the user's shapes.
 inline std::pair<Array, Array> promote(const Array& a, const Array& b, const char* op) {
   check_valid(a, op);
   check_valid(b, op);
-  if (a.shape() != b.shape()) broadcast_shapes(a.shape(), b.shape(), op);
+  check_broadcast(a, b, op);
   const ResultType r = result_type(a, b);
   return {promote_to(a, r), promote_to(b, r)};
 }
@@ -206,9 +211,10 @@ Array unary_float(const Array& x, const char* op) {
 
 template <class P>
 Array binary(const Array& a, const Array& b, const char* op) {
-  // One dtype, the common case, promotes to itself whatever the weak types: nothing to convert.
+  // One dtype, the common case, promotes to itself whatever the weak types: nothing to convert,
+  // and no pair of handle copies from promote (4.5% of W4's instructions).
   if (a.valid() && b.valid() && a.dtype() == b.dtype()) {
-    if (a.shape() != b.shape()) broadcast_shapes(a.shape(), b.shape(), op);
+    check_broadcast(a, b, op);
     return bind1(singleton<P>(), {a, b});
   }
   auto [x, y] = promote(a, b, op);
