@@ -105,18 +105,20 @@ Arrays with_weak_type(Arrays outs) {
 Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
   int top = -1;
   const detail::ArrayImpl* top_impl = nullptr;
-  bool all_weak = !in.empty();
+  bool all_weak = !in.empty(), reduced = false;
   for (const Array& a : in) {
     const auto* impl = a.impl().get();
     if (!impl)
       throw ValueError(std::string(prim->name()) +
                        ": got an empty Array handle (default-constructed)");
     all_weak = all_weak && impl->weak_type;
+    reduced = reduced || is_reduced_float(impl->dtype);
     if (impl->level > top) {
       top = impl->level;
       top_impl = impl;
     }
   }
+  if (reduced && !prim->handles_reduced_floats()) return detail::bind_in_float32(prim, in);
   const bool weak = prim->weak_type_rule(all_weak);
   if (top < 0) {
     detail::OpScope scope(prim->name());  // allocation errors name the op
