@@ -151,6 +151,44 @@ TEST_CASE("reductions, matmul, conv and softmax compute in float32 and round onc
   }
 }
 
+TEST_CASE("mean and var average in float32 and round once, as jnp upcasts 2-byte floats") {
+  std::vector<float> v;
+  for (int i = 0; i < 24; ++i) v.push_back(0.113f * static_cast<float>(i * i % 17) - 0.7f);
+  for (DType d : kReducedDTypes) {
+    INFO(dtype_name(d));
+    const Array x = as_reduced(v, {4, 6}, d);
+    check_rounds_once([](const Array& a) { return mean(a, {1}); }, x);
+    check_rounds_once([](const Array& a) { return var(a, {0}); }, x);
+    CHECK(mean(x).dtype() == d);
+  }
+}
+
+TEST_CASE("nextafter, spacing and nan_to_num use the 2-byte format's own neighbours and limits") {
+  // bfloat16: 1 + 2^-7 above 1, 1 - 2^-8 below it, 2^-133 the smallest subnormal.
+  const Array one = full({}, 1.0, bfloat16);
+  CHECK(nextafter(one, full({}, 2.0, bfloat16)).item<double>() == 1.0 + 0x1p-7);
+  CHECK(nextafter(one, full({}, 0.0, bfloat16)).item<double>() == 1.0 - 0x1p-8);
+  CHECK(nextafter(full({}, 0.0, bfloat16), full({}, -1.0, bfloat16)).item<double>() == -0x1p-133);
+  CHECK(nextafter(full({}, -1.0, bfloat16), full({}, 0.0, bfloat16)).item<double>() ==
+        -(1.0 - 0x1p-8));
+  CHECK(nextafter(full({}, finfo(bfloat16).max, bfloat16), full({}, INFINITY, bfloat16))
+            .item<double>() == INFINITY);
+  CHECK(nextafter(one, one).item<double>() == 1.0);
+  CHECK(nextafter(one, one).dtype() == bfloat16);
+  // float16: 1 + 2^-10 above 1; the largest finite is 65504.
+  const Array h = array<float>({1.0f, 65504.0f, 0.0f}).astype(float16);
+  CHECK(values(nextafter(h, full({}, INFINITY, float16))) ==
+        std::vector<double>{1.0 + 0x1p-10, INFINITY, 0x1p-24});
+  CHECK(values(spacing(h)) == std::vector<double>{0x1p-10, INFINITY, 0x1p-24});
+  CHECK(values(spacing(one)) == std::vector<double>{0x1p-7});
+  // nan_to_num's defaults are finfo(dtype).max / -max, not float32's.
+  const Array special = array<float>({INFINITY, -INFINITY, NAN, 2.0f}).astype(bfloat16);
+  CHECK(values(nan_to_num(special)) ==
+        std::vector<double>{finfo(bfloat16).max, -finfo(bfloat16).max, 0.0, 2.0});
+  CHECK(values(nan_to_num(array<float>({INFINITY}).astype(float16))) ==
+        std::vector<double>{65504.0});
+}
+
 TEST_CASE("data movement keeps bfloat16 / float16 bits (no float32 round trip)") {
   // A signalling-NaN pattern would come back quieted from a float32 round trip.
   const Array b = array(std::vector<BFloat16>{BFloat16::from_bits(0x7f81), BFloat16(1.5f),
