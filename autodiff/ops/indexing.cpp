@@ -143,6 +143,7 @@ struct Gather final : Primitive {
   GatherDims dims;
   explicit Gather(GatherDims d) : dims(std::move(d)) {}
   const char* name() const override { return "gather"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{dims.out_shape(in[1].shape), in[0].dtype}};
   }
@@ -152,7 +153,7 @@ struct Gather final : Primitive {
     Array out = empty(dims.out_shape(idx.shape()), x.dtype());
     const std::int64_t w = shape_size(dims.slice_sizes);
     StridedWalk walk(dims.slice_sizes, strides_of(dims.slice_sizes), strides_of(x.shape()));
-    dispatch(x.dtype(), [&]<class T>() {
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
       const T* a = in_ptr<T>(x);
       T* o = out_ptr<T>(out);
       if (w == 1)

@@ -209,6 +209,9 @@ TEST_CASE("data movement keeps bfloat16 / float16 bits (no float32 round trip)")
     CHECK(bits16(where(array<bool>({true, false}), x[0], x[1])) ==
           std::vector<unsigned>{x0[0], x0[3]});
     CHECK(bits16(x.astype(x.dtype())) == x0);
+    CHECK(bits16(x[array<std::int32_t>({1, 0})]) ==
+          std::vector<unsigned>{x0[2], x0[3], x0[0], x0[1]});  // gather
+    CHECK(bits16(pad(x[0], {{1, 0}})) == std::vector<unsigned>{0, x0[0], x0[1]});
   }
 }
 
