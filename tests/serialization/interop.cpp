@@ -58,7 +58,9 @@ Tree linum_tree() {
       {"seq", Tree::tuple({Tree(floats({2}, float32)), Tree(linum::full({}, 1.5, float32))})},
       {"none", Tree()},
       {"name", ser::str_leaf("linum \xe2\x9c\x93")},
-      {"step", Array(7)}};  // a Python int
+      {"step", Array(7)},  // a Python int
+      // The 2-byte floats under numpy's / ml_dtypes' names, written as they are.
+      {"half", Tree{{"b", floats({3}, linum::bfloat16)}, {"h", floats({2}, linum::float16)}}}};
 }
 
 }  // namespace
