@@ -256,3 +256,37 @@ TEST_CASE("vmap and jit of a bfloat16 function agree with eager evaluation") {
     check_same_bits(jf(xs[2]), f(xs[2]));  // the cached program on a new value
   }
 }
+
+TEST_CASE("eval_shape, jit of grad and custom_vjp see bfloat16 as it is") {
+  // eval_shape: the widening converts are abstract too; the result keeps the 2-byte dtype.
+  const ShapeDtype in{{3, 4}, bfloat16};
+  const auto out = linum::eval_shape([](const Array& x) { return sum(exp(x), {1}) * 2.0; }, in);
+  CHECK(out == ShapeDtype{{3}, bfloat16});
+  // jit of grad equals eager grad, bit for bit, and keeps the cotangent's dtype.
+  const Array w = as_reduced({0.25f, -1.5f, 2.0f}, {3}, bfloat16);
+  auto loss = [](const Array& p) { return sum(tanh(p) * p); };
+  const Array eager = grad(loss)(w);
+  const Array jitted = jit([&](const Array& p) { return grad(loss)(p); })(w);
+  CHECK(jitted.dtype() == bfloat16);
+  check_same_bits(jitted, eager);
+  // custom_vjp's functions receive the operands' own dtype (not a float32 copy).
+  std::vector<DType> seen;
+  auto f = linum::custom_vjp(
+      [&](const Array& x) {
+        seen.push_back(x.dtype());
+        return x * 2.0;
+      },
+      [&](const Array& x) {
+        seen.push_back(x.dtype());
+        return std::make_pair(x * 2.0, x);
+      },
+      [&](const Array& x, const Array& g) {
+        seen.push_back(g.dtype());
+        return std::make_tuple(g * 3.0 + 0.0 * x);
+      });
+  const Array g = grad([&](const Array& p) { return sum(f(p)); })(w);
+  CHECK(g.dtype() == bfloat16);
+  CHECK(values(g) == std::vector<double>{3, 3, 3});
+  REQUIRE_FALSE(seen.empty());
+  for (DType d : seen) CHECK(d == bfloat16);
+}
