@@ -77,7 +77,7 @@ struct Float16Format {
 };
 
 // A 2-byte float element: its bits, with explicit conversions from any arithmetic value
-// (rounded once by the format's codec) and to float / double (exact).
+// (rounded by the format's codec) and to float / double (exact).
 template <class Format>
 struct TwoByteFloat {
   std::uint16_t bits = 0;
