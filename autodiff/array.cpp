@@ -107,10 +107,13 @@ ConcreteImpl::ConcreteImpl(Shape s, DType d) : ArrayImpl(std::move(s), d) {
 namespace {
 // One element converted as XLA's convert_element_type: anything to bool is "!= 0"; floats to
 // integers truncate and saturate, NaN giving 0 (a plain static_cast would be undefined there).
-// Complex to real keeps the real part, as numpy's and JAX's casts do.
+// Complex to real keeps the real part, as numpy's and JAX's casts do. bfloat16/float16 values
+// go through float32 (exact), so every conversion from them rounds once.
 template <class T, class S>
 T convert_value(S v) {
-  if constexpr (is_complex_v<S> && is_complex_v<T>) {
+  if constexpr (std::is_same_v<S, BFloat16> || std::is_same_v<S, Float16>) {
+    return convert_value<T>(static_cast<float>(v));
+  } else if constexpr (is_complex_v<S> && is_complex_v<T>) {
     using R = typename T::value_type;
     return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
   } else if constexpr (is_complex_v<S>) {
@@ -275,7 +278,7 @@ Array detail::arange_impl(double start, double stop, double step, DType dt) {
   const auto n = std::max<std::int64_t>(0, static_cast<std::int64_t>(count));
   detail::OpScope scope("arange");
   Array a = empty({n}, dt);
-  detail::dispatch(dt, [&]<class T>() {
+  detail::dispatch_with_complex(dt, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     for (std::int64_t i = 0; i < n; ++i)
       o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
@@ -289,7 +292,7 @@ Array linspace(double start, double stop, std::int64_t num, bool endpoint, DType
   Array a = empty({num}, dtype);
   const double div = endpoint ? static_cast<double>(num - 1) : static_cast<double>(num);
   const double step = div > 0 ? (stop - start) / div : 0;
-  detail::dispatch(dtype, [&]<class T>() {
+  detail::dispatch_with_complex(dtype, [&]<class T>() {
     T* o = detail::out_ptr<T>(a);
     for (std::int64_t i = 0; i < num; ++i)
       o[i] = detail::convert_value<T>(start + static_cast<double>(i) * step);
@@ -325,6 +328,17 @@ namespace {
 constexpr int kLineWidth = 75;
 constexpr std::int64_t kEdgeItems = 3;
 
+// Whether the decimal string reads back as x in T.
+template <class T>
+bool reads_back(const char* s, double x) {
+  if constexpr (std::is_same_v<T, double>)
+    return std::strtod(s, nullptr) == x;
+  else if constexpr (std::is_same_v<T, float>)
+    return std::strtof(s, nullptr) == static_cast<float>(x);
+  else
+    return T(std::strtod(s, nullptr)).bits == T(x).bits;
+}
+
 // Fraction digits of the shortest string that reads back as x in T (numpy's dragon4 "unique"
 // digits), at most 8, trailing zeros dropped.
 template <class T>
@@ -332,9 +346,7 @@ int unique_digits(double x, bool sci) {
   char buf[64];
   for (int k = 0; k <= 8; ++k) {
     std::snprintf(buf, sizeof buf, sci ? "%.*e" : "%.*f", k, x);
-    const bool same = std::is_same_v<T, float> ? std::strtof(buf, nullptr) == static_cast<float>(x)
-                                               : std::strtod(buf, nullptr) == x;
-    if (same) return k;
+    if (reads_back<T>(buf, x)) return k;
   }
   std::snprintf(buf, sizeof buf, sci ? "%.8e" : "%.8f", x);
   std::string s = buf;
@@ -361,7 +373,8 @@ std::vector<std::string> format_floats(const std::vector<T>& v) {
   const bool sci = minv < INFINITY && (maxv >= 1e8 || minv < 1e-4 || maxv / minv > 1e3);
   int digits = 0;
   for (T t : v)
-    if (std::isfinite(static_cast<double>(t))) digits = std::max(digits, unique_digits<T>(t, sci));
+    if (std::isfinite(static_cast<double>(t)))
+      digits = std::max(digits, unique_digits<T>(static_cast<double>(t), sci));
   std::vector<std::string> out;
   std::vector<std::pair<std::string, std::string>> sci_parts;  // mantissa, exponent digits
   std::size_t exp_digits = 0;
@@ -399,6 +412,15 @@ std::vector<std::string> format_floats(const std::vector<T>& v) {
       }
   }
   return out;
+}
+
+// ml_dtypes' bfloat16 is no numpy float, so numpy prints each element with its repr: the
+// float32 value streamed (6 significant digits, "1" for 1.0, NaN without its sign), unpadded.
+std::string bfloat16_str(BFloat16 b) {
+  const float f = static_cast<float>(b);
+  std::ostringstream os;
+  os << (std::isnan(f) ? std::abs(f) : f);
+  return os.str();
 }
 
 std::string rstrip(std::string s) {
@@ -532,7 +554,9 @@ std::string repr(const Array& a) {
         std::vector<T> shown;
         for (auto i : flat) shown.push_back(v[i]);
         words = format_complex(shown);
-      } else if constexpr (std::is_floating_point_v<T>) {
+      } else if constexpr (std::is_same_v<T, BFloat16>) {
+        for (auto i : flat) words.push_back(bfloat16_str(v[i]));
+      } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Float16>) {
         std::vector<T> shown;
         for (auto i : flat) shown.push_back(v[i]);
         words = format_floats(shown);
@@ -543,8 +567,9 @@ std::string repr(const Array& a) {
       }
     });
     std::size_t width = 0;
-    for (const auto& w : words) width = std::max(width, w.size());
-    for (auto& w : words) w.insert(0, width - w.size(), ' ');
+    if (a.dtype() != bfloat16)  // numpy pads its own types' words to a common width
+      for (const auto& w : words) width = std::max(width, w.size());
+    for (auto& w : words) w.insert(0, width - std::min(width, w.size()), ' ');
     Formatter f{a.shape(), summarize, words};
     // The line width leaves room for the "," suffix; the hanging indent skips "Array([".
     s = f.recurse(0, std::string(prefix.size() + 1, ' '), kLineWidth - 1);

@@ -308,6 +308,15 @@ std::string item_type_name() {
     return (std::is_signed_v<V> ? "int" : "uint") + std::to_string(8 * sizeof(V));
 }
 [[noreturn]] void throw_item_range(const std::string& value, DType from, const std::string& to);
+// The single element of a floating array (float32, float64, bfloat16 or float16), exactly.
+inline double floating_item(const ConcreteImpl& c) {
+  switch (c.dtype) {
+    case DType::float32: return *static_cast<const float*>(c.data);
+    case DType::bfloat16: return static_cast<double>(*static_cast<const BFloat16*>(c.data));
+    case DType::float16: return static_cast<double>(*static_cast<const Float16*>(c.data));
+    default: return *static_cast<const double*>(c.data);
+  }
+}
 [[noreturn]] void throw_item_complex(DType from);
 // The single element of a complex array as V, which must be a std::complex.
 template <class V>
@@ -336,8 +345,7 @@ V Array::item() const {
   // A value that does not fit V is an error, not a wrapped or undefined conversion.
   if constexpr (std::is_arithmetic_v<V> && !std::is_same_v<V, bool>) {
     if (is_floating(c.dtype)) {
-      const double v = c.dtype == DType::float32 ? *static_cast<const float*>(c.data)
-                                                 : *static_cast<const double*>(c.data);
+      const double v = detail::floating_item(c);
       // Integers as Python's int(x) (truncation); a float V only refuses finite overflow.
       const bool fits = std::is_floating_point_v<V>
                             ? !(v == v && std::abs(v) <= std::numeric_limits<double>::max() &&
@@ -358,7 +366,8 @@ V Array::item() const {
     case DType::float32:
       return static_cast<V>(*static_cast<const float*>(c.data));
     case DType::float64:
-      return static_cast<V>(*static_cast<const double*>(c.data));
+    case DType::bfloat16:
+    case DType::float16: return static_cast<V>(detail::floating_item(c));
     case DType::int32:
       return static_cast<V>(*static_cast<const std::int32_t*>(c.data));
     case DType::uint32:

@@ -47,6 +47,7 @@ struct Collective final : Primitive {
   }
   // The kernel is made of linum ops on the whole batched value: it runs on abstract tracers too.
   bool abstract_eval_by_tracing() const override { return true; }
+  bool handles_reduced_floats() const override { return true; }  // its ops widen on their own
   void print_params(std::ostream& os) const override {
     os << "axis_name=" << axis_name << " axis_size=" << size;
     if (kind == Kind::all_gather || kind == Kind::gather_t) os << " axis=" << axis;

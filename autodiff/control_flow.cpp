@@ -19,6 +19,7 @@ struct Unstack final : Primitive {
   std::int64_t begin, count;
   Unstack(std::int64_t b, std::int64_t c) : begin(b), count(c) {}
   const char* name() const override { return "unstack"; }
+  bool handles_reduced_floats() const override { return true; }  // views of the input's bytes
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return Avals(static_cast<std::size_t>(count),
                  {Shape(in[0].shape.begin() + 1, in[0].shape.end()), in[0].dtype});

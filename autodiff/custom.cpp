@@ -119,6 +119,8 @@ struct CustomVjpCall final : Primitive {
   std::shared_ptr<CustomVjpState> st;
   explicit CustomVjpCall(std::shared_ptr<CustomVjpState> s) : st(std::move(s)) {}
   const char* name() const override { return "custom_vjp_call"; }
+  // The user's functions see the operands' own dtypes; their ops widen on their own.
+  bool handles_reduced_floats() const override { return true; }
   // JAX's abstract rule of custom_vjp_call: evaluate fwd on the abstract inputs.
   bool abstract_eval_by_tracing() const override { return true; }
 
@@ -234,6 +236,7 @@ struct RematCall final : Primitive {
   std::shared_ptr<RematState> st;
   explicit RematCall(std::shared_ptr<RematState> s) : st(std::move(s)) {}
   const char* name() const override { return "checkpoint"; }
+  bool handles_reduced_floats() const override { return true; }  // its ops widen on their own
   bool abstract_eval_by_tracing() const override { return true; }
 
   Arrays eval(std::span<const Array> in) const override {

@@ -69,6 +69,8 @@ class FlowPrimitive final : public Primitive {
   std::shared_ptr<const Flow> flow;
 
   const char* name() const override;
+  // The programs were traced on the operands' own dtypes; their ops widen on their own.
+  bool handles_reduced_floats() const override { return true; }
   Arrays eval(std::span<const Array> in) const override;
   Arrays jvp(std::span<const Array> primals, std::span<const Array> tangents,
              std::span<const Array> outs) const override;

@@ -68,6 +68,12 @@ class Primitive {
   // The rule must emit vectorized ops, never a loop over the batch.
   virtual Batched vmap(std::span<const Array> in, std::span<const int> bdims) const;
 
+  // Whether eval runs on bfloat16/float16 operands as they are (data movement, selection,
+  // conversion). Otherwise bind computes the primitive in float32: it converts those operands
+  // up, binds the float32 primitive and rounds its float32 outputs back, so every transform
+  // sees ordinary converts and a cotangent keeps its primal's dtype.
+  virtual bool handles_reduced_floats() const { return false; }
+
   // Non-differentiable primitives (comparisons, argmax, stop_gradient) produce plain values
   // under grad and jvp: no tape node, zero tangent.
   virtual bool differentiable() const { return true; }

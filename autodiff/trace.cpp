@@ -122,17 +122,21 @@ Arrays with_weak_type(Arrays outs) {
 }
 
 // The trace that interprets `prim` on `in`: the one owning the highest-level tracer among them,
-// nullptr when they are all concrete. `all_weak`: whether every input is weakly typed.
-detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, bool& all_weak) {
+// nullptr when they are all concrete. `all_weak`: whether every input is weakly typed;
+// `reduced`: whether any is bfloat16/float16.
+detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, bool& all_weak,
+                           bool& reduced) {
   int top = -1;
   const detail::ArrayImpl* top_impl = nullptr;
   all_weak = !in.empty();
+  reduced = false;
   for (const Array& a : in) {
     const auto* impl = a.impl().get();
     if (!impl)
       throw ValueError(std::string(prim.name()) +
                        ": got an empty Array handle (default-constructed)");
     all_weak = all_weak && impl->weak_type;
+    reduced = reduced || is_reduced_float(impl->dtype);
     if (impl->level > top) {
       top = impl->level;
       top_impl = impl;
@@ -147,8 +151,9 @@ detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, boo
 }  // namespace
 
 Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
-  bool all_weak;
-  detail::Trace* trace = interpreter(*prim, in, all_weak);
+  bool all_weak, reduced;
+  detail::Trace* trace = interpreter(*prim, in, all_weak, reduced);
+  if (reduced && !prim->handles_reduced_floats()) return detail::bind_in_float32(prim, in);
   const bool weak = prim->weak_type_rule(all_weak);
   if (!trace) {
     detail::OpScope scope(prim->name());  // allocation errors name the op
@@ -158,8 +163,10 @@ Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
 }
 
 Array bind1(const PrimPtr& prim, std::span<const Array> in) {
-  bool all_weak;
-  detail::Trace* trace = interpreter(*prim, in, all_weak);
+  bool all_weak, reduced;
+  detail::Trace* trace = interpreter(*prim, in, all_weak, reduced);
+  if (reduced && !prim->handles_reduced_floats())
+    return std::move(detail::bind_in_float32(prim, in).front());
   Array out;
   if (trace) {
     out = trace->process1(prim, in);

@@ -157,4 +157,9 @@ bool batched_by(const Array& x, std::uint64_t uid);
 bool is_batched(const Array& x);
 Array bottom_value(const Array& x);
 
+// bind of a primitive without bfloat16/float16 kernels on operands that include such arrays:
+// converts them to float32, binds `prim` on that and rounds the float32 outputs back to the
+// operands' 2-byte dtype (XLA:CPU's way: compute in float32, round once).
+Arrays bind_in_float32(const PrimPtr& prim, std::span<const Array> in);
+
 }  // namespace linum::detail

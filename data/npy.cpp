@@ -301,6 +301,11 @@ std::string_view descr_of(DType d) {
     case DType::int32: return "<i4";
     case DType::uint32: return "<u4";
     case DType::bool_: return "|b1";
+    case DType::float16: return "<f2";
+    case DType::bfloat16:  // ml_dtypes' bfloat16 has no numpy dtype string (np.save writes "|V2")
+      throw TypeError(
+          "encode_npy / save_npy: bfloat16 arrays have no .npy dtype; astype float32 "
+          "first");
     case DType::complex64:
     case DType::complex128:
       // The readers refuse complex .npy too: one pair of changes when they are wanted.

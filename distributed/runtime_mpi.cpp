@@ -71,6 +71,8 @@ MPI_Datatype mpi_type(DType d, const char* what) {
     case DType::bool_: return MPI_C_BOOL;
     case DType::complex64:
     case DType::complex128:
+    case DType::bfloat16:
+    case DType::float16:
       throw DistributedError(std::string("linum.distributed: ") + what + ": " +
                              std::string(dtype_name(d)) + " arrays are not supported");
   }

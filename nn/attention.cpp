@@ -2,7 +2,6 @@
 #include <linum/nn/attention.hpp>
 
 #include <cmath>
-#include <limits>
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>
@@ -50,8 +49,7 @@ Array dot_product_attention_weights(const Array& query, const Array& key,
   Array w = matmul(heads_first(q), moveaxis(key, -3, -1));
   if (opts.bias) w = w + *opts.bias;
   if (opts.mask) {
-    const double big_neg = dtype == float64 ? std::numeric_limits<double>::lowest()
-                                            : std::numeric_limits<float>::lowest();
+    const double big_neg = finfo(dtype).min;  // jnp.finfo(dtype).min, as Flax masks
     w = where(as_bool(*opts.mask), w, full_like(w, big_neg));
   }
   if (opts.module) opts.module->sow("intermediates", "attention_weights", Tree(w));

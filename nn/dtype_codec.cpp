@@ -1,5 +1,6 @@
-// Checkpoint element types -> linum Arrays: exact widening (float16, bfloat16, 8/16-bit ints),
-// checked narrowing (64-bit ints), zero-copy sharing of aligned buffers of linum's own dtypes.
+// Checkpoint element types -> linum Arrays: exact widening (8/16-bit ints), checked narrowing
+// (64-bit ints), zero-copy sharing of aligned buffers of linum's own dtypes (float16 and
+// bfloat16 included).
 #include "dtype_codec.hpp"
 
 #include <cstdint>
@@ -35,27 +36,6 @@ const Entry& entry(Src s) {
     if (e.src == s) return e;
   }
   return kTable[0];
-}
-
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = (h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1f;
-  const std::uint32_t man = h & 0x3ffu;
-  std::uint32_t bits;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13);  // inf / nan
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else {  // subnormal: value = man * 2^-24, exact in float32
-    float v = static_cast<float>(man) * 0x1p-24f;
-    std::memcpy(&bits, &v, 4);
-    bits |= sign;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 template <class T>
@@ -122,6 +102,10 @@ std::string_view safetensors_name(DType d) {
       return "U32";
     case DType::bool_:
       return "BOOL";
+    case DType::bfloat16:
+      return "BF16";
+    case DType::float16:
+      return "F16";
     case DType::complex64:
     case DType::complex128:
       throw TypeError("save_safetensors: complex arrays (" + std::string(dtype_name(d)) +
@@ -164,17 +148,10 @@ Array decode(Src src, const Shape& shape, const char* data, std::size_t nbytes, 
       return share_or_copy(int32);
     case Src::u32:
       return share_or_copy(uint32);
-    case Src::f16:
-      return convert<float>(shape, n, [&](std::size_t i) {
-        return half_to_float(load<std::uint16_t>(data + 2 * i));
-      });
+    case Src::f16:  // the 2-byte floats stay 2 bytes: a round trip is byte-identical
+      return share_or_copy(float16);
     case Src::bf16:
-      return convert<float>(shape, n, [&](std::size_t i) {
-        const std::uint32_t bits = std::uint32_t(load<std::uint16_t>(data + 2 * i)) << 16;
-        float f;
-        std::memcpy(&f, &bits, 4);
-        return f;
-      });
+      return share_or_copy(bfloat16);
     case Src::i8:
       return convert<std::int32_t>(shape, n,
                                    [&](std::size_t i) { return load<std::int8_t>(data + i); });

@@ -22,7 +22,7 @@ std::string_view safetensors_name(DType d);
 
 // The Array that `nbytes` bytes of element type `src` and shape `shape` hold, converted to the
 // nearest linum dtype (see serialization.hpp). ValueError when nbytes != count * itemsize or
-// the count overflows. With an owner, float32/float64/int32/uint32 data aligned to its itemsize
+// the count overflows. With an owner, data of a linum dtype aligned to its itemsize
 // is shared instead of copied (the owner keeps the bytes alive).
 Array decode(Src src, const Shape& shape, const char* data, std::size_t nbytes, std::string_view fn,
              const std::shared_ptr<void>& owner);

@@ -5,8 +5,9 @@
 // to its itemsize is shared, not copied. Nested names ("params.Dense_0.kernel") become a tree
 // with traverse_util::unflatten_dict(load_safetensors(path), ".").
 //
-// Element types convert as in serialization.hpp (F16/BF16 -> float32, I8/I16 -> int32,
-// U8/U16 -> uint32, I64/U64 narrowed when every value fits); F8 types: NotImplementedError.
+// Element types convert as in serialization.hpp (F16/BF16 stay float16/bfloat16, I8/I16 ->
+// int32, U8/U16 -> uint32, I64/U64 narrowed when every value fits); F8 types:
+// NotImplementedError.
 // Every malformation (truncation, bad JSON, non-UTF-8, duplicate names, offsets that overlap,
 // leave holes or overrun the buffer) is a linum::Error.
 #pragma once

@@ -9,15 +9,15 @@
 // written as {'__msgpack_chunked_array__': True, 'shape': {'0': d0, ...}, 'chunks': {'0': a0,
 // ...}}.
 //
-// Reading dtypes linum lacks converts exactly or fails: float16 and bfloat16 -> float32 (exact),
-// int8/int16 -> int32, uint8/uint16 -> uint32 (exact), int64 -> int32 and uint64 -> uint32 when
-// every value fits (ValueError naming the first value that does not). Native msgpack numbers
-// become weakly typed rank-0 Arrays (a Python number, as JAX types it): integers int32 (uint32
-// above INT32_MAX), floats float32/float64 as stored; booleans bool. Writing is the inverse: a
-// weakly typed rank-0 int32, uint32, float32 or float64 Array is written as that native number
-// (TrainState's step is Flax's Python int this way). String leaves (Python str) are str_leaf()
-// nodes, read and written as msgpack strings. Bytes and complex values have no linum leaf:
-// TypeError / NotImplementedError.
+// float16 and bfloat16 leaves are read and written as they are (byte for byte). Reading dtypes
+// linum lacks converts exactly or fails: int8/int16 -> int32, uint8/uint16 -> uint32 (exact), int64
+// -> int32 and uint64 -> uint32 when every value fits (ValueError naming the first value that does
+// not). Native msgpack numbers become weakly typed rank-0 Arrays (a Python number, as JAX types
+// it): integers int32 (uint32 above INT32_MAX), floats float32/float64 as stored; booleans bool.
+// Writing is the inverse: a weakly typed rank-0 int32, uint32, float32 or float64 Array is written
+// as that native number (TrainState's step is Flax's Python int this way). String leaves (Python
+// str) are str_leaf() nodes, read and written as msgpack strings. Bytes and complex values have no
+// linum leaf: TypeError / NotImplementedError.
 #pragma once
 
 #include <cstddef>

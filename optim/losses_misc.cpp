@@ -30,8 +30,7 @@ Array ntxent(const Array& embeddings, const Array& labels, double temperature) {
                      std::to_string(embeddings.shape()[0]) + " for embeddings.");
   const std::int64_t n = embeddings.shape()[0];
   // jnp.finfo(dtype).eps clips the squared norms, as optax does.
-  const double eps = embeddings.dtype() == float64 ? std::numeric_limits<double>::epsilon()
-                                                   : std::numeric_limits<float>::epsilon();
+  const double eps = finfo(embeddings.dtype()).eps;
   Array xcs = cosine_similarity(expand_dims(embeddings, 0), expand_dims(embeddings, 1), eps) /
               temperature;  // [i, j]: cos(e_i, e_j) / temperature
   Array same = equal(expand_dims(labels, 1), expand_dims(labels, 0));

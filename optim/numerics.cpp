@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include <linum/autodiff/ops/dtype_info.hpp>
 #include <linum/optim/base.hpp>
 #include <linum/optim/numerics.hpp>
 
@@ -39,6 +40,8 @@ Array safe_increment(const Array& count) {
     case DType::uint32: max = std::numeric_limits<std::uint32_t>::max(); break;
     case DType::float32: max = std::numeric_limits<float>::max(); break;
     case DType::float64: max = std::numeric_limits<double>::max(); break;
+    case DType::bfloat16:
+    case DType::float16: max = finfo(count.dtype()).max; break;
     case DType::bool_:
     case DType::complex64:
     case DType::complex128:

@@ -1,4 +1,4 @@
-// finfo, iinfo, can_cast, isdtype and issubdtype for linum's seven dtypes.
+// finfo, iinfo, can_cast, isdtype and issubdtype for linum's dtypes.
 #include <linum/autodiff/ops/dtype_info.hpp>
 
 #include <cmath>
@@ -9,26 +9,26 @@
 namespace linum {
 namespace {
 
-template <class T>
-FInfo finfo_of(DType d) {
-  using L = std::numeric_limits<T>;
+// The limits of a binary floating format with `nmant` stored mantissa bits and `nexp` exponent
+// bits (IEEE layout, subnormals, inf and NaN), as numpy's and ml_dtypes' finfo compute them.
+FInfo finfo_of(DType d, int nmant, int nexp) {
   FInfo f{};
   f.dtype = d;
-  f.bits = static_cast<int>(sizeof(T) * 8);
-  f.nmant = L::digits - 1;
-  f.nexp = f.bits - 1 - f.nmant;
-  f.machep = -f.nmant;
-  f.negep = -f.nmant - 1;
-  f.minexp = L::min_exponent - 1;
-  f.maxexp = L::max_exponent;
-  f.iexp = f.nexp;
-  f.eps = static_cast<double>(L::epsilon());
+  f.bits = 1 + nexp + nmant;
+  f.nmant = nmant;
+  f.nexp = nexp;
+  f.machep = -nmant;
+  f.negep = -nmant - 1;
+  f.maxexp = 1 << (nexp - 1);
+  f.minexp = 2 - f.maxexp;
+  f.iexp = nexp;
+  f.eps = std::ldexp(1.0, f.machep);
   f.epsneg = std::ldexp(1.0, f.negep);
-  f.max = static_cast<double>(L::max());
+  f.max = std::ldexp(2.0 - f.eps, f.maxexp - 1);
   f.min = -f.max;
-  f.tiny = f.smallest_normal = static_cast<double>(L::min());
-  f.smallest_subnormal = static_cast<double>(L::denorm_min());
-  f.precision = static_cast<int>(std::floor(f.nmant * std::log10(2.0)));
+  f.tiny = f.smallest_normal = std::ldexp(1.0, f.minexp);
+  f.smallest_subnormal = std::ldexp(1.0, f.minexp - nmant);
+  f.precision = static_cast<int>(std::floor(nmant * std::log10(2.0)));
   f.resolution = std::pow(10.0, -f.precision);
   return f;
 }
@@ -39,9 +39,9 @@ int kind_rank(DType d) {
     case DType::bool_: return 0;
     case DType::uint32: return 1;
     case DType::int32: return 2;
-    case DType::float32:
-    case DType::float64: return 3;
-    default: return 4;
+    case DType::complex64:
+    case DType::complex128: return 4;
+    default: return 3;  // the floats
   }
 }
 
@@ -51,9 +51,11 @@ bool safe_cast(DType from, DType to) {
   switch (from) {
     case DType::int32:
     case DType::uint32: return to == DType::float64 || to == DType::complex128;
-    case DType::float32: return to != DType::int32 && to != DType::uint32 && to != DType::bool_;
+    case DType::float32: return to == DType::float64 || is_complex(to);
     case DType::float64: return to == DType::complex128;
     case DType::complex64: return to == DType::complex128;
+    case DType::bfloat16:
+    case DType::float16: return to == DType::float32 || to == DType::float64 || is_complex(to);
     default: return false;
   }
 }
@@ -62,8 +64,10 @@ bool safe_cast(DType from, DType to) {
 
 FInfo finfo(DType dtype) {
   switch (real_dtype(dtype)) {
-    case DType::float32: return finfo_of<float>(DType::float32);
-    case DType::float64: return finfo_of<double>(DType::float64);
+    case DType::float32: return finfo_of(DType::float32, 23, 8);
+    case DType::float64: return finfo_of(DType::float64, 52, 11);
+    case DType::bfloat16: return finfo_of(DType::bfloat16, 7, 8);
+    case DType::float16: return finfo_of(DType::float16, 10, 5);
     default:
       throw ValueError("finfo: data type " + std::string(dtype_name(dtype)) +
                        " is not inexact (use iinfo for integer dtypes)");

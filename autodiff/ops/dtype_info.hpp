@@ -15,7 +15,7 @@ namespace linum {
 // jnp.finfo: the machine limits of a floating dtype (a complex dtype gives those of its real
 // part), with numpy's field names.
 struct FInfo {
-  DType dtype;             // float32 or float64
+  DType dtype;             // float32, float64, bfloat16 or float16
   int bits;                // storage bits
   double eps;              // 2^machep: the gap between 1 and the next float
   double epsneg;           // 2^negep: the gap between 1 and the float before it

@@ -117,6 +117,7 @@ struct Or final : Compare<Or> {
 // cotangents are routed to x where cond holds and to y elsewhere.
 struct Select final : Primitive {
   const char* name() const override { return "select"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{broadcast_shapes(broadcast_shapes(in[0].shape, in[1].shape, "select"), in[2].shape, "select"),
              in[1].dtype}};

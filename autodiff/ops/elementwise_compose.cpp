@@ -5,6 +5,7 @@
 #include <limits>
 #include <numbers>
 
+#include <linum/autodiff/ops/dtype_info.hpp>
 #include <linum/autodiff/ops/elementwise_math.hpp>
 #include <linum/autodiff/ops/elementwise_rules.hpp>
 #include <linum/autodiff/ops/reduction.hpp>
@@ -13,13 +14,9 @@ namespace linum {
 namespace detail {
 namespace {
 
-double largest(DType d) {
-  return d == float32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
-}
-double smallest_subnormal(DType d) {
-  return d == float32 ? std::numeric_limits<float>::denorm_min()
-                      : std::numeric_limits<double>::denorm_min();
-}
+// The limits of a floating dtype (or a complex one's real part), bfloat16/float16 included.
+double largest(DType d) { return finfo(d).max; }
+double smallest_subnormal(DType d) { return finfo(d).smallest_subnormal; }
 
 }  // namespace
 }  // namespace detail

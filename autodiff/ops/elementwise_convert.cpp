@@ -1,6 +1,7 @@
 // convert_element_type (astype) and the dtype promotion every op applies to its operands:
 // jnp's result_type of two arrays, weak scalars, and the conversion to a promoted dtype.
 #include <linum/autodiff/ops/elementwise_rules.hpp>
+#include <linum/autodiff/trace.hpp>
 
 namespace linum {
 namespace detail {
@@ -13,6 +14,7 @@ struct Convert final : Primitive {
   bool weak;
   Convert(DType d, bool weak_type) : to(d), weak(weak_type) {}
   const char* name() const override { return "convert_element_type"; }
+  bool handles_reduced_floats() const override { return true; }
   Avals abstract_eval(std::span<const ShapeDtype> in) const override { return {{in[0].shape, to}}; }
   bool weak_type_rule(bool) const override { return weak; }
   void print_params(std::ostream& os) const override {
@@ -53,6 +55,24 @@ Array convert_element_type(const Array& x, DType dtype, bool weak_type) {
 
 Array promote_to(const Array& x, ResultType r) {
   return x.dtype() == r.dtype ? x : convert_element_type(x, r.dtype, r.weak_type);
+}
+
+Arrays bind_in_float32(const PrimPtr& prim, std::span<const Array> in) {
+  DType reduced = float32;
+  bool float32_operand = false;  // then a float32 output may be the primitive's own choice
+  Arrays wide;
+  wide.reserve(in.size());
+  for (const Array& a : in) {
+    float32_operand = float32_operand || a.dtype() == float32;
+    if (is_reduced_float(a.dtype())) reduced = a.dtype();
+    wide.push_back(is_reduced_float(a.dtype()) ? convert_element_type(a, float32, a.weak_type())
+                                               : a);
+  }
+  Arrays outs = bind(prim, wide);
+  if (!float32_operand)
+    for (Array& o : outs)
+      if (o.valid() && o.dtype() == float32) o = convert_element_type(o, reduced, o.weak_type());
+  return outs;
 }
 
 }  // namespace detail

@@ -298,6 +298,23 @@ struct NextAfter final : Binary<NextAfter> {
   }
 };
 
+// nextafter of a 2-byte float H, on float32 operands holding H values exactly (bind computes
+// the 2-byte types in float32): the neighbouring H pattern, which float32's nextafter would not
+// reach. Patterns are sign-magnitude, so one step away from zero is bits + 1 in either sign.
+template <class H>
+struct NextAfterTwoByte final : Binary<NextAfterTwoByte<H>> {
+  static constexpr const char* kName = "nextafter";
+  template <Float T>
+  static T f(T x, T y) {
+    if (x != x || y != y) return x + y;  // NaN
+    if (x == y) return y;
+    if (x == 0) return std::copysign(static_cast<T>(H::from_bits(1)), y);
+    const H h(x);
+    const bool away = (x < y) == (x > 0);
+    return static_cast<T>(H::from_bits(static_cast<std::uint16_t>(away ? h.bits + 1 : h.bits - 1)));
+  }
+};
+
 // ---- op plumbing ------------------------------------------------------------------------------
 
 template <class P>
@@ -347,7 +364,10 @@ Array atanh(const Array& x) { return arctanh(x); }
 Array exp2(const Array& x) { return unary_float<Exp2>(x, "exp2"); }
 Array cbrt(const Array& x) { return unary_float<Cbrt>(x, "cbrt"); }
 Array nextafter(const Array& x1, const Array& x2) {
-  return binary_float<NextAfter>(x1, x2, "nextafter");
+  auto [x, y] = promote_inexact(x1, x2, "nextafter");
+  if (x.dtype() == bfloat16) return bind1(singleton<NextAfterTwoByte<BFloat16>>(), {x, y});
+  if (x.dtype() == float16) return bind1(singleton<NextAfterTwoByte<Float16>>(), {x, y});
+  return bind1(singleton<NextAfter>(), {x, y});
 }
 Array signbit(const Array& x) {
   check_valid(x, "signbit");

@@ -29,6 +29,7 @@ struct StridedSlice final : Primitive {
   StridedSlice(std::vector<std::int64_t> a, std::vector<std::int64_t> s, Shape o)
       : start(std::move(a)), step(std::move(s)), out_shape(std::move(o)) {}
   const char* name() const override { return "slice"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{out_shape, in[0].dtype}};
   }
@@ -76,6 +77,7 @@ struct SliceTranspose final : Primitive {
   SliceTranspose(Shape s, std::vector<std::int64_t> a, std::vector<std::int64_t> st)
       : operand_shape(std::move(s)), start(std::move(a)), step(std::move(st)) {}
   const char* name() const override { return "pad"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{operand_shape, in[0].dtype}};
   }
@@ -141,6 +143,7 @@ struct Gather final : Primitive {
   GatherDims dims;
   explicit Gather(GatherDims d) : dims(std::move(d)) {}
   const char* name() const override { return "gather"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{dims.out_shape(in[1].shape), in[0].dtype}};
   }
@@ -150,7 +153,7 @@ struct Gather final : Primitive {
     Array out = empty(dims.out_shape(idx.shape()), x.dtype());
     const std::int64_t w = shape_size(dims.slice_sizes);
     StridedWalk walk(dims.slice_sizes, strides_of(dims.slice_sizes), strides_of(x.shape()));
-    dispatch(x.dtype(), [&]<class T>() {
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
       const T* a = in_ptr<T>(x);
       T* o = out_ptr<T>(out);
       if (w == 1)

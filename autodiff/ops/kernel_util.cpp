@@ -13,6 +13,11 @@ void throw_complex_unsupported(DType d) {
                   "linum::fft");
 }
 
+void throw_reduced_float_unsupported(DType d) {
+  throw TypeError(std::string(current_op()) + ": no " + std::string(dtype_name(d)) +
+                  " kernel; convert with astype(float32) first");
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   if (a == b) return a;
   const std::size_t n = std::max(a.size(), b.size());

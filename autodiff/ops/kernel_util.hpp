@@ -26,9 +26,13 @@ inline constexpr bool is_complex_v = is_complex_type<T>::value;
 
 // The TypeError of a kernel without complex support, naming the running op (current_op()).
 [[noreturn]] void throw_complex_unsupported(DType d);
+// The TypeError of a kernel reached with a bfloat16/float16 operand outside bind (which
+// computes those in float32), naming the running op.
+[[noreturn]] void throw_reduced_float_unsupported(DType d);
 
 // Calls f.template operator()<T>() with T the C++ type of dtype d (bool is stored as uint8).
-// Complex dtypes are refused with a TypeError naming the op: most kernels are real-only.
+// Complex dtypes are refused with a TypeError naming the op: most kernels are real-only; so are
+// bfloat16/float16, which bind widens to float32 before any arithmetic kernel runs.
 template <class F>
 decltype(auto) dispatch(DType d, F&& f) {
   switch (d) {
@@ -39,16 +43,21 @@ decltype(auto) dispatch(DType d, F&& f) {
     case DType::bool_: return f.template operator()<std::uint8_t>();
     case DType::complex64:
     case DType::complex128: throw_complex_unsupported(d);
+    case DType::bfloat16:
+    case DType::float16: throw_reduced_float_unsupported(d);
   }
   throw Error("internal error: unknown dtype");
 }
 
-// dispatch with complex64/complex128 as std::complex<float>/<double>, for kernels whose T is
-// only copied, zero-initialised or added (data movement, selection, conversion).
+// dispatch with complex64/complex128 as std::complex<float>/<double> and bfloat16/float16 as
+// BFloat16/Float16, for kernels whose T is only copied, zero-initialised or converted (data
+// movement, selection, conversion).
 template <class F>
 decltype(auto) dispatch_with_complex(DType d, F&& f) {
   if (d == DType::complex64) return f.template operator()<std::complex<float>>();
   if (d == DType::complex128) return f.template operator()<std::complex<double>>();
+  if (d == DType::bfloat16) return f.template operator()<BFloat16>();
+  if (d == DType::float16) return f.template operator()<Float16>();
   return dispatch(d, std::forward<F>(f));
 }
 

@@ -34,6 +34,7 @@ struct Pad final : Primitive {
   std::vector<PadDim> config;
   explicit Pad(std::vector<PadDim> c) : config(std::move(c)) {}
   const char* name() const override { return "pad"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Shape out_shape(const Shape& xs) const {
     Shape s(xs.size());
     for (std::size_t a = 0; a < xs.size(); ++a) s[a] = padded_size(xs[a], config[a]);
@@ -83,7 +84,7 @@ struct Pad final : Primitive {
       sbase += l.x_start[a] * xst[a];
     }
     StridedWalk walk(l.shape, ds, xst);
-    dispatch(x.dtype(), [&]<class T>() {
+    dispatch_with_complex(x.dtype(), [&]<class T>() {
       T* o = out_ptr<T>(out);
       std::fill(o, o + out.size(), in_ptr<T>(v)[0]);
       walk.run(o + dbase, in_ptr<T>(x) + sbase, assign);

@@ -188,6 +188,9 @@ Array sum(const Array& x, const Axes& axis, bool keepdims) {
 Array mean(const Array& x, const Axes& axis, bool keepdims) {
   check_valid(x, "mean");
   auto axes = normalize_axes(axis, x.ndim(), "mean");
+  // As jnp (_upcast_f16): 2-byte floats are averaged in float32 and rounded once.
+  if (is_reduced_float(x.dtype()))
+    return astype(mean(astype(x, float32), axis, keepdims), x.dtype());
   return sum(to_float(x), axis, keepdims) / static_cast<double>(reduced_count(x.shape(), axes));
 }
 
@@ -215,6 +218,8 @@ Array any(const Array& x, const Axes& axis, bool keepdims) {
 Array var(const Array& x, const Axes& axis, bool keepdims, int ddof) {
   check_valid(x, "var");
   auto axes = normalize_axes(axis, x.ndim(), "var");
+  if (is_reduced_float(x.dtype()))  // computed in float32, as jnp's var
+    return astype(var(astype(x, float32), axis, keepdims, ddof), x.dtype());
   Array xf = to_float(x);
   Array centered = xf - mean(xf, axis, true);
   const double n = static_cast<double>(reduced_count(x.shape(), axes) - ddof);

@@ -18,6 +18,7 @@ struct Reshape final : Primitive {
   Shape shape;
   explicit Reshape(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "reshape"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{shape, in[0].dtype}};
   }
@@ -50,6 +51,7 @@ struct BroadcastTo final : Primitive {
   Shape shape;
   explicit BroadcastTo(Shape s) : shape(std::move(s)) {}
   const char* name() const override { return "broadcast_in_dim"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     return {{shape, in[0].dtype}};
   }
@@ -87,6 +89,7 @@ struct Transpose final : Primitive {
   std::vector<int> perm;
   explicit Transpose(std::vector<int> p) : perm(std::move(p)) {}
   const char* name() const override { return "transpose"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     Shape os(perm.size());
     for (std::size_t i = 0; i < perm.size(); ++i) os[i] = in[0].shape[perm[i]];
@@ -172,6 +175,7 @@ struct Concatenate final : Primitive {
   int axis;
   explicit Concatenate(int a) : axis(a) {}
   const char* name() const override { return "concatenate"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     Shape os = in[0].shape;
     os[axis] = 0;
@@ -256,6 +260,7 @@ struct Split final : Primitive {
   Split(int a, std::vector<std::int64_t> st, std::vector<std::int64_t> sz)
       : axis(a), starts(std::move(st)), sizes(std::move(sz)) {}
   const char* name() const override { return "split"; }
+  bool handles_reduced_floats() const override { return true; }  // moves bits only
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
     Avals outs;
     for (auto n : sizes) {

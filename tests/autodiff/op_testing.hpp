@@ -74,6 +74,8 @@ inline const std::byte* raw(const Array& a) {
       return reinterpret_cast<const std::byte*>(a.data<std::complex<float>>());
     case DType::complex128:
       return reinterpret_cast<const std::byte*>(a.data<std::complex<double>>());
+    case DType::bfloat16: return reinterpret_cast<const std::byte*>(a.data<BFloat16>());
+    case DType::float16: return reinterpret_cast<const std::byte*>(a.data<Float16>());
   }
   return nullptr;
 }

@@ -18,7 +18,8 @@ std::string dir() {
 }
 
 linum::DType dtype_named(const std::string& s) {
-  for (linum::DType d : {linum::float32, linum::float64, linum::int32, linum::uint32, linum::bool_})
+  for (linum::DType d :
+       {linum::float16, linum::float32, linum::float64, linum::int32, linum::uint32, linum::bool_})
     if (linum::dtype_name(d) == s) return d;
   FAIL("unknown dtype " << s);
   return linum::float32;

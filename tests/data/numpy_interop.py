@@ -21,7 +21,7 @@ import zipfile
 import numpy as np
 
 CODES = ["f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "b1"]
-LINUM = {"f2": "float32", "f4": "float32", "f8": "float64", "i1": "int32", "i2": "int32",
+LINUM = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int32", "i2": "int32",
          "i4": "int32", "i8": "int32", "u1": "uint32", "u2": "uint32", "u4": "uint32",
          "u8": "uint32", "b1": "bool"}
 # The last shape's header is exactly 128 bytes before numpy's padding, which then adds a whole

@@ -95,9 +95,9 @@ TEST_CASE("decode_npy: byte orders, narrow and wide dtypes convert exactly to li
                                                                   4)))) == Vec{1.5, -2, 0.25});
   CHECK(values(decode(npy_image(header(">f8", "(2,)"), swap_bytes(raw<double>({1e-300, 7}), 8)))) ==
         Vec{1e-300, 7});
-  // float16 (1.5 is 0x3E00, -2 is 0xC000) -> float32; '=' is the native order.
+  // float16 (1.5 is 0x3E00, -2 is 0xC000) stays float16; '=' is the native order.
   Array h = decode(npy_image(header("<f2", "(2,)"), raw<std::uint16_t>({0x3E00, 0xC000})));
-  CHECK(h.dtype() == linum::float32);
+  CHECK(h.dtype() == linum::float16);
   CHECK(values(h) == Vec{1.5, -2});
   CHECK(values(decode(npy_image(header("=i2", "(2,)"), raw<std::int16_t>({-300, 300})))) ==
         Vec{-300, 300});

@@ -58,7 +58,9 @@ Tree linum_tree() {
       {"seq", Tree::tuple({Tree(floats({2}, float32)), Tree(linum::full({}, 1.5, float32))})},
       {"none", Tree()},
       {"name", ser::str_leaf("linum \xe2\x9c\x93")},
-      {"step", Array(7)}};  // a Python int
+      {"step", Array(7)},  // a Python int
+      // The 2-byte floats under numpy's / ml_dtypes' names, written as they are.
+      {"half", Tree{{"b", floats({3}, linum::bfloat16)}, {"h", floats({2}, linum::float16)}}}};
 }
 
 }  // namespace
@@ -73,14 +75,14 @@ TEST_CASE("linum reads the Flax-format checkpoint that Python wrote") {
   check_leaf(d["int32"], int32, {5}, ints(5, 1000));
   check_leaf(d["uint32"], uint32, {4}, ints(4, 100000, 50));
   check_leaf(d["bool"], linum::bool_, {6}, {1, 0, 0, 1, 0, 0});
-  check_leaf(d["float16"], float32, {2, 3}, ints(6, 1.0 / 8));
+  check_leaf(d["float16"], linum::float16, {2, 3}, ints(6, 1.0 / 8));
   check_leaf(d["int8"], int32, {7}, ints(7));
   check_leaf(d["int64"], int32, {5}, ints(5, 1000));
   Vec u8;
   for (int k = 0; k < 6; ++k) u8.push_back(k * 37 % 256);
   check_leaf(d["uint8"], uint32, {6}, u8);
   check_leaf(d["uint16"], uint32, {3}, ints(3, 600, 50));
-  check_leaf(t["bf16"], float32, {5}, {-2, -1.5, -1, -0.5, 0});
+  check_leaf(t["bf16"], linum::bfloat16, {5}, {-2, -1.5, -1, -0.5, 0});
   check_leaf(t["scalar"], float32, {}, {2.5});
   check_leaf(t["step"], int32, {}, {7});
   check_leaf(t["lr"], float64, {}, {0.5});
@@ -102,7 +104,7 @@ TEST_CASE("linum reads the safetensors file that Python wrote") {
   CHECK(t.at("a.b").shape() == Shape{2, 3});
   CHECK(t.at("a.c").dtype() == linum::int32);
   CHECK(values(t.at("a.c")) == ints(3, 1000));
-  CHECK(t.at("d").dtype() == linum::float32);
+  CHECK(t.at("d").dtype() == linum::float16);
   CHECK(values(t.at("d")) == ints(2, 1.0 / 8));
   CHECK(values(t.at("e")) == Vec{1, 0, 0});
   CHECK(values(t.at("f")) == ints(2, 1.0 / 8));

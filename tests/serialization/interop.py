@@ -42,6 +42,12 @@ class BFloat16:
         self.shape = f32.shape
         self.bits = (f32.view(np.uint32) >> 16).astype(np.uint16)
 
+    @classmethod
+    def from_bits(cls, bits):
+        b = cls(np.zeros(bits.shape, np.float32))
+        b.bits = bits
+        return b
+
 
 # ---- Flax's msgpack format (flax/serialization.py), written from its documented layout ----
 
@@ -88,6 +94,8 @@ def flax_serialize(tree, limit=2**30):
 
 def ndarray_from_bytes(data):
     shape, name, buf = msgpack.unpackb(data, raw=True)
+    if name == b"bfloat16":  # ml_dtypes' name: kept as its raw bits
+        return BFloat16.from_bits(np.frombuffer(buf, dtype=np.uint16).reshape(shape, order="C"))
     return np.frombuffer(buf, dtype=np.dtype(name.decode())).reshape(shape, order="C")
 
 
@@ -196,7 +204,8 @@ def linum_tree():
             "seq": {"0": floats((2,), np.float32), "1": np.asarray(np.float32(1.5))},
             "none": None,
             "name": "linum \u2713",
-            "step": 7}
+            "step": 7,
+            "half": {"b": BFloat16(floats((3,), np.float32)), "h": floats((2,), np.float16)}}
 
 
 def linum_train_state():
@@ -215,6 +224,9 @@ def check_equal(got, want, path="."):
             check_equal(got[k], want[k], f"{path}/{k}")
     elif want is None:
         assert got is None, f"{path}: expected None, got {got!r}"
+    elif isinstance(want, BFloat16):
+        assert isinstance(got, BFloat16), f"{path}: expected bfloat16, got {type(got)}"
+        assert got.shape == want.shape and np.array_equal(got.bits, want.bits), f"{path}: bits differ"
     else:
         got, want = np.asarray(got), np.asarray(want)
         assert got.dtype == want.dtype, f"{path}: dtype {got.dtype} != {want.dtype}"

@@ -193,7 +193,7 @@ TEST_SUITE("serialization msgpack") {
     CHECK(ser::to_bytes(from_jit) == jitted);
   }
 
-  TEST_CASE("float16, bfloat16, int8, int16, int64, uint8, uint16, uint64 convert exactly") {
+  TEST_CASE("float16 and bfloat16 stay 2-byte; 8, 16 and 64-bit integers convert exactly") {
     // float16 0x3c00 = 1, 0xc100 = -2.5, 0x0001 = 2^-24 (subnormal), 0x7c00 = inf.
     std::vector<std::uint16_t> f16{0x3c00, 0xc100, 0x0001, 0x7c00};
     std::vector<std::uint16_t> bf16{0x3f80, 0xc020};  // 1, -2.5
@@ -210,7 +210,8 @@ TEST_SUITE("serialization msgpack") {
     m.str("u64").ext(1,
                      Mp::ndarray({1}, "uint64", le_bytes(std::vector<std::uint64_t>{4000000000u})));
     Tree t = ser::msgpack_restore(m.b);
-    CHECK(t["f16"].leaf().dtype() == linum::float32);
+    CHECK(t["f16"].leaf().dtype() == linum::float16);
+    CHECK(t["bf16"].leaf().dtype() == linum::bfloat16);
     Vec f = values(t["f16"].leaf());
     CHECK(f[0] == 1.0);
     CHECK(f[1] == -2.5);
@@ -227,6 +228,34 @@ TEST_SUITE("serialization msgpack") {
     CHECK(values(t["u16"].leaf()) == Vec{65535});
     CHECK(t["u64"].leaf().dtype() == linum::uint32);
     CHECK(values(t["u64"].leaf()) == Vec{4000000000.0});
+  }
+
+  TEST_CASE("a Flax checkpoint with bfloat16 / float16 leaves round-trips byte for byte") {
+    // As flax.serialization.msgpack_serialize writes a bf16 leaf: ext 1 holding (shape,
+    // arr.dtype.name, arr.tobytes()), the name being ml_dtypes' "bfloat16".
+    const std::vector<std::uint16_t> kernel{0x3f80, 0xbe00, 0x7f81,
+                                            0x0001};        // 1, -0.125, sNaN, tiny
+    const std::vector<std::uint16_t> bias{0x3555, 0xfc00};  // 0.333, -inf
+    Mp m;
+    m.map(1).str("params").map(2);
+    m.str("bias").ext(1, Mp::ndarray({2}, "float16", le_bytes(bias)));
+    m.str("kernel").ext(1, Mp::ndarray({2, 2}, "bfloat16", le_bytes(kernel)));
+    const Tree t = ser::msgpack_restore(m.b);
+    const Array k = t["params"]["kernel"].leaf(), b = t["params"]["bias"].leaf();
+    CHECK(k.dtype() == linum::bfloat16);
+    CHECK(k.shape() == linum::Shape{2, 2});
+    CHECK(k.data<linum::BFloat16>()[2].bits == 0x7f81);  // the bits, not a float32 round trip
+    CHECK(values(k)[1] == -0.125);
+    CHECK(b.dtype() == linum::float16);
+    CHECK(values(b)[1] == -INFINITY);
+    CHECK(ser::msgpack_serialize(t) == m.b);
+    // bfloat16 arrays made here are written under the same name.
+    Tree mine{{"w", linum::astype(linum::array({1.0f, -0.125f}), linum::bfloat16)}};
+    const std::string payload =
+        Mp::ndarray({2}, "bfloat16", le_bytes(std::vector<std::uint16_t>{0x3f80, 0xbe00}));
+    Mp want;
+    want.map(1).str("w").ext(1, payload);
+    CHECK(ser::msgpack_serialize(mine) == want.b);
   }
 
   TEST_CASE("int64 values outside int32 are an error naming the value, not a wrap-around") {

@@ -1,5 +1,6 @@
-// safetensors: the reference layout byte for byte, round trips of every linum dtype, exact
-// widening of F16/BF16/I64/U8, metadata, zero-copy loading from a file, unflatten_dict(".").
+// safetensors: the reference layout byte for byte, round trips of every linum dtype (BF16 and
+// F16 as they are), exact widening of I8/U8 and checked narrowing of I64, metadata, zero-copy
+// loading from a file, unflatten_dict(".").
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -61,7 +62,7 @@ TEST_SUITE("serialization safetensors") {
     }
   }
 
-  TEST_CASE("F16, BF16, I8, I64, U8 read as float32, int32, uint32 with the exact values") {
+  TEST_CASE("F16 and BF16 read as float16 / bfloat16; I8, I64, U8 as int32, uint32, exactly") {
     const std::string data = le_bytes(std::vector<std::int64_t>{-9, 123456}) +
                              le_bytes(std::vector<std::uint16_t>{0x3c00, 0xb800}) +  // 1, -0.5
                              le_bytes(std::vector<std::uint16_t>{0x4040}) +          // 3
@@ -76,12 +77,34 @@ TEST_SUITE("serialization safetensors") {
     st::Tensors t = st::load_safetensors(as_bytes(f));
     CHECK(t.at("i64").dtype() == linum::int32);
     CHECK(values(t.at("i64")) == Vec{-9, 123456});
+    CHECK(t.at("h").dtype() == linum::float16);
     CHECK(values(t.at("h")) == Vec{1.0, -0.5});
+    CHECK(t.at("bf").dtype() == linum::bfloat16);
     CHECK(t.at("bf").shape().empty());
     CHECK(t.at("bf").item<float>() == 3.0f);
     CHECK(values(t.at("i8")) == Vec{-1});
     CHECK(t.at("u8").dtype() == linum::uint32);
     CHECK(values(t.at("u8")) == Vec{200});
+  }
+
+  TEST_CASE("BF16 and F16 tensors round-trip byte for byte, NaN payloads included") {
+    // The reference layout: both 2-byte, so sorted by name.
+    const std::string data = le_bytes(std::vector<std::uint16_t>{0x3f80, 0x7f81, 0x0001}) +
+                             le_bytes(std::vector<std::uint16_t>{0xfbff, 0x7c01});
+    const std::string f = file_of(R"({"bf":{"dtype":"BF16","shape":[3],"data_offsets":[0,6]},)"
+                                  R"("h":{"dtype":"F16","shape":[2],"data_offsets":[6,10]}})",
+                                  data);
+    st::Tensors t = st::load_safetensors(as_bytes(f));
+    CHECK(t.at("bf").dtype() == linum::bfloat16);
+    CHECK(t.at("bf").data<linum::BFloat16>()[1].bits == 0x7f81);
+    CHECK(t.at("h").dtype() == linum::float16);
+    CHECK(values(t.at("h"))[0] == -65504.0);
+    CHECK(st::save_safetensors(t) == f);
+    // Written from arrays made here, the 2-byte dtypes keep their names.
+    st::Tensors mine{{"w", linum::astype(linum::array({0.1f, 2.0f}), linum::bfloat16)}};
+    const std::string bytes = st::save_safetensors(mine);
+    CHECK(bytes.find(R"("dtype":"BF16")") != std::string::npos);
+    CHECK(values(st::load_safetensors(as_bytes(bytes)).at("w")) == values(mine.at("w")));
   }
 
   TEST_CASE("a file loads without copying aligned tensors: they share one mapping") {
