@@ -1,6 +1,6 @@
 // linum::optim: optax's gradient transformations, optimizers, linesearches, losses, schedules,
 // projections, perturbations and second-order helpers over any pytree of Arrays, and flax's
-// TrainState.
+// TrainState and DynamicScale.
 #pragma once
 
 #include <linum/optim/accumulation.hpp>
@@ -24,6 +24,7 @@
 #include <linum/optim/contrib_sam.hpp>
 #include <linum/optim/contrib_schedule_free.hpp>
 #include <linum/optim/contrib_sophia.hpp>
+#include <linum/optim/dynamic_scale.hpp>
 #include <linum/optim/erased.hpp>
 #include <linum/optim/factorized.hpp>
 #include <linum/optim/inject.hpp>
