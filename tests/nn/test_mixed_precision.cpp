@@ -322,14 +322,16 @@ TEST_CASE("a bfloat16 model's loss and float32 grads are within bfloat16 toleran
   auto [loss32, g32] = value_and_grad(loss_of(full32))(params);
   CHECK(mixed.apply(params, x).dtype() == bfloat16);
   CHECK(loss16.dtype() == float32);
-  CHECK(std::abs(loss16.item<float>() - loss32.item<float>()) <= 0.02 * loss32.item<float>());
+  // Measured: 0.13% on the loss, 0.3-0.8% of each gradient's largest entry (one bfloat16 ulp is
+  // 2^-7 = 0.78%); the bounds allow about two and a half ulps.
+  CHECK(std::abs(loss16.item<float>() - loss32.item<float>()) <= 0.005 * loss32.item<float>());
   bool any_different = false;
   pytree::tree_map(
       [&](const Array& a, const Array& b) {
         CHECK(a.dtype() == float32);  // grads in the params' dtype
         const double err = max_abs(astype(a, float64) - astype(b, float64));
         INFO("max |g_bf16 - g_f32| = ", err, ", max |g_f32| = ", max_abs(b));
-        CHECK(err <= 0.05 * max_abs(b));
+        CHECK(err <= 0.02 * max_abs(b));
         any_different = any_different || err > 0.0;
         return a;
       },
@@ -353,10 +355,21 @@ TEST_CASE("param_dtype=bfloat16 with non-random initializers: bfloat16 params an
   auto [ln, lv] = nn::LayerNorm({.param_dtype = bfloat16}).init_with_output(random::key(0), bf(x));
   CHECK(lv["params"]["scale"].leaf().dtype() == bfloat16);
   CHECK(ln.dtype() == bfloat16);  // the statistics float32, the output x's and the params' dtype
+  // An LSTM with bfloat16 params: a bfloat16 carry (initialize_carry in param_dtype), outputs.
+  nn::LSTMCell lstm({.features = 4,
+                     .kernel_init = init::constant(0.25),
+                     .recurrent_kernel_init = init::constant(-0.5),
+                     .param_dtype = bfloat16});
+  const auto carry = lstm.initialize_carry(random::key(2), x.shape());
+  CHECK(carry.first.dtype() == bfloat16);
+  auto [out, lsv] = lstm.init_with_output(random::key(0), carry, bf(x));
+  CHECK(leaf(lsv, "hi", "kernel").dtype() == bfloat16);
+  CHECK(out.first.first.dtype() == bfloat16);
+  CHECK(out.second.dtype() == bfloat16);
 }
 
 TEST_CASE("param_dtype=bfloat16 with the default (random) initializers, as Flax") {
-  // lecun_normal, variance_scaling and orthogonal sample in param_dtype.
+  // lecun_normal and variance_scaling sample in param_dtype.
   const Array x = random::normal(random::key(1), {2, 4});
   auto [y, v] =
       nn::Dense({.features = 3, .param_dtype = bfloat16}).init_with_output(random::key(0), bf(x));
@@ -365,12 +378,6 @@ TEST_CASE("param_dtype=bfloat16 with the default (random) initializers, as Flax"
   const Tree ev = nn::Embed({.num_embeddings = 5, .features = 4, .param_dtype = bfloat16})
                       .init(random::key(0), array(std::vector<int>{1}, {1}));
   CHECK(ev["params"]["embedding"].leaf().dtype() == bfloat16);
-  nn::LSTMCell lstm({.features = 4, .param_dtype = bfloat16});
-  const auto carry = lstm.initialize_carry(random::key(2), x.shape());
-  CHECK(carry.first.dtype() == bfloat16);
-  auto [out, lv] = lstm.init_with_output(random::key(0), carry, bf(x));
-  CHECK(leaf(lv, "hi", "kernel").dtype() == bfloat16);
-  CHECK(out.second.dtype() == bfloat16);
 }
 
 }  // namespace test_mixed_precision
