@@ -46,6 +46,14 @@ void check_bf16_close(const Array& got, const Array& want, double ulps, double f
   }
 }
 
+// A layer computing in bfloat16 against the float32 layer: close, but not identical (so the
+// bfloat16 computation really happened).
+void check_rounded_version(const Array& got, const Array& want32) {
+  check_bf16_close(got, want32, 4.0, 1e-2);
+  const auto g = values(got), w = values(want32);
+  CHECK(g != w);
+}
+
 double max_abs(const Array& a) { return max(abs(astype(a, float64))).item<double>(); }
 
 Array leaf(const Tree& v, const char* a, const char* b) { return v["params"][a][b].leaf(); }
@@ -257,7 +265,7 @@ TEST_CASE("recurrent cells with dtype=bfloat16: Denses in bfloat16, the carry in
   CHECK(out.first.first.dtype() == float32);
   CHECK(out.first.second.dtype() == float32);
   const auto out32 = lstm32.apply(v, carry, x);
-  check_bf16_close(out.second, out32.second, 4.0, 1e-2);
+  check_rounded_version(out.second, out32.second);
   // OptimizedLSTMCell promotes its concatenated kernels the same way.
   const auto opt = nn::OptimizedLSTMCell({.features = 4, .dtype = bfloat16}).apply(v, carry, x);
   CHECK(opt.first.first.dtype() == float32);
@@ -267,11 +275,28 @@ TEST_CASE("recurrent cells with dtype=bfloat16: Denses in bfloat16, the carry in
   const Array h = random::normal(random::key(4), {2, 4});
   auto [gout, gv] = gru.init_with_output(random::key(0), h, x);
   CHECK(gout.first.dtype() == float32);
-  check_bf16_close(gout.second, nn::GRUCell(4).apply(gv, h, x).second, 4.0, 1e-2);
+  check_rounded_version(gout.second, nn::GRUCell(4).apply(gv, h, x).second);
   // SimpleCell: act(dense_i(x) + dense_h(h)) stays bfloat16 (Flax's scan would then refuse the
   // changed carry dtype; one step shows the dtype Flax gives).
   nn::SimpleCell simple({.features = 4, .dtype = bfloat16});
   CHECK(simple.init_with_output(random::key(0), h, x).first.first.dtype() == bfloat16);
+  // MGU: h' = (1 - f) n + f h, float32 as GRU's; ConvLSTM: c' = f c + ..., float32 as LSTM's.
+  nn::MGUCell mgu({.features = 4, .dtype = bfloat16});
+  auto [mout, mv] = mgu.init_with_output(random::key(0), h, x);
+  CHECK(mout.first.dtype() == float32);
+  check_rounded_version(mout.second, nn::MGUCell(4).apply(mv, h, x).second);
+  nn::ConvLSTMCell conv_lstm({.features = 2, .kernel_size = {3}, .dtype = bfloat16});
+  const Array frames = random::normal(random::key(6), {2, 5, 3});  // (batch, width, features)
+  const auto cc = conv_lstm.initialize_carry(random::key(7), frames.shape());
+  auto [cout, cv] = conv_lstm.init_with_output(random::key(0), cc, frames);
+  CHECK(leaf(cv, "ih", "kernel").dtype() == float32);
+  CHECK(cout.first.first.dtype() == float32);
+  CHECK(cout.first.second.dtype() == float32);
+  // The convs really ran in bfloat16: close to the float32 cell, not equal to it.
+  const auto cout32 = nn::ConvLSTMCell({.features = 2, .kernel_size = {3}}).apply(cv, cc, frames);
+  const double conv_err = max_abs(astype(cout.second, float64) - astype(cout32.second, float64));
+  CHECK(conv_err > 0.0);
+  CHECK(conv_err <= 0.02);
   // RNN scans the LSTM over time with the float32 carry.
   const Array seq = random::normal(random::key(5), {2, 5, 3});
   nn::RNN rnn(nn::LSTMCell({.features = 4, .dtype = bfloat16}));
