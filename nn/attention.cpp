@@ -7,6 +7,7 @@
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/nn/dense_general.hpp>
+#include <linum/nn/dtypes.hpp>
 #include <linum/nn/normalization.hpp>
 
 namespace linum::nn {
@@ -42,18 +43,25 @@ Array dot_product_attention_weights(const Array& query, const Array& key,
   if (query.shape(-1) != key.shape(-1))
     throw ValueError("dot_product_attention_weights: q, k depths must match, got " + aval(query) +
                      " and " + aval(key));
-  const DType dtype = query.dtype();
+  // Flax's promote_dtype(query, key, dtype=dtype): the computation dtype.
+  const DType dtype =
+      detail::canonicalize_dtype("dot_product_attention_weights", opts.dtype, {query, key});
   const double depth = static_cast<double>(query.shape(-1));
-  Array q = query / astype(Array(std::sqrt(depth)), dtype);
+  Array q = detail::cast(query, dtype) / astype(Array(std::sqrt(depth)), dtype);
   // (..., heads, q, d) @ (..., heads, d, kv) -> (..., heads, q, kv)
-  Array w = matmul(heads_first(q), moveaxis(key, -3, -1));
+  Array w = matmul(heads_first(q), moveaxis(detail::cast(key, dtype), -3, -1));
   if (opts.bias) w = w + *opts.bias;
   if (opts.mask) {
     const double big_neg = finfo(dtype).min;  // jnp.finfo(dtype).min, as Flax masks
     w = where(as_bool(*opts.mask), w, full_like(w, big_neg));
   }
+  // force_fp32_for_softmax keeps the weights float32 after the softmax, as Flax does (the value
+  // product then promotes to float32 too).
+  if (opts.force_fp32_for_softmax && dtype != float32)
+    w = softmax(detail::cast(w, float32), -1);
+  else
+    w = detail::cast(softmax(w, -1), dtype);
   if (opts.module) opts.module->sow("intermediates", "attention_weights", Tree(w));
-  w = softmax(w, -1);
   if (!opts.deterministic && opts.dropout_rate > 0.0) {
     if (!opts.dropout_rng)
       throw ValueError("dot_product_attention: dropout needs a dropout_rng when not deterministic");
@@ -75,9 +83,15 @@ Array dot_product_attention(const Array& query, const Array& key, const Array& v
         "dot_product_attention: k, v must have the same rank, batch dims, length and heads, got " +
         aval(key) + " and " + aval(value));
   }
-  Array w = dot_product_attention_weights(query, key, opts);
+  // Flax's promote_dtype(query, key, value, dtype=dtype).
+  const DType dtype =
+      detail::canonicalize_dtype("dot_product_attention", opts.dtype, {query, key, value});
+  AttentionOptions weight_opts = opts;
+  weight_opts.dtype = dtype;
+  Array w = dot_product_attention_weights(detail::cast(query, dtype), detail::cast(key, dtype),
+                                          weight_opts);
   // (..., heads, q, kv) @ (..., heads, kv, dv) -> (..., heads, q, dv) -> (..., q, heads, dv)
-  return moveaxis(matmul(w, heads_first(value)), -3, -2);
+  return moveaxis(matmul(w, heads_first(detail::cast(value, dtype))), -3, -2);
 }
 
 Array make_attention_mask(const Array& query_input, const Array& key_input,
@@ -140,6 +154,7 @@ Array multi_head_attention(ModuleBase& m, const MultiHeadAttentionConfig& cfg,
     return DenseGeneral({.features = {cfg.num_heads, head_dim},
                          .axis = {-1},
                          .use_bias = cfg.use_bias,
+                         .dtype = cfg.dtype,
                          .param_dtype = cfg.param_dtype,
                          .kernel_init = cfg.kernel_init,
                          .bias_init = cfg.bias_init,
@@ -150,9 +165,12 @@ Array multi_head_attention(ModuleBase& m, const MultiHeadAttentionConfig& cfg,
   Array value = dense("value")(inputs_v);
   if (cfg.normalize_qk) {
     // Normalized query/key projections stabilize training with higher learning rates (ViT-22B).
-    query =
-        LayerNorm({.param_dtype = cfg.param_dtype, .use_bias = false, .name = "query_ln"})(query);
-    key = LayerNorm({.param_dtype = cfg.param_dtype, .use_bias = false, .name = "key_ln"})(key);
+    auto qk_norm = [&](const char* name) {
+      return LayerNorm(
+          {.dtype = cfg.dtype, .param_dtype = cfg.param_dtype, .use_bias = false, .name = name});
+    };
+    query = qk_norm("query_ln")(query);
+    key = qk_norm("key_ln")(key);
   }
   std::optional<Array> mask = args.mask;
   if (cfg.decode) {
@@ -211,10 +229,13 @@ Array multi_head_attention(ModuleBase& m, const MultiHeadAttentionConfig& cfg,
                                    .dropout_rng = dropout_rng,
                                    .dropout_rate = cfg.dropout_rate,
                                    .deterministic = deterministic,
-                                   .module = args.sow_weights ? &m : nullptr});
+                                   .dtype = cfg.dtype,
+                                   .module = args.sow_weights ? &m : nullptr,
+                                   .force_fp32_for_softmax = cfg.force_fp32_for_softmax});
   return DenseGeneral({.features = {features},
                        .axis = {-2, -1},
                        .use_bias = cfg.use_bias,
+                       .dtype = cfg.dtype,
                        .param_dtype = cfg.param_dtype,
                        .kernel_init = cfg.out_kernel_init.value_or(cfg.kernel_init),
                        .bias_init = cfg.out_bias_init.value_or(cfg.bias_init),

@@ -23,11 +23,16 @@ struct AttentionOptions {
   std::optional<Array> dropout_rng = {};
   double dropout_rate = 0.0;
   bool deterministic = false;
-  ModuleBase* module = nullptr;  // if set, sows 'attention_weights' (the masked logits)
+  // The computation dtype: query, key and value are cast to it (default: their promoted dtype,
+  // float32 at least), as flax.linen.dtypes.promote_dtype.
+  std::optional<DType> dtype = {};
+  ModuleBase* module = nullptr;  // if set, sows 'attention_weights' (after softmax, before dropout)
+  // The softmax in float32 whatever dtype is; the weights then stay float32, as Flax's.
+  bool force_fp32_for_softmax = false;
 };
 
 // query (..., q, heads, d), key (..., kv, heads, d) -> weights (..., heads, q, kv):
-// softmax(q k^T / sqrt(d) + bias, masked to the dtype's lowest value), then dropout.
+// softmax(q k^T / sqrt(d) + bias, masked to the dtype's lowest value) in dtype, then dropout.
 Array dot_product_attention_weights(const Array& query, const Array& key,
                                     const AttentionOptions& opts = {});
 // The weights applied to value (..., kv, heads, dv) -> (..., q, heads, dv).
@@ -60,6 +65,8 @@ struct MultiHeadAttentionConfig {
   bool use_bias = true;
   bool decode = false;
   bool normalize_qk = false;
+  bool force_fp32_for_softmax = false;
+  std::optional<DType> dtype = {};  // the computation dtype of every projection and the attention
   DType param_dtype = float32;
   std::optional<std::string> name = {};
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <linum/error.hpp>
+#include <linum/nn/dtypes.hpp>
 
 namespace linum::nn {
 
@@ -97,13 +98,18 @@ Array ConvLocal::call(const Array& inputs) {
   kernel_shape.push_back(patches.shape(-1));
   kernel_shape.push_back(features);
   Array kernel = param("kernel", kernel_init, kernel_shape, param_dtype);
-  Array y = contract_patches(patches, kernel);
+  std::optional<Array> bias;
   if (use_bias) {
     // One bias per output entry: conv_output_shape[1:].
     Shape bias_shape = out_spatial;
     bias_shape.push_back(features);
-    y = y + param("bias", bias_init, bias_shape, param_dtype);
+    bias = param("bias", bias_init, bias_shape, param_dtype);
   }
+  // Flax promotes the inputs before extracting patches; the patches are copies of input entries,
+  // so promoting them instead gives the same values.
+  const DType d = detail::canonicalize_dtype("ConvLocal", dtype, {patches, kernel, bias});
+  Array y = contract_patches(detail::cast(patches, d), detail::cast(kernel, d));
+  if (bias) y = y + detail::cast(*bias, d);
   return detail::unfold_conv_output(y, batch_shape);
 }
 

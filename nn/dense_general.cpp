@@ -7,6 +7,7 @@
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/nn/dtypes.hpp>
 
 namespace linum::nn {
 
@@ -66,11 +67,15 @@ Array DenseGeneral::call(const Array& inputs) {
     dims.rhs_contract.push_back(static_cast<int>(nb + i));
   dims.lhs_batch = bd;
   for (std::size_t i = 0; i < nb; ++i) dims.rhs_batch.push_back(static_cast<int>(i));
-  Array y = dot_general(inputs, kernel, dims);
+  std::optional<Array> bias;
   if (use_bias) {
     Shape bias_shape = batch_shape;
     for (auto f : features) bias_shape.push_back(f);
-    Array bias = param("bias", flat_init(bias_init, nb, nf, true), bias_shape, param_dtype);
+    bias = param("bias", flat_init(bias_init, nb, nf, true), bias_shape, param_dtype);
+  }
+  const DType d = detail::canonicalize_dtype("DenseGeneral", dtype, {inputs, kernel, bias});
+  Array y = dot_general(detail::cast(inputs, d), detail::cast(kernel, d), dims);
+  if (bias) {
     // Bias broadcast over the non-batch, non-contracted dims: shape expanded_batch (without the
     // contracted axes) + features.
     Shape bshape;
@@ -78,7 +83,7 @@ Array DenseGeneral::call(const Array& inputs) {
       if (std::find(axis_order.begin(), axis_order.end(), i) == axis_order.end())
         bshape.push_back(expanded_batch[static_cast<std::size_t>(i)]);
     for (auto f : features) bshape.push_back(f);
-    y = y + reshape(bias, bshape);
+    y = y + reshape(detail::cast(*bias, d), bshape);
   }
   return y;
 }

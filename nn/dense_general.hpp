@@ -20,6 +20,8 @@ struct DenseGeneralConfig {
   std::vector<int> axis = {-1};
   std::vector<int> batch_dims = {};
   bool use_bias = true;
+  // The computation dtype (see DenseConfig::dtype).
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer kernel_init = default_kernel_init();
   initializers::Initializer bias_init = initializers::zeros_init();

@@ -5,6 +5,7 @@
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/nn/dtypes.hpp>
 
 namespace linum::nn {
 
@@ -25,14 +26,17 @@ Array Embed::call(const Array& inputs) {
     throw ValueError("Embed: input type must be an integer or unsigned integer, got " +
                      std::string(dtype_name(inputs.dtype())));
   }
+  // Flax's promote_dtype(embedding, dtype=self.dtype, inexact=False): the table as dtype.
+  const Array table =
+      detail::cast(embedding, detail::canonicalize_dtype("Embed", dtype, {embedding}, false));
   if (num_embeddings == 1) {
     // jnp.take would read row 0 for index -1 too; Flax gives NaN for every index but 0.
     Shape out = inputs.shape();
     out.push_back(features);
     Array hit = broadcast_to(expand_dims(equal(inputs, zeros_like(inputs)), -1), out);
-    return where(hit, broadcast_to(embedding, out), full(out, std::nan(""), embedding.dtype()));
+    return where(hit, broadcast_to(table, out), full(out, std::nan(""), table.dtype()));
   }
-  return take(embedding, inputs, 0);
+  return take(table, inputs, 0);
 }
 
 Array Embed::attend(const Array& query) {
@@ -42,7 +46,8 @@ Array Embed::attend(const Array& query) {
                        std::to_string(features) + " features, got shape " +
                        linum::detail::aval_str(query));
     }
-    return matmul(query, transpose(embedding));
+    const DType d = detail::canonicalize_dtype("Embed.attend", dtype, {query, embedding});
+    return matmul(detail::cast(query, d), transpose(detail::cast(embedding, d)));
   });
 }
 

@@ -18,6 +18,9 @@ initializers::Initializer default_embed_init();
 struct EmbedConfig {
   std::int64_t num_embeddings = 0;
   std::int64_t features = 0;
+  // The dtype of the looked-up vectors and of attend's product (default: the table's, and for
+  // attend the query's promoted with it).
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer embedding_init = default_embed_init();
   std::optional<std::string> name = {};

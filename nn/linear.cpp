@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include <linum/nn/dtypes.hpp>
+
 namespace linum::nn {
 
 initializers::Initializer default_kernel_init() { return initializers::lecun_normal(); }
@@ -12,30 +14,6 @@ std::string attr_repr(DType d) { return std::string(dtype_name(d)); }
 std::string attr_repr(const std::optional<DType>& d) {
   return d ? attr_repr(*d) : attr_repr(std::nullopt);
 }
-
-namespace {
-
-// flax.linen.dtypes.canonicalize_dtype: the given dtype, else the result_type of the operands
-// promoted to float32 at least; either way it must be a floating dtype.
-DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype, const Array& x,
-                         const Array& kernel, const std::optional<Array>& bias) {
-  DType d;
-  if (dtype) {
-    d = *dtype;
-  } else {
-    ResultType r = linum::detail::result_type(x, kernel);
-    if (bias) r = result_type(r.dtype, r.weak_type, bias->dtype(), bias->weak_type());
-    d = is_floating(r.dtype) ? r.dtype : promote_types(float32, r.dtype);
-  }
-  if (!is_floating(d))
-    throw ValueError(std::string(op) + ": Dtype must be inexact (float32 or float64), got " +
-                     std::string(dtype_name(d)));
-  return d;
-}
-
-Array cast(const Array& a, DType d) { return a.dtype() == d ? a : astype(a, d); }
-
-}  // namespace
 
 Array Dense::call(const Array& x) {
   if (features <= 0)
@@ -46,9 +24,9 @@ Array Dense::call(const Array& x) {
   std::optional<Array> bias;
   if (use_bias) bias = param("bias", bias_init, Shape{features}, param_dtype);
   // Flax's promote_dtype(inputs, kernel, bias, dtype=self.dtype).
-  const DType d = canonicalize_dtype("Dense", dtype, x, kernel, bias);
-  Array y = matmul(cast(x, d), cast(kernel, d));
-  if (bias) y = y + cast(*bias, d);
+  const DType d = detail::canonicalize_dtype("Dense", dtype, {x, kernel, bias});
+  Array y = matmul(detail::cast(x, d), detail::cast(kernel, d));
+  if (bias) y = y + detail::cast(*bias, d);
   return y;
 }
 
@@ -215,13 +193,16 @@ Array Conv::call(const Array& inputs) {
   kernel_shape.push_back(in_features / feature_group_count);
   kernel_shape.push_back(features);
   Array kernel = param("kernel", kernel_init, kernel_shape, param_dtype);
-  Array y = conv_general_dilated(x, kernel,
+  std::optional<Array> bias;
+  if (use_bias) bias = param("bias", bias_init, Shape{features}, param_dtype);
+  const DType d = detail::canonicalize_dtype("Conv", dtype, {x, kernel, bias});
+  Array y = conv_general_dilated(detail::cast(x, d), detail::cast(kernel, d),
                                  {.window_strides = strides,
                                   .padding = pad,
                                   .lhs_dilation = input_dilation,
                                   .rhs_dilation = kernel_dilation,
                                   .feature_group_count = feature_group_count});
-  if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
+  if (bias) y = y + detail::cast(*bias, d);
   return detail::unfold_conv_output(y, batch_shape);
 }
 
@@ -235,7 +216,11 @@ Array ConvTranspose::call(const Array& inputs) {
   Padding pad = canonicalize_padding(padding, nk);
   const bool circular = pad.mode == "CIRCULAR";
   if (circular) pad = "VALID";
-  Array y = conv_transpose(x, kernel, strides, pad, kernel_dilation, transpose_kernel);
+  std::optional<Array> bias;
+  if (use_bias) bias = param("bias", bias_init, Shape{features}, param_dtype);
+  const DType d = detail::canonicalize_dtype("ConvTranspose", dtype, {x, kernel, bias});
+  Array y = conv_transpose(detail::cast(x, d), detail::cast(kernel, d), strides, pad,
+                           kernel_dilation, transpose_kernel);
   if (circular) {
     // Flax's periodic wrap: the output period along each spatial dim is input size * stride; y
     // is zero-padded to an odd number of periods (the extra pixel on the left, or on the right
@@ -253,7 +238,7 @@ Array ConvTranspose::call(const Array& inputs) {
       y = sum(reshape(y, s), {axis});
     }
   }
-  if (use_bias) y = y + param("bias", bias_init, Shape{features}, param_dtype);
+  if (bias) y = y + detail::cast(*bias, d);
   return detail::unfold_conv_output(y, batch_shape);
 }
 
@@ -273,7 +258,10 @@ Array Einsum::call(const Array& x, const std::optional<std::string>& call_str) {
         "therefore, exactly one comma character, instead of " +
         std::to_string(commas));
   Array kernel = param("kernel", kernel_init, Shape(shape.begin(), shape.end()), param_dtype);
-  if (!use_bias) return einsum(eq, x, kernel);
+  if (!use_bias) {
+    const DType d = detail::canonicalize_dtype("Einsum", dtype, {x, kernel});
+    return einsum(eq, detail::cast(x, d), detail::cast(kernel, d));
+  }
 
   // The bias covers the output axes named by the kernel's term (Flax's _get_bias_shape); the
   // output's `...` dims, and letters only the input has, broadcast.
@@ -304,7 +292,9 @@ Array Einsum::call(const Array& x, const std::optional<std::string>& call_str) {
     if (k != std::string::npos) bias_shape.push_back(shape[k]);
   }
   Array bias = param("bias", bias_init, bias_shape, param_dtype);
-  return einsum(eq, x, kernel) + reshape(bias, broadcast_shape);
+  const DType d = detail::canonicalize_dtype("Einsum", dtype, {x, kernel, bias});
+  return einsum(eq, detail::cast(x, d), detail::cast(kernel, d)) +
+         reshape(detail::cast(bias, d), broadcast_shape);
 }
 
 }  // namespace linum::nn

@@ -80,6 +80,8 @@ struct ConvConfig {
   std::vector<std::int64_t> kernel_dilation = {};  // 1 per spatial dim
   std::int64_t feature_group_count = 1;
   bool use_bias = true;
+  // The computation dtype (see DenseConfig::dtype).
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer kernel_init = default_kernel_init();
   initializers::Initializer bias_init = initializers::zeros_init();
@@ -118,6 +120,8 @@ struct ConvTransposeConfig {
   std::vector<std::int64_t> kernel_dilation = {};  // 1 per spatial dim
   bool use_bias = true;
   bool transpose_kernel = false;
+  // The computation dtype (see DenseConfig::dtype).
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer kernel_init = default_kernel_init();
   initializers::Initializer bias_init = initializers::zeros_init();
@@ -139,6 +143,8 @@ struct EinsumConfig {
   std::vector<std::int64_t> shape = {};  // the kernel's shape
   std::optional<std::string> einsum_str = {};
   bool use_bias = true;
+  // The computation dtype (see DenseConfig::dtype).
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   initializers::Initializer kernel_init = default_kernel_init();
   initializers::Initializer bias_init = initializers::zeros_init();

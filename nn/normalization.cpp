@@ -6,6 +6,7 @@
 #include <linum/autodiff/collectives.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/nn/dtypes.hpp>
 
 #include <algorithm>
 
@@ -27,13 +28,25 @@ struct Stats {
   Array mean, var;  // keepdims: 1 on every reduced axis
 };
 
-// flax _compute_stats. use_mean=false (RMSNorm) gives mean 0 and var = E[x^2].
-Stats compute_stats(const Array& x, const std::vector<int>& axes, const std::string& axis_name,
-                    bool use_mean, bool fast_variance, const std::optional<Array>& mask) {
+// The precision fields every norm has: Flax's dtype and force_float32_reductions.
+struct StatsDtype {
+  std::optional<DType> dtype;
+  bool force_float32_reductions;
+};
+
+// flax _compute_stats. The statistics are computed in `dtype` (default x's), promoted to float32
+// at least when forced, so a bfloat16 input still gets float32 means and variances.
+// use_mean=false (RMSNorm) gives mean 0 and var = E[x^2].
+Stats compute_stats(const Array& x_in, const std::vector<int>& axes, const std::string& axis_name,
+                    bool use_mean, bool fast_variance, const std::optional<Array>& mask,
+                    const StatsDtype& sd) {
   if (mask && mask->dtype() != bool_) {
     throw TypeError("normalization: mask must be a bool array, got " +
                     std::string(dtype_name(mask->dtype())));
   }
+  DType d = sd.dtype.value_or(x_in.dtype());
+  if (sd.force_float32_reductions) d = promote_types(d, float32);
+  const Array x = detail::cast(x_in, d);
   auto sync = [&](const Array& a) { return axis_name.empty() ? a : pmean(a, axis_name); };
   if (!use_mean) {
     Array mu2 = sync(masked_mean(square(x), axes, mask));
@@ -54,28 +67,41 @@ struct NormParams {
   const initializers::Initializer* bias_init;
   const initializers::Initializer* scale_init;
   DType param_dtype;
+  StatsDtype sd;
 };
 
 // flax _normalize: (x - mean) * rsqrt(var + eps) * scale + bias, scale and bias of the shape of
-// x's feature_axes.
-Array normalize(ModuleBase& m, const Array& x, const Stats& s, const std::vector<int>& features,
-                const NormParams& p) {
+// x's feature_axes, computed in the statistics' dtype promoted with the params'; the result is
+// cast to dtype, by default x's promoted with the params'.
+Array normalize(ModuleBase& m, const char* who, const Array& x, const Stats& s,
+                const std::vector<int>& features, const NormParams& p) {
   Shape feature_shape(static_cast<std::size_t>(x.ndim()), 1);
   Shape reduced_feature_shape;
   for (int a : features) {
     feature_shape[static_cast<std::size_t>(a)] = x.shape(a);
     reduced_feature_shape.push_back(x.shape(a));
   }
+  // Without forced float32 reductions Flax casts the params to param_dtype (they may have been
+  // loaded in another dtype).
+  auto feature_param = [&](const char* name, const initializers::Initializer& init) {
+    Array v = reshape(m.param(name, init, reduced_feature_shape, p.param_dtype), feature_shape);
+    return p.sd.force_float32_reductions ? v : detail::cast(v, p.param_dtype);
+  };
   Array y = x - s.mean;
   Array mul = rsqrt(s.var + p.epsilon);
-  if (p.use_scale)
-    mul = mul * reshape(m.param("scale", *p.scale_init, reduced_feature_shape, p.param_dtype),
-                        feature_shape);
+  std::vector<std::optional<Array>> operands{x};
+  if (p.use_scale) {
+    Array scale = feature_param("scale", *p.scale_init);
+    mul = mul * scale;
+    operands.emplace_back(scale);
+  }
   y = y * mul;
-  if (p.use_bias)
-    y = y +
-        reshape(m.param("bias", *p.bias_init, reduced_feature_shape, p.param_dtype), feature_shape);
-  return y;
+  if (p.use_bias) {
+    Array bias = feature_param("bias", *p.bias_init);
+    y = y + bias;
+    operands.emplace_back(bias);
+  }
+  return detail::cast(y, detail::canonicalize_dtype(who, p.sd.dtype, operands));
 }
 
 void check_input(const Array& x, const char* who) {
@@ -98,39 +124,47 @@ Array BatchNorm::call(const Array& x, std::optional<bool> use_running_average_ar
   Shape bshape(static_cast<std::size_t>(x.ndim()), 1);
   bshape[static_cast<std::size_t>(ax)] = x.shape(ax);
 
-  auto ra_mean = variable("batch_stats", "mean", [&] { return zeros(feature_shape, float32); });
-  auto ra_var = variable("batch_stats", "var", [&] { return ones(feature_shape, float32); });
+  const StatsDtype sd{dtype, force_float32_reductions};
+  // The running statistics are float32, or param_dtype when reductions are not forced to float32.
+  const DType stats_dtype = force_float32_reductions ? float32 : param_dtype;
+  auto ra_mean = variable("batch_stats", "mean", [&] { return zeros(feature_shape, stats_dtype); });
+  auto ra_var = variable("batch_stats", "var", [&] { return ones(feature_shape, stats_dtype); });
   Stats s;
   if (use_ra) {
-    s = {reshape(ra_mean.value(), bshape), reshape(ra_var.value(), bshape)};
+    auto stored = [&](const Array& v) {
+      return reshape(force_float32_reductions ? v : detail::cast(v, param_dtype), bshape);
+    };
+    s = {stored(ra_mean.value()), stored(ra_var.value())};
   } else {
     // As Flax, the statistics are not synchronised while initializing.
     s = compute_stats(x, reduction, is_initializing() ? std::string() : axis_name, true,
-                      use_fast_variance, std::nullopt);
+                      use_fast_variance, std::nullopt, sd);
     if (!is_initializing()) {
       ra_mean.value() =
           momentum * ra_mean.value() + (1.0 - momentum) * reshape(s.mean, feature_shape);
       ra_var.value() = momentum * ra_var.value() + (1.0 - momentum) * reshape(s.var, feature_shape);
     }
   }
-  return normalize(*this, x, s, {ax},
-                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
+  return normalize(*this, "BatchNorm", x, s, {ax},
+                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype, sd});
 }
 
 Array LayerNorm::call(const Array& x, const std::optional<Array>& mask) {
   check_input(x, "LayerNorm");
+  const StatsDtype sd{dtype, force_float32_reductions};
   Stats s = compute_stats(x, canonical_axes(reduction_axes, x.ndim(), "LayerNorm"), axis_name, true,
-                          use_fast_variance, mask);
-  return normalize(*this, x, s, canonical_axes(feature_axes, x.ndim(), "LayerNorm"),
-                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
+                          use_fast_variance, mask, sd);
+  return normalize(*this, "LayerNorm", x, s, canonical_axes(feature_axes, x.ndim(), "LayerNorm"),
+                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype, sd});
 }
 
 Array RMSNorm::call(const Array& x, const std::optional<Array>& mask) {
   check_input(x, "RMSNorm");
+  const StatsDtype sd{dtype, force_float32_reductions};
   Stats s = compute_stats(x, canonical_axes(reduction_axes, x.ndim(), "RMSNorm"), axis_name, false,
-                          true, mask);
-  return normalize(*this, x, s, canonical_axes(feature_axes, x.ndim(), "RMSNorm"),
-                   {epsilon, false, use_scale, nullptr, &scale_init, param_dtype});
+                          true, mask, sd);
+  return normalize(*this, "RMSNorm", x, s, canonical_axes(feature_axes, x.ndim(), "RMSNorm"),
+                   {epsilon, false, use_scale, nullptr, &scale_init, param_dtype, sd});
 }
 
 Array GroupNorm::call(const Array& x, const std::optional<Array>& mask) {
@@ -177,7 +211,8 @@ Array GroupNorm::call(const Array& x, const std::optional<Array>& mask) {
   gaxes.push_back(nd);
   std::optional<Array> gmask;
   if (mask) gmask = reshape(broadcast_to(*mask, x.shape()), gshape);
-  Stats g = compute_stats(reshape(x, gshape), gaxes, axis_name, true, use_fast_variance, gmask);
+  const StatsDtype sd{dtype, force_float32_reductions};
+  Stats g = compute_stats(reshape(x, gshape), gaxes, axis_name, true, use_fast_variance, gmask, sd);
   // Back to x's shape: each group's statistic repeated over its channels (jnp.repeat).
   Shape rep = g.mean.shape();
   rep.back() = channels / groups;
@@ -185,8 +220,8 @@ Array GroupNorm::call(const Array& x, const std::optional<Array>& mask) {
   bshape.pop_back();
   bshape.back() = channels;
   Stats s{reshape(broadcast_to(g.mean, rep), bshape), reshape(broadcast_to(g.var, rep), bshape)};
-  return normalize(*this, x, s, {nd - 1},
-                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
+  return normalize(*this, "GroupNorm", x, s, {nd - 1},
+                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype, sd});
 }
 
 Array InstanceNorm::call(const Array& x, const std::optional<Array>& mask) {
@@ -201,34 +236,10 @@ Array InstanceNorm::call(const Array& x, const std::optional<Array>& mask) {
   std::vector<int> reduction;
   for (int i = 1; i < x.ndim(); ++i)
     if (std::find(features.begin(), features.end(), i) == features.end()) reduction.push_back(i);
-  // Flax's _compute_stats: the statistics in dtype (default x's) promoted to float32 at least.
-  const DType stats_dtype = promote_types(dtype.value_or(x.dtype()), float32);
-  const Array xs = x.dtype() == stats_dtype ? x : astype(x, stats_dtype);
-  Stats s = compute_stats(xs, reduction, axis_name, true, use_fast_variance, mask);
-  Array y = normalize(*this, x, s, features,
-                      {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype});
-  std::vector<DType> operands{x.dtype()};
-  if (use_scale || use_bias) operands.push_back(param_dtype);
-  const DType out = detail::canonicalize_dtype("InstanceNorm", dtype, operands);
-  return y.dtype() == out ? y : astype(y, out);
+  const StatsDtype sd{dtype, force_float32_reductions};
+  Stats s = compute_stats(x, reduction, axis_name, true, use_fast_variance, mask, sd);
+  return normalize(*this, "InstanceNorm", x, s, features,
+                   {epsilon, use_bias, use_scale, &bias_init, &scale_init, param_dtype, sd});
 }
-
-namespace detail {
-DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype,
-                         const std::vector<DType>& operands) {
-  DType d;
-  if (dtype) {
-    d = *dtype;
-  } else {
-    d = operands.at(0);
-    for (DType o : operands) d = promote_types(d, o);
-    if (!is_inexact(d)) d = promote_types(float32, d);
-  }
-  if (!is_inexact(d))
-    throw ValueError(std::string(op) + ": dtype must be inexact (a float or complex dtype), got " +
-                     std::string(dtype_name(d)));
-  return d;
-}
-}  // namespace detail
 
 }  // namespace linum::nn

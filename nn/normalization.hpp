@@ -1,6 +1,10 @@
 // flax.linen normalization layers: BatchNorm (statistics in "batch_stats"), LayerNorm, RMSNorm,
 // GroupNorm and InstanceNorm, with Flax's fields, defaults and parameter names ('scale', 'bias').
 // axis_name averages the statistics over a named vmap axis (pmean), as Flax's _compute_stats does.
+// Mixed precision as Flax: the statistics are computed in `dtype` (default: x's) promoted to
+// float32 at least unless force_float32_reductions is false, so a bfloat16 input with a large mean
+// still normalizes accurately; BatchNorm's running statistics are then float32 (param_dtype
+// otherwise); the output is cast to `dtype`, by default x's dtype promoted with the params'.
 #pragma once
 
 #include <optional>
@@ -17,6 +21,7 @@ struct BatchNormConfig {
   int axis = -1;
   double momentum = 0.99;
   double epsilon = 1e-5;
+  std::optional<DType> dtype = {};  // the result's dtype (default: x's promoted with the params')
   DType param_dtype = float32;
   bool use_bias = true;
   bool use_scale = true;
@@ -24,6 +29,7 @@ struct BatchNormConfig {
   initializers::Initializer scale_init = initializers::ones_init();
   std::string axis_name = {};  // empty: no cross-example averaging
   bool use_fast_variance = true;
+  bool force_float32_reductions = true;  // statistics in float32 at least (see the header note)
   std::optional<std::string> name = {};
 };
 
@@ -40,6 +46,7 @@ struct BatchNorm : Module<BatchNorm>, BatchNormConfig {
 // feature_axes' shape.
 struct LayerNormConfig {
   double epsilon = 1e-6;
+  std::optional<DType> dtype = {};  // the result's dtype (default: x's promoted with the params')
   DType param_dtype = float32;
   bool use_bias = true;
   bool use_scale = true;
@@ -49,6 +56,7 @@ struct LayerNormConfig {
   std::vector<int> feature_axes = {-1};
   std::string axis_name = {};
   bool use_fast_variance = true;
+  bool force_float32_reductions = true;  // statistics in float32 at least (see the header note)
   std::optional<std::string> name = {};
 };
 
@@ -64,12 +72,14 @@ struct LayerNorm : Module<LayerNorm>, LayerNormConfig {
 // RMSNorm: x / sqrt(mean(x^2) + epsilon) * scale (no mean subtraction, no bias).
 struct RMSNormConfig {
   double epsilon = 1e-6;
+  std::optional<DType> dtype = {};  // the result's dtype (default: x's promoted with the params')
   DType param_dtype = float32;
   bool use_scale = true;
   initializers::Initializer scale_init = initializers::ones_init();
   std::vector<int> reduction_axes = {-1};
   std::vector<int> feature_axes = {-1};
   std::string axis_name = {};
+  bool force_float32_reductions = true;
   std::optional<std::string> name = {};
 };
 
@@ -87,6 +97,7 @@ struct GroupNormConfig {
   std::optional<std::int64_t> num_groups = 32;
   std::optional<std::int64_t> group_size = {};
   double epsilon = 1e-6;
+  std::optional<DType> dtype = {};  // the result's dtype (default: x's promoted with the params')
   DType param_dtype = float32;
   bool use_bias = true;
   bool use_scale = true;
@@ -95,6 +106,7 @@ struct GroupNormConfig {
   std::optional<std::vector<int>> reduction_axes = {};
   std::string axis_name = {};
   bool use_fast_variance = true;
+  bool force_float32_reductions = true;  // statistics in float32 at least (see the header note)
   std::optional<std::string> name = {};
 };
 
@@ -120,6 +132,7 @@ struct InstanceNormConfig {
   std::vector<int> feature_axes = {-1};
   std::string axis_name = {};
   bool use_fast_variance = true;
+  bool force_float32_reductions = true;  // statistics in float32 at least (see the header note)
   std::optional<std::string> name = {};
 };
 
@@ -130,12 +143,5 @@ struct InstanceNorm : Module<InstanceNorm>, InstanceNormConfig {
   }
   Array call(const Array& x, const std::optional<Array>& mask = std::nullopt);
 };
-
-namespace detail {
-// flax.linen.dtypes.canonicalize_dtype(*operands, dtype=dtype): `dtype` when given, else the
-// operands' promoted dtype, at least float32; it must be inexact (a ValueError naming `op`).
-DType canonicalize_dtype(const char* op, const std::optional<DType>& dtype,
-                         const std::vector<DType>& operands);
-}  // namespace detail
 
 }  // namespace linum::nn

@@ -7,6 +7,7 @@
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/random/random.hpp>
+#include <linum/nn/dtypes.hpp>
 #include <linum/nn/normalization.hpp>
 #include <linum/pytree/tree_map.hpp>
 
@@ -121,9 +122,8 @@ Array SpectralNorm::spectral_normalize(const std::string& layer_name, const pytr
     u_var.value() = u0;
     sigma_var.value() = sigma;
   }
-  const DType d = detail::canonicalize_dtype("SpectralNorm", dtype,
-                                             {vs.dtype(), u0.dtype(), v0.dtype(), sigma.dtype()});
-  return value_bar.dtype() == d ? value_bar : astype(value_bar, d);
+  return detail::cast(value_bar,
+                      detail::canonicalize_dtype("SpectralNorm", dtype, {vs, u0, v0, sigma}));
 }
 
 // ---- WeightNorm ----
@@ -177,15 +177,14 @@ Array WeightNorm::l2_normalize(const std::string& layer_name, const pytree::KeyP
   Array sq = vs * vs;
   if (!reduction.empty()) sq = sum(sq, Axes(reduction), true);
   Array value_bar = vs * rsqrt(sq + epsilon);
-  std::vector<DType> operands{vs.dtype()};
+  std::vector<std::optional<Array>> operands{vs};
   if (use_scale) {
     Array scale = reshape(
         param(str_path + "/scale", scale_init, reduced_feature_shape, param_dtype), feature_shape);
     value_bar = value_bar * scale;
-    operands.push_back(scale.dtype());
+    operands.emplace_back(scale);
   }
-  const DType d = detail::canonicalize_dtype("WeightNorm", dtype, operands);
-  return value_bar.dtype() == d ? value_bar : astype(value_bar, d);
+  return detail::cast(value_bar, detail::canonicalize_dtype("WeightNorm", dtype, operands));
 }
 
 }  // namespace linum::nn

@@ -3,6 +3,7 @@
 
 #include <linum/autodiff/control_flow.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/nn/dtypes.hpp>
 
 namespace linum::nn {
 
@@ -32,6 +33,7 @@ Array dense(const RNNCellConfig& c, std::int64_t features, bool use_bias,
             const initializers::Initializer& kernel_init, const char* name, const Array& x) {
   return Dense({.features = features,
                 .use_bias = use_bias,
+                .dtype = c.dtype,
                 .param_dtype = c.param_dtype,
                 .kernel_init = kernel_init,
                 .bias_init = c.bias_init,
@@ -87,8 +89,15 @@ std::pair<OptimizedLSTMCell::Carry, Array> OptimizedLSTMCell::call(const Carry& 
     kh.push_back(k);
     bh.push_back(*b);
   }
-  Array zi = matmul(inputs, concatenate(ki, -1));
-  Array zh = matmul(h, concatenate(kh, -1)) + concatenate(bh, -1);
+  // Flax's _concat_dense: promote_dtype(x, kernel, bias, dtype=self.dtype) on the concatenations.
+  auto concat_dense = [&](const Array& x, const Arrays& k, const std::optional<Array>& bias) {
+    const Array kernel = concatenate(k, -1);
+    const DType d = detail::canonicalize_dtype("OptimizedLSTMCell", dtype, {x, kernel, bias});
+    Array y = matmul(detail::cast(x, d), detail::cast(kernel, d));
+    return bias ? y + detail::cast(*bias, d) : y;
+  };
+  Array zh = concat_dense(h, kh, concatenate(bh, -1));
+  Array zi = concat_dense(inputs, ki, std::nullopt);
   Arrays z = split(zi + zh, 4, -1);
   Array i = gate_fn(z[0]), f = gate_fn(z[1]), g = activation_fn(z[2]), o = gate_fn(z[3]);
   Array new_c = f * c + i * g;

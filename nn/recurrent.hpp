@@ -49,6 +49,9 @@ struct RNNCellConfig {
   initializers::Initializer recurrent_kernel_init = initializers::orthogonal();
   initializers::Initializer bias_init = initializers::zeros_init();
   initializers::Initializer carry_init = initializers::zeros_init();
+  // The Denses' computation dtype. The carry is created in param_dtype and the state updates
+  // promote, so with dtype=bfloat16 and float32 params an LSTM's or GRU's carry stays float32.
+  std::optional<DType> dtype = std::nullopt;
   DType param_dtype = float32;
   bool residual = false;  // SimpleCell only
   std::optional<std::string> name = {};

@@ -48,6 +48,7 @@ std::pair<ConvLSTMCell::Carry, Array> ConvLSTMCell::call(const Carry& carry, con
                  .strides = strides,
                  .padding = padding,
                  .use_bias = use_bias,
+                 .dtype = dtype,
                  .param_dtype = param_dtype,
                  .name = conv_name})(x);
   };

@@ -55,6 +55,7 @@ struct ConvLSTMCellConfig {
   std::vector<std::int64_t> strides = {};  // Flax's None: 1 per spatial dim
   PaddingLike padding = "SAME";
   bool use_bias = true;
+  std::optional<DType> dtype = std::nullopt;  // the Convs' computation dtype
   DType param_dtype = float32;
   initializers::Initializer carry_init = initializers::zeros_init();
   std::optional<std::string> name = {};

@@ -223,7 +223,7 @@ TEST_CASE("attention dropout: needs deterministic; broadcast mask shared over ba
   CHECK(allclose(ratio, broadcast_to(slice(ratio, {{0, 1}, {0, 1}}), ratio.shape()), 1e-4f));
 }
 
-TEST_CASE("attention: sow_weights stores the logits; gradients match finite differences") {
+TEST_CASE("attention: sow_weights stores the weights; gradients match finite differences") {
   Array x = random::normal(random::key(14), {2, 3, 4});
   nn::SelfAttention sa(2);
   Tree v = sa.init(random::key(0), x);
