@@ -192,7 +192,7 @@ TEST_CASE("preferred_element_type: JAX's dtypes and errors") {
   const Array yi = array(std::vector<std::int32_t>{7, 8, -9, 10, 11, 12}, {3, 2});
   const Array rf = dot_general(xi, yi, d, float32);
   CHECK(rf.dtype() == float32);
-  CHECK(values(rf) == std::vector<double>{-46, 24, -37, 154});
+  CHECK(values(rf) == std::vector<double>{58, 24, -83, 10});
   const Array u = array(std::vector<std::uint32_t>{1, 2}),
               v = array(std::vector<std::uint32_t>{3, 4});
   CHECK(dot_general(u, v, {{0}, {0}, {}, {}}, int32).item<std::int32_t>() == 11);
