@@ -9,7 +9,8 @@
 //     OpenBLAS's cblas_sbgemm (bf16_sbgemm) where the loaded OpenBLAS has it (built with
 //     BUILD_BFLOAT16; Debian 12's is not);
 //   conv_w2/<layer>/<product>/<backend>: W2's two convolutions (NHWC batch 32, 3x3 SAME):
-//     the forward product and each VJP alone (the other operand held constant).
+//     the forward product and each VJP alone (the other operand held constant); bf16_<backend>
+//     the same on bfloat16 operands (oneDNN's native kernels; im2col's widen to float32).
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -118,17 +119,21 @@ void run_gemm_bf16(benchmark::State& state, GemmShape s, Bf16Path path) {
 
 enum class Product { forward, grad_lhs, grad_rhs };
 
-void run_conv(benchmark::State& state, bool second, Product product, linum::ConvBackend b) {
+void run_conv(benchmark::State& state, bool second, Product product, linum::ConvBackend b,
+              linum::DType dtype) {
   linum::bench::set_threads(state);
   const linum::ConvBackend saved = linum::conv_backend();
   linum::set_conv_backend(b);
-  const Array x = second ? linum::bench::normal({32, 14, 14, 32}, 1.0, 1)
-                         : linum::bench::normal({32, 28, 28, 1}, 1.0, 1);
-  const Array w = second ? linum::bench::normal({3, 3, 32, 64}, 0.1, 2)
-                         : linum::bench::normal({3, 3, 1, 32}, 0.1, 2);
+  const Array x = (second ? linum::bench::normal({32, 14, 14, 32}, 1.0, 1)
+                          : linum::bench::normal({32, 28, 28, 1}, 1.0, 1))
+                      .astype(dtype);
+  const Array w = (second ? linum::bench::normal({3, 3, 32, 64}, 0.1, 2)
+                          : linum::bench::normal({3, 3, 1, 32}, 0.1, 2))
+                      .astype(dtype);
   linum::ConvOptions o;
   o.padding = "SAME";
-  const Array ct = linum::bench::normal(linum::conv_general_dilated(x, w, o).shape(), 1.0, 3);
+  const Array ct =
+      linum::bench::normal(linum::conv_general_dilated(x, w, o).shape(), 1.0, 3).astype(dtype);
   auto [y1, pull_x] =
       linum::vjp([&](const Array& a) { return linum::conv_general_dilated(a, w, o); }, x);
   auto [y2, pull_w] =
@@ -169,14 +174,16 @@ void run_conv(benchmark::State& state, bool second, Product product, linum::Conv
       {"fwd", Product::forward}, {"grad_lhs", Product::grad_lhs}, {"grad_rhs", Product::grad_rhs}};
   for (bool second : {false, true})
     for (const auto& [pname, product] : products)
-      for (linum::ConvBackend b : convs)
-        benchmark::RegisterBenchmark((std::string("conv_w2/") + (second ? "second/" : "first/") +
-                                      pname + "/" + linum::to_string(b))
-                                         .c_str(),
-                                     [second, product = product, b](benchmark::State& st) {
-                                       run_conv(st, second, product, b);
-                                     })
-            ->Apply(linum::bench::configure);
+      for (linum::DType dtype : {linum::float32, linum::bfloat16})
+        for (linum::ConvBackend b : convs)
+          benchmark::RegisterBenchmark(
+              (std::string("conv_w2/") + (second ? "second/" : "first/") + pname + "/" +
+               (dtype == linum::bfloat16 ? "bf16_" : "") + linum::to_string(b))
+                  .c_str(),
+              [second, product = product, b, dtype](benchmark::State& st) {
+                run_conv(st, second, product, b, dtype);
+              })
+              ->Apply(linum::bench::configure);
   return true;
 }();
 
