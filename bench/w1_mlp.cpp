@@ -2,10 +2,15 @@
 // params, float32; and its GEMM floor: the same eight GEMMs done directly with cblas_sgemm
 // (W1_gemm_floor), and through linum's gemm<float>, on the GEMM backend in use
 // (W1_gemm_floor_backend: oneDNN by default where built in).
+// W1_bf16 is the same gradient with bfloat16 compute and float32 params, as Flax's mixed
+// precision (Dense(dtype=bfloat16): inputs and params cast to bfloat16 per layer, the logits back
+// to float32 for the loss); W1_gemm_floor_bf16 its eight GEMMs on oneDNN's native bfloat16
+// matmul (registered where native_reduced_gemm(bfloat16) holds).
 #include <cblas.h>
 
 #include <random>
 
+#include <linum/autodiff/ops/dnnl_backend.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 
 #include "bench.hpp"
@@ -33,23 +38,30 @@ struct W1Data {
   }
 };
 
+// The MLP with every layer computing in `dtype` (its input, kernel and bias cast to it).
+template <linum::DType dtype>
 Array loss(const Arrays& p, const Array& x, const Array& labels) {
-  Array h = linum::relu(linum::matmul(x, p[0]) + p[1]);
-  h = linum::relu(linum::matmul(h, p[2]) + p[3]);
-  Array logits = linum::matmul(h, p[4]) + p[5];
+  auto dense = [](const Array& in, const Array& w, const Array& b) {
+    return linum::matmul(in.astype(dtype), w.astype(dtype)) + b.astype(dtype);
+  };
+  Array h = linum::relu(dense(x, p[0], p[1]));
+  h = linum::relu(dense(h, p[2], p[3]));
+  Array logits = dense(h, p[4], p[5]).astype(linum::float32);
   return -linum::mean(linum::sum(linum::one_hot(labels, kOut) * linum::log_softmax(logits), -1));
 }
 
+template <linum::DType dtype>
 void BM_W1(benchmark::State& state) {
   linum::bench::set_threads(state);
   W1Data d;
-  auto g = linum::grad(loss);
+  auto g = linum::grad(loss<dtype>);
   for (auto _ : state) {
     Arrays grads = g(d.params, d.x, d.labels);
     benchmark::DoNotOptimize(grads);
   }
 }
-BENCHMARK(BM_W1)->Name("W1")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1<linum::float32>)->Name("W1")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1<linum::bfloat16>)->Name("W1_bf16")->Apply(linum::bench::configure);
 
 // C (m x n) = op(A) op(B), row-major, as W1's forward and backward need them.
 void cblas(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
@@ -59,11 +71,17 @@ void cblas(bool ta, bool tb, int m, int n, int k, const float* a, const float* b
 void backend(bool ta, bool tb, int m, int n, int k, const float* a, const float* b, float* c) {
   linum::detail::gemm<float>(ta, tb, m, n, k, a, ta ? m : k, b, tb ? k : n, c, n, false);
 }
+// bfloat16 in and out, float32 accumulation.
+void bf16(bool ta, bool tb, int m, int n, int k, const linum::BFloat16* a, const linum::BFloat16* b,
+          linum::BFloat16* c) {
+  linum::detail::onednn_gemm_reduced(linum::bfloat16, linum::bfloat16, ta, tb, m, n, k, a,
+                                     ta ? m : k, b, tb ? k : n, c, n);
+}
 
-template <auto sgemm>
+template <class T, auto sgemm>
 void BM_W1_gemm_floor(benchmark::State& state) {
   linum::bench::set_threads(state);
-  auto buf = [](std::size_t n) { return std::vector<float>(n, 0.01f); };
+  auto buf = [](std::size_t n) { return std::vector<T>(n, T(0.01f)); };
   auto x = buf(kBatch * kIn), w1 = buf(kIn * kHidden), w2 = buf(kHidden * kHidden),
        w3 = buf(kHidden * kOut);
   auto h1 = buf(kBatch * kHidden), h2 = buf(kBatch * kHidden), lo = buf(kBatch * kOut);
@@ -81,7 +99,15 @@ void BM_W1_gemm_floor(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
 }
-BENCHMARK(BM_W1_gemm_floor<cblas>)->Name("W1_gemm_floor")->Apply(linum::bench::configure);
-BENCHMARK(BM_W1_gemm_floor<backend>)->Name("W1_gemm_floor_backend")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1_gemm_floor<float, cblas>)->Name("W1_gemm_floor")->Apply(linum::bench::configure);
+BENCHMARK(BM_W1_gemm_floor<float, backend>)
+    ->Name("W1_gemm_floor_backend")
+    ->Apply(linum::bench::configure);
+[[maybe_unused]] const bool bf16_floor_registered = [] {
+  if (linum::native_reduced_gemm(linum::bfloat16))
+    benchmark::RegisterBenchmark("W1_gemm_floor_bf16", BM_W1_gemm_floor<linum::BFloat16, bf16>)
+        ->Apply(linum::bench::configure);
+  return true;
+}();
 
 }  // namespace

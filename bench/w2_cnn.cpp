@@ -7,6 +7,9 @@
 // that nn::Module CNN (init/apply on a Tree), so the two medians give the module layer's cost.
 // Counters per step: minor page faults (getrusage), blocks taken from the OS and Array buffers
 // handed out (memory_stats); W2_uncached runs the step with the buffer cache off.
+// `W2_bf16` is the step with bfloat16 compute and float32 params (Flax's mixed precision:
+// Conv/Dense(dtype=bfloat16) cast input, kernel and bias per layer; log_softmax on the logits
+// back in float32), the optimizer on float32.
 #include <sys/resource.h>
 
 #include <map>
@@ -39,16 +42,22 @@ Params init_params() {
           {"dense2_b", linum::zeros({kClasses})}};
 }
 
-Array cnn(const Params& p, const Array& x) {
+// The CNN with every layer computing in `dtype` (a no-op cast for float32).
+Array cnn(const Params& p, const Array& x, linum::DType dtype = linum::float32) {
   linum::ConvOptions same;
   same.padding = "SAME";
-  Array h = linum::relu(linum::conv_general_dilated(x, p.at("conv1_w"), same) + p.at("conv1_b"));
-  h = linum::avg_pool(h, {2, 2}, {2, 2});
-  h = linum::relu(linum::conv_general_dilated(h, p.at("conv2_w"), same) + p.at("conv2_b"));
-  h = linum::avg_pool(h, {2, 2}, {2, 2});
+  auto at = [&](const char* name) { return p.at(name).astype(dtype); };
+  auto conv = [&](const Array& in, const char* w, const char* b) {
+    return linum::relu(linum::conv_general_dilated(in.astype(dtype), at(w), same) + at(b));
+  };
+  auto dense = [&](const Array& in, const char* w, const char* b) {
+    return linum::matmul(in.astype(dtype), at(w)) + at(b);
+  };
+  Array h = linum::avg_pool(conv(x, "conv1_w", "conv1_b"), {2, 2}, {2, 2});
+  h = linum::avg_pool(conv(h, "conv2_w", "conv2_b"), {2, 2}, {2, 2});
   h = h.reshape({h.shape(0), -1});
-  h = linum::relu(linum::matmul(h, p.at("dense1_w")) + p.at("dense1_b"));
-  return linum::log_softmax(linum::matmul(h, p.at("dense2_w")) + p.at("dense2_b"));
+  h = linum::relu(dense(h, "dense1_w", "dense1_b"));
+  return linum::log_softmax(dense(h, "dense2_w", "dense2_b").astype(linum::float32));
 }
 
 long minor_faults() {
@@ -93,16 +102,19 @@ void run_train_steps(benchmark::State& state, P params, const Loss& loss) {
   state.counters["buffers/step"] = per_step(static_cast<double>(m1.num_allocs - m0.num_allocs));
 }
 
-void run_w2(benchmark::State& state, int batch) {
+void run_w2(benchmark::State& state, int batch, linum::DType dtype = linum::float32) {
   linum::bench::set_threads(state);
   const W2Batch b(batch);
   run_train_steps(state, init_params(), [&](const Params& p) {
-    return -linum::mean(linum::sum(b.labels * cnn(p, b.x), 1));
+    return -linum::mean(linum::sum(b.labels * cnn(p, b.x, dtype), 1));
   });
 }
 
 void BM_W2(benchmark::State& state) { run_w2(state, kBatch); }
 BENCHMARK(BM_W2)->Name("W2")->Apply(linum::bench::configure);
+
+void BM_W2_bf16(benchmark::State& state) { run_w2(state, kBatch, linum::bfloat16); }
+BENCHMARK(BM_W2_bf16)->Name("W2_bf16")->Apply(linum::bench::configure);
 
 void BM_W2_b128(benchmark::State& state) { run_w2(state, kLargeBatch); }
 BENCHMARK(BM_W2_b128)->Name("W2_b128")->Apply(linum::bench::configure);

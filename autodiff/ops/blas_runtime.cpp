@@ -281,6 +281,15 @@ void require_onednn(const char* fn) {
 
 bool onednn_available() { return detail::onednn_built(); }
 
+bool native_reduced_gemm(DType dtype) {
+  return is_reduced_float(dtype) && gemm_backend() == GemmBackend::onednn &&
+         detail::onednn_native_reduced(dtype);
+}
+bool native_reduced_conv(DType dtype) {
+  return is_reduced_float(dtype) && conv_backend() == ConvBackend::onednn &&
+         detail::onednn_native_reduced(dtype);
+}
+
 void set_gemm_backend(GemmBackend b) {
   if (b == GemmBackend::onednn) require_onednn("set_gemm_backend");
   gemm_choice().store(b, std::memory_order_relaxed);

@@ -344,16 +344,17 @@ Shape with_feature(Shape s, i64 f) {
 }
 
 // The convolution as the oneDNN backend takes it, or nullopt where oneDNN is not selected or has
-// no kernel: float32 only, no lhs dilation (a transposed convolution), no negative padding, one
-// to three spatial dims, nothing empty. The lhs cotangent of an image with fewer than 4 channels
-// per group stays on im2col: oneDNN's backward-data kernel took 2.2 ms against im2col's 0.8 ms on
-// W2's first layer (one channel, batch 32).
+// no kernel: float32, or a 2-byte float oneDNN multiplies natively; no lhs dilation (a transposed
+// convolution), no negative padding, one to three spatial dims, nothing empty. The lhs cotangent of
+// an image with fewer than 4 channels per group stays on im2col: oneDNN's backward-data kernel
+// took 2.2 ms against im2col's 0.8 ms on W2's first layer (one channel, batch 32).
 std::optional<ConvShape> onednn_shape(ConvKernel kernel, const ConvGeom& g, const ConvParams& p,
                                       DType dt) {
-  if (dt != float32 || conv_backend() != ConvBackend::onednn || g.ns > 3 || g.rows == 0 ||
-      g.C == 0 || g.O == 0 || (kernel == ConvKernel::grad_lhs && g.Cg < 4))
+  if (!(dt == float32 ? conv_backend() == ConvBackend::onednn : native_reduced_conv(dt)) ||
+      g.ns > 3 || g.rows == 0 || g.C == 0 || g.O == 0 ||
+      (kernel == ConvKernel::grad_lhs && g.Cg < 4))
     return std::nullopt;
-  ConvShape s{g.N, g.C, g.O, g.G, g.in, g.k, g.out, p.strides, p.rhs_dil, {}, {}};
+  ConvShape s{g.N, g.C, g.O, g.G, g.in, g.k, g.out, p.strides, p.rhs_dil, {}, {}, dt};
   for (int d = 0; d < g.ns; ++d) {
     if (p.lhs_dil[d] != 1 || p.pads[d].first < 0 || p.pads[d].second < 0) return std::nullopt;
     s.pad_lo.push_back(p.pads[d].first);
@@ -367,6 +368,8 @@ struct ConvBase : Primitive {
   ConvKernel kernel;
   ConvBase(ConvParams q, ConvKernel k) : p(std::move(q)), kernel(k) {}
   bool vjp_reads_output(std::size_t) const override { return false; }
+  // 2-byte floats run natively where oneDNN can, else eval widens them itself.
+  bool handles_reduced_floats() const override { return true; }
   // This primitive on other operands with params q; a transpose's carried output shape gets its
   // feature dim times `feature_mult` (batching by feature groups).
   virtual Array rebind(const Array& a, const Array& b, const ConvParams& q,
@@ -382,10 +385,19 @@ struct ConvBase : Primitive {
     // The geometry is always (lhs, rhs): a transpose's output stands in for the operand it is.
     ConvGeom g(kernel == ConvKernel::grad_lhs ? out_s : in[0].shape(),
                kernel == ConvKernel::grad_rhs ? out_s : in[1].shape(), p);
-    Array out = empty(out_s, in[0].dtype());
-    if (const auto s = onednn_shape(kernel, g, p, in[0].dtype()))
-      if (onednn_conv(kernel, *s, in_ptr<float>(in[0]), in_ptr<float>(in[1]), out_ptr<float>(out)))
+    const DType dt = in[0].dtype();
+    Array out = empty(out_s, dt);
+    if (const auto s = onednn_shape(kernel, g, p, dt))
+      if (onednn_conv(kernel, *s, in_ptr<std::uint8_t>(in[0]), in_ptr<std::uint8_t>(in[1]),
+                      out_ptr<std::uint8_t>(out)))
         return {out};
+    if (is_reduced_float(dt)) {  // the float32 convolution of the widened operands, rounded once
+      auto widened = [](const Array& v) {
+        return from_buffer(in_ptr<std::uint8_t>(v), v.shape(), v.dtype(), float32);
+      };
+      const Array wide = eval(Arrays{widened(in[0]), widened(in[1])})[0];
+      return {from_buffer(in_ptr<std::uint8_t>(wide), out_s, float32, dt)};
+    }
     dispatch_conv(in[0].dtype(), [&]<class T>() {
       const T *a = in_ptr<T>(in[0]), *b = in_ptr<T>(in[1]);
       T* o = out_ptr<T>(out);

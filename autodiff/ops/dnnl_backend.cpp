@@ -1,10 +1,11 @@
-// oneDNN's float32 GEMM (dnnl_sgemm) and convolutions (forward, backward data, backward weights)
-// on linum's layouts: activations channels-last (NHWC), kernels HWIO, both described to oneDNN by
-// their strides, so nothing is transposed around the call. The kernels themselves take weights
-// in a blocked layout of oneDNN's choosing (format_tag::any): those are reordered per call, a
-// copy of the small kernel tensor. Each convolution's primitives are built once per geometry and
-// kept (creating one costs tens of microseconds); the scratchpad is the caller's, so that one
-// primitive can run on several threads at once.
+// oneDNN's float32 GEMM (dnnl_sgemm), its bfloat16 / float16 matmul (float32 accumulation), and
+// convolutions (forward, backward data, backward weights) on linum's layouts: activations
+// channels-last (NHWC), kernels HWIO, both described to oneDNN by their strides, so nothing is
+// transposed around the call. The kernels themselves take weights in a blocked layout of oneDNN's
+// choosing (format_tag::any): those are reordered per call, a copy of the small kernel tensor. Each
+// matmul and convolution primitive is built once per geometry and kept (creating one costs tens of
+// microseconds); the scratchpad is the caller's, so that one primitive can run on several threads
+// at once.
 #include <linum/autodiff/ops/dnnl_backend.hpp>
 
 #ifdef LINUM_HAVE_ONEDNN
@@ -45,15 +46,22 @@ dnnl::engine& cpu_engine() {
   return e;
 }
 
+memory::data_type dnnl_type(DType d) {
+  return d == bfloat16  ? memory::data_type::bf16
+         : d == float16 ? memory::data_type::f16
+                        : memory::data_type::f32;
+}
+
 // A channels-last activation (N, spatial..., C) as oneDNN's logical (N, C, spatial...).
-memory::desc activation_desc(std::int64_t n, std::int64_t c, const std::vector<std::int64_t>& sp) {
+memory::desc activation_desc(std::int64_t n, std::int64_t c, const std::vector<std::int64_t>& sp,
+                             DType dtype) {
   Dims dims{n, c}, strides(2 + sp.size());
   dims.insert(dims.end(), sp.begin(), sp.end());
   std::int64_t s = c;
   for (std::size_t d = sp.size(); d-- > 0;) strides[2 + d] = s, s *= sp[d];
   strides[0] = s;
   strides[1] = 1;
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dnnl_type(dtype), strides);
 }
 
 // An HWIO kernel (spatial..., C/G, O) as oneDNN's (O, I, spatial...), or (G, O/G, I, spatial...)
@@ -69,11 +77,16 @@ memory::desc weights_desc(const ConvShape& s) {
   for (std::size_t d = s.k.size(); d-- > 0;) ks[d] = st, st *= s.k[d];
   dims.insert(dims.end(), s.k.begin(), s.k.end());
   strides.insert(strides.end(), ks.begin(), ks.end());
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, dnnl_type(s.dtype), strides);
 }
 
 memory::desc any_like(const memory::desc& d) {
-  return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::any);
+  return memory::desc(d.dims(), d.data_type(), memory::format_tag::any);
+}
+
+// oneDNN's reference loops: for 2-byte floats, far slower than converting them to float32.
+bool is_reference(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).starts_with("ref");
 }
 
 // A convolution's primitive for one product, with the reorder between the user's HWIO kernel
@@ -88,8 +101,8 @@ struct ConvPlan {
 std::shared_ptr<const ConvPlan> make_plan(ConvKernel kernel, const ConvShape& s) {
   using namespace dnnl;
   auto plan = std::make_shared<ConvPlan>();
-  plan->lhs = activation_desc(s.N, s.C, s.in);
-  plan->out_act = activation_desc(s.N, s.O, s.out);
+  plan->lhs = activation_desc(s.N, s.C, s.in, s.dtype);
+  plan->out_act = activation_desc(s.N, s.O, s.out, s.dtype);
   plan->user_w = weights_desc(s);
   Dims strides(s.strides.begin(), s.strides.end()), dil, lo(s.pad_lo.begin(), s.pad_lo.end()),
       hi(s.pad_hi.begin(), s.pad_hi.end());
@@ -103,6 +116,7 @@ std::shared_ptr<const ConvPlan> make_plan(ConvKernel kernel, const ConvShape& s)
     const convolution_forward::primitive_desc fpd(fd, attr, cpu_engine());
     // Primitive P of primitive_desc `pd`: the kernel tensor's layout and the scratchpad's size.
     auto take = [&]<class P>(const typename P::primitive_desc& pd, const memory::desc& w) {
+      if (s.dtype != float32 && is_reference(pd)) return;
       plan->conv = P(pd);
       plan->prim_w = w;
       plan->scratch = pd.scratchpad_desc();
@@ -122,6 +136,7 @@ std::shared_ptr<const ConvPlan> make_plan(ConvKernel kernel, const ConvShape& s)
           attr, cpu_engine(), fpd);
       take.operator()<BwdWeights>(pd, pd.diff_weights_desc());
     }
+    if (!plan->conv) return plan;
     plan->reordered = plan->prim_w != plan->user_w;
     if (plan->reordered)
       plan->reorder = kernel == ConvKernel::grad_rhs
@@ -145,23 +160,30 @@ std::int64_t team_size() {
 #endif
 }
 
-// Plans by product, geometry and thread count. A training loop meets a handful; the cap only
-// bounds a program that sweeps shapes.
-std::shared_ptr<const ConvPlan> plan_for(ConvKernel kernel, const ConvShape& s) {
-  std::vector<std::int64_t> key{static_cast<std::int64_t>(kernel), team_size(), s.N, s.C, s.O, s.G};
-  for (const auto* v : {&s.in, &s.k, &s.out, &s.strides, &s.rhs_dilation, &s.pad_lo, &s.pad_hi})
-    key.insert(key.end(), v->begin(), v->end());
+// Plans by `key` (product, geometry; the thread count is added), built by `make` on a miss. A
+// training loop meets a handful; the cap only bounds a program that sweeps shapes.
+template <class Plan, class Make>
+std::shared_ptr<const Plan> cached_plan(std::vector<std::int64_t> key, const Make& make) {
+  key.push_back(team_size());
   static std::mutex mutex;
-  static std::map<std::vector<std::int64_t>, std::shared_ptr<const ConvPlan>> plans;
+  static std::map<std::vector<std::int64_t>, std::shared_ptr<const Plan>> plans;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = plans.find(key); it != plans.end()) return it->second;
   }
-  auto plan = make_plan(kernel, s);
+  std::shared_ptr<const Plan> plan = make();
   std::lock_guard<std::mutex> lock(mutex);
   if (plans.size() >= 512) plans.clear();
   plans.emplace(std::move(key), plan);
   return plan;
+}
+
+std::shared_ptr<const ConvPlan> plan_for(ConvKernel kernel, const ConvShape& s) {
+  std::vector<std::int64_t> key{
+      static_cast<std::int64_t>(kernel), static_cast<std::int64_t>(s.dtype), s.N, s.C, s.O, s.G};
+  for (const auto* v : {&s.in, &s.k, &s.out, &s.strides, &s.rhs_dilation, &s.pad_lo, &s.pad_hi})
+    key.insert(key.end(), v->begin(), v->end());
+  return cached_plan<ConvPlan>(std::move(key), [&] { return make_plan(kernel, s); });
 }
 
 // Scratch bytes from linum's caching allocator (a training step then takes none from the OS).
@@ -175,7 +197,7 @@ struct Scratch {
 };
 
 // Runs `plan` on the operands (onednn_conv's).
-void run_plan(const ConvPlan* plan, ConvKernel kernel, const float* a, const float* b, float* out) {
+void run_plan(const ConvPlan* plan, ConvKernel kernel, const void* a, const void* b, void* out) {
   using dnnl::memory;
   dnnl::engine& eng = cpu_engine();
   thread_local dnnl::stream stream(eng);
@@ -211,18 +233,92 @@ void run_plan(const ConvPlan* plan, ConvKernel kernel, const float* a, const flo
   stream.wait();
 }
 
+// A kernel that was built but failed to run, as linum's error for operation `op`.
+[[noreturn]] void rethrow(const dnnl::error& e, const char* op) {
+  const std::string what = std::string(op) + ": oneDNN failed: " + e.what();
+  if (e.status == dnnl_out_of_memory) throw MemoryError(what);
+  throw Error(what);
+}
+
+// A matmul primitive for one GEMM geometry: operands and result as strided row-major matrices.
+struct GemmPlan {
+  bool ok = false;
+  dnnl::matmul prim;
+  memory::desc a, b, c, scratch;
+};
+
+std::shared_ptr<const GemmPlan> make_gemm_plan(DType in, DType out, bool trans_a, bool trans_b,
+                                               std::int64_t m, std::int64_t n, std::int64_t k,
+                                               std::int64_t lda, std::int64_t ldb,
+                                               std::int64_t ldc) {
+  auto plan = std::make_shared<GemmPlan>();
+  plan->a = memory::desc({m, k}, dnnl_type(in), trans_a ? Dims{1, lda} : Dims{lda, 1});
+  plan->b = memory::desc({k, n}, dnnl_type(in), trans_b ? Dims{1, ldb} : Dims{ldb, 1});
+  plan->c = memory::desc({m, n}, dnnl_type(out), Dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  try {
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(plan->a, plan->b, plan->c), attr,
+                                          cpu_engine());
+    if (is_reference(pd)) return plan;
+    plan->prim = dnnl::matmul(pd);
+    plan->scratch = pd.scratchpad_desc();
+    plan->ok = true;
+  } catch (const dnnl::error&) {  // no kernel for these types: the caller converts
+  }
+  return plan;
+}
+
 }  // namespace
 
-bool onednn_conv(ConvKernel kernel, const ConvShape& s, const float* a, const float* b,
-                 float* out) {
+bool onednn_native_reduced(DType in) {
+  // oneDNN runs bfloat16 on any AVX-512 CPU, but without AVX512_BF16 it emulates the products.
+  static const bool bf16 = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    return (isa & dnnl_cpu_isa_avx512_core_bf16) == dnnl_cpu_isa_avx512_core_bf16;
+  }();
+  static const bool f16 =
+      make_gemm_plan(float16, float32, false, false, 64, 64, 64, 64, 64, 64)->ok;
+  return in == bfloat16 ? bf16 : in == float16 && f16;
+}
+
+bool onednn_gemm_reduced(DType in, DType out, bool trans_a, bool trans_b, std::int64_t m,
+                         std::int64_t n, std::int64_t k, const void* a, std::int64_t lda,
+                         const void* b, std::int64_t ldb, void* c, std::int64_t ldc) {
+  if (!onednn_native_reduced(in)) return false;
+  const auto plan = cached_plan<GemmPlan>(
+      {static_cast<std::int64_t>(in), static_cast<std::int64_t>(out), trans_a, trans_b, m, n, k,
+       lda, ldb, ldc},
+      [&] { return make_gemm_plan(in, out, trans_a, trans_b, m, n, k, lda, ldb, ldc); });
+  if (!plan->ok) return false;
+  dnnl::engine& eng = cpu_engine();
+  thread_local dnnl::stream stream(eng);
+  Scratch pad;
+  auto mem = [&](const memory::desc& d, const void* p) {
+    return memory(d, eng, const_cast<void*>(p));
+  };
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mem(plan->a, a)},
+                                       {DNNL_ARG_WEIGHTS, mem(plan->b, b)},
+                                       {DNNL_ARG_DST, mem(plan->c, c)}};
+  if (const std::size_t bytes = plan->scratch.get_size())
+    args.emplace(DNNL_ARG_SCRATCHPAD, mem(plan->scratch, pad.get(bytes)));
+  try {
+    plan->prim.execute(stream, args);
+    stream.wait();
+  } catch (const dnnl::error& e) {
+    rethrow(e, "dot_general");
+  }
+  return true;
+}
+
+bool onednn_conv(ConvKernel kernel, const ConvShape& s, const void* a, const void* b, void* out) {
+  if (s.dtype != float32 && !onednn_native_reduced(s.dtype)) return false;
   const auto plan = plan_for(kernel, s);
   if (!plan->ok) return false;
   try {
     run_plan(plan.get(), kernel, a, b, out);
-  } catch (const dnnl::error& e) {  // a kernel that was built but failed to run
-    const std::string what = std::string("conv_general_dilated: oneDNN failed: ") + e.what();
-    if (e.status == dnnl_out_of_memory) throw MemoryError(what);
-    throw Error(what);
+  } catch (const dnnl::error& e) {
+    rethrow(e, "conv_general_dilated");
   }
   return true;
 }
@@ -238,7 +334,13 @@ bool onednn_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const fl
                   const float*, std::int64_t, float*, std::int64_t, bool) {
   return false;
 }
-bool onednn_conv(ConvKernel, const ConvShape&, const float*, const float*, float*) { return false; }
+bool onednn_gemm_reduced(DType, DType, bool, bool, std::int64_t, std::int64_t, std::int64_t,
+                         const void*, std::int64_t, const void*, std::int64_t, void*,
+                         std::int64_t) {
+  return false;
+}
+bool onednn_native_reduced(DType) { return false; }
+bool onednn_conv(ConvKernel, const ConvShape&, const void*, const void*, void*) { return false; }
 
 }  // namespace linum::detail
 

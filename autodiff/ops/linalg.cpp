@@ -10,8 +10,8 @@
 #include <linum/autodiff/ops/backends.hpp>
 #include <linum/autodiff/ops/blas_runtime.hpp>
 #include <linum/autodiff/ops/dnnl_backend.hpp>
-#include <linum/autodiff/ops/recorded_params.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/ops/recorded_params.hpp>
 #include <linum/autodiff/ops/small_gemm.hpp>
 
 namespace linum {
@@ -148,12 +148,25 @@ std::string dnums_str(const DotDimensionNumbers& d) {
          dims_str(d.lhs_batch) + ", " + dims_str(d.rhs_batch) + "))";
 }
 
-Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d);
+Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d,
+                       std::optional<DType> preferred = std::nullopt);
 
 // The cotangent of x in out = dot_general(x, y) (JAX's _dot_general_transpose_lhs): g contracted
 // with y over y's free dims, then put into x's dim order. Of the two operand orders we take the
 // one whose result already is in x's order, so that no transpose is needed when possible.
 // `swap` says that g's free dims hold y's before x's (the rhs case).
+Array transpose_operand(const Array& g, const Array& y, const Dims& xc, const Dims& xb,
+                        const Dims& yc, const Dims& yb, int x_ndim, bool swap);
+
+// The cotangent of x as transpose_operand gives it, back in x's dtype: with a
+// preferred_element_type, g is of the result's wider dtype and meets y (promoted to it).
+Array operand_cotangent(const Array& g, const Array& x, const Array& y, const Dims& xc,
+                        const Dims& xb, const Dims& yc, const Dims& yb, bool swap) {
+  const Array yw = y.dtype() == g.dtype() ? y : convert_element_type(y, g.dtype(), y.weak_type());
+  const Array r = transpose_operand(g, yw, xc, xb, yc, yb, x.ndim(), swap);
+  return r.dtype() == x.dtype() ? r : convert_element_type(r, x.dtype(), x.weak_type());
+}
+
 Array transpose_operand(const Array& g, const Array& y, const Dims& xc, const Dims& xb,
                         const Dims& yc, const Dims& yb, int x_ndim, bool swap) {
   const int nb = static_cast<int>(xb.size());
@@ -188,10 +201,22 @@ Operand canonical(const Array& x, const Dims& batch, const Dims& first, const Di
   return {transpose(x, p), false};
 }
 
+// Whether a product of 2-byte float operands `in` into `out` runs on the native kernel: oneDNN
+// selected and multiplying `in` natively, the result `in` or float32, and the product large enough
+// that small_gemm on converted operands would not be faster.
+bool takes_native_gemm(DType in, DType out, bool trans_a, bool trans_b, std::int64_t m,
+                       std::int64_t n, std::int64_t k) {
+  return native_reduced_gemm(in) && (out == in || out == float32) && m > 0 && n > 0 && k > 0 &&
+         !small_gemm_preferred<float>(trans_a, trans_b, m, n, k);
+}
+
 struct DotGeneral final : Primitive {
-  DotDimensionNumbers d;  // validated: non-negative, consistent sizes
-  explicit DotGeneral(DotDimensionNumbers dn) : d(std::move(dn)) {}
+  DotDimensionNumbers d;           // validated: non-negative, consistent sizes
+  std::optional<DType> preferred;  // validated, and unlike the operands' dtype
+  DotGeneral(DotDimensionNumbers dn, std::optional<DType> p) : d(std::move(dn)), preferred(p) {}
   const char* name() const override { return "dot_general"; }
+  // 2-byte floats run natively where oneDNN can, else eval widens them itself.
+  bool handles_reduced_floats() const override { return true; }
   bool vjp_reads_output(std::size_t) const override { return false; }
 
   Avals abstract_eval(std::span<const ShapeDtype> in) const override {
@@ -202,9 +227,12 @@ struct DotGeneral final : Primitive {
       os.push_back(xs[f]);
     for (int f : free_dims(static_cast<int>(ys.size()), d.rhs_contract, d.rhs_batch))
       os.push_back(ys[f]);
-    return {{os, in[0].dtype}};
+    return {{os, preferred.value_or(in[0].dtype)}};
   }
-  void print_params(std::ostream& os) const override { os << "dimension_numbers=" << dnums_str(d); }
+  void print_params(std::ostream& os) const override {
+    os << "dimension_numbers=" << dnums_str(d);
+    if (preferred) os << " preferred_element_type=" << *preferred;
+  }
 
   Arrays eval(std::span<const Array> in) const override {
     const Array &x = in[0], &y = in[1];
@@ -214,7 +242,8 @@ struct DotGeneral final : Primitive {
     for (int b : d.lhs_batch) os.push_back(x.shape()[b]);
     for (int f : xf) os.push_back(x.shape()[f]);
     for (int f : yf) os.push_back(y.shape()[f]);
-    Array out = empty(os, x.dtype());
+    const DType out_t = preferred.value_or(x.dtype());
+    Array out = empty(os, out_t);
     const std::int64_t B = prod(x.shape(), d.lhs_batch), M = prod(x.shape(), xf),
                        N = prod(y.shape(), yf), K = prod(x.shape(), d.lhs_contract);
     // The contracted pairs may be taken in any order; prefer the one that spares a copy.
@@ -227,24 +256,50 @@ struct DotGeneral final : Primitive {
       if (a2.a.impl() == x.impl()) a = a2, xc = xc2, yc = yc2;
     }
     Operand b = canonical(y, d.rhs_batch, yc, yf);
-    dispatch(x.dtype(), [&]<class T>() {
-      const T* pa = in_ptr<T>(a.a);
-      const T* pb = in_ptr<T>(b.a);
-      T* po = out_ptr<T>(out);
+    const std::int64_t lda = a.trans ? M : K, ldb = b.trans ? K : N;
+    if (B > 0 && takes_native_gemm(x.dtype(), out_t, a.trans, b.trans, M, N, K)) {
+      const std::size_t in_size = itemsize(x.dtype()), out_size = itemsize(out_t);
+      auto native = [&](std::int64_t i) {
+        return onednn_gemm_reduced(x.dtype(), out_t, a.trans, b.trans, M, N, K,
+                                   in_ptr<std::uint8_t>(a.a) + i * M * K * in_size, lda,
+                                   in_ptr<std::uint8_t>(b.a) + i * K * N * in_size, ldb,
+                                   out_ptr<std::uint8_t>(out) + i * M * N * out_size, N);
+      };
+      // Every batch has the same geometry: the first says whether oneDNN has the kernel.
+      if (native(0)) {
+        for (std::int64_t i = 1; i < B; ++i)
+          if (!native(i)) throw Error("dot_general: oneDNN's kernel ran for one batch, not all");
+        return {out};
+      }
+    }
+    // Otherwise the product runs in `compute`: the result's dtype, or float32 for a 2-byte float
+    // result, the operands converted to it (exact) and the result rounded once.
+    const DType compute = is_reduced_float(out_t) ? float32 : out_t;
+    auto widened = [&](const Array& v) {
+      return v.dtype() == compute
+                 ? v
+                 : from_buffer(in_ptr<std::uint8_t>(v), v.shape(), v.dtype(), compute);
+    };
+    const Array wa = widened(a.a), wb = widened(b.a);
+    Array res = compute == out_t ? out : empty(os, compute);
+    dispatch(compute, [&]<class T>() {
+      const T* pa = in_ptr<T>(wa);
+      const T* pb = in_ptr<T>(wb);
+      T* po = out_ptr<T>(res);
       for (std::int64_t i = 0; i < B; ++i)
-        gemm<T>(a.trans, b.trans, M, N, K, pa + i * M * K, a.trans ? M : K, pb + i * K * N,
-                b.trans ? K : N, po + i * M * N, N, false);
+        gemm<T>(a.trans, b.trans, M, N, K, pa + i * M * K, lda, pb + i * K * N, ldb, po + i * M * N,
+                N, false);
     });
-    return {out};
+    return {compute == out_t ? res : from_buffer(in_ptr<std::uint8_t>(res), os, compute, out_t)};
   }
 
   // Bilinear: d(x·y) = dx·y + x·dy.
   Arrays jvp(std::span<const Array> p, std::span<const Array> t,
              std::span<const Array>) const override {
     Array r;
-    if (t[0].valid()) r = dot_general_bind(t[0], p[1], d);
+    if (t[0].valid()) r = dot_general_bind(t[0], p[1], d, preferred);
     if (t[1].valid()) {
-      Array s = dot_general_bind(p[0], t[1], d);
+      Array s = dot_general_bind(p[0], t[1], d, preferred);
       r = r.valid() ? add(r, s) : s;
     }
     return {r};
@@ -259,11 +314,11 @@ struct DotGeneral final : Primitive {
   Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
                     std::span<const bool> needed) const override {
     if (!ct[0].valid()) return {Array(), Array()};
-    return {needed[0] ? transpose_operand(ct[0], p[1], d.lhs_contract, d.lhs_batch, d.rhs_contract,
-                                          d.rhs_batch, p[0].ndim(), false)
+    return {needed[0] ? operand_cotangent(ct[0], p[0], p[1], d.lhs_contract, d.lhs_batch,
+                                          d.rhs_contract, d.rhs_batch, false)
                       : Array(),
-            needed[1] ? transpose_operand(ct[0], p[0], d.rhs_contract, d.rhs_batch, d.lhs_contract,
-                                          d.lhs_batch, p[1].ndim(), true)
+            needed[1] ? operand_cotangent(ct[0], p[1], p[0], d.rhs_contract, d.rhs_batch,
+                                          d.lhs_contract, d.lhs_batch, true)
                       : Array()};
   }
 
@@ -280,9 +335,9 @@ struct DotGeneral final : Primitive {
     if (lb >= 0 && rb >= 0) {
       n.lhs_batch.insert(n.lhs_batch.begin(), lb);
       n.rhs_batch.insert(n.rhs_batch.begin(), rb);
-      return {{dot_general_bind(in[0], in[1], n)}, {0}};
+      return {{dot_general_bind(in[0], in[1], n, preferred)}, {0}};
     }
-    Array r = dot_general_bind(in[0], in[1], n);
+    Array r = dot_general_bind(in[0], in[1], n, preferred);
     if (lb >= 0) {
       const Dims xf = free_dims(in[0].ndim(), n.lhs_contract, n.lhs_batch);
       const int pos = static_cast<int>(std::find(xf.begin(), xf.end(), lb) - xf.begin());
@@ -295,8 +350,29 @@ struct DotGeneral final : Primitive {
   }
 };
 
-Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d) {
-  return bind1(std::make_shared<const DotGeneral>(d), {x, y});
+Array dot_general_bind(const Array& x, const Array& y, const DotDimensionNumbers& d,
+                       std::optional<DType> preferred) {
+  return bind1(std::make_shared<const DotGeneral>(d, preferred), {x, y});
+}
+
+// JAX's rule: integer operands may accumulate in floats; otherwise both integral (a signed
+// operand keeping its sign), both floating or both complex, and never narrower.
+void check_preferred_element_type(DType in, DType preferred) {
+  auto fail = [&](const std::string& why) {
+    throw TypeError("dot_general: preferred_element_type " + std::string(dtype_name(preferred)) +
+                    " for " + std::string(dtype_name(in)) + " operands: " + why);
+  };
+  if (!(is_integer(in) && is_floating(preferred))) {
+    if ((is_integer(in) && !is_integer(preferred)) ||
+        (is_floating(in) && !is_floating(preferred)) || (is_complex(in) && !is_complex(preferred)))
+      fail(
+          "the compatible combinations of (operands, preferred_element_type) are (integral, "
+          "integral), (integral, floating), (floating, floating) and (complex, complex)");
+    if (in == int32 && preferred == uint32)
+      fail("preferred_element_type must have the same signedness as the operands");
+  }
+  if (itemsize(preferred) < itemsize(in))
+    fail("preferred_element_type must not be narrower than the operands");
 }
 
 // Promotes both operands to their common dtype (jnp.dot and friends accept mixed dtypes).
@@ -315,16 +391,22 @@ std::pair<Array, Array> promote_pair(const Array& a, const Array& b, const char*
 }  // namespace
 
 const DotDimensionNumbers* dot_general_dims(const Primitive& p) {
+  // jit's rewrites rebuild plain products; one with its own result dtype is left as it is.
   const auto* g = dynamic_cast<const DotGeneral*>(&p);
-  return g ? &g->d : nullptr;
+  return g && !g->preferred ? &g->d : nullptr;
 }
 
 }  // namespace detail
 
 using namespace detail;
 
-Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims) {
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
+                  std::optional<DType> preferred_element_type) {
   auto [x, y] = promote_pair(lhs, rhs, "dot_general");
+  if (preferred_element_type) {
+    check_preferred_element_type(x.dtype(), *preferred_element_type);
+    if (*preferred_element_type == x.dtype()) preferred_element_type.reset();  // the plain product
+  }
   auto fail = [&](const std::string& why) {
     throw ValueError("dot_general: " + why + "; lhs shape " + shape_str(x.shape()) +
                      ", rhs shape " + shape_str(y.shape()) + ", dimension_numbers " +
@@ -359,7 +441,7 @@ Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers&
   for (std::size_t i = 0; i < d.lhs_contract.size(); ++i)
     if (x.shape()[d.lhs_contract[i]] != y.shape()[d.rhs_contract[i]])
       fail("contracting dimensions differ in size");
-  return dot_general_bind(x, y, d);
+  return dot_general_bind(x, y, d, preferred_element_type);
 }
 
 Array dot(const Array& a, const Array& b) {

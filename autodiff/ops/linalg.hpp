@@ -1,6 +1,7 @@
 // Contractions (BLAS-backed), convolution and windowed reductions (lax / jnp names).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,11 +15,14 @@ Array dot(const Array& a, const Array& b);     // jnp.dot
 Array matmul(const Array& a, const Array& b);  // jnp.matmul: batch dims broadcast
 
 // lax.dot_general: ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch)); the result holds the
-// batch dims, then lhs free dims, then rhs free dims.
+// batch dims, then lhs free dims, then rhs free dims. preferred_element_type is the dtype to
+// accumulate in and return (bfloat16 x bfloat16 -> float32 unrounded); as JAX, it must be of the
+// operands' kind (or floating for integer operands) and no narrower than they are.
 struct DotDimensionNumbers {
   std::vector<int> lhs_contract, rhs_contract, lhs_batch, rhs_batch;
 };
-Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims);
+Array dot_general(const Array& lhs, const Array& rhs, const DotDimensionNumbers& dims,
+                  std::optional<DType> preferred_element_type = std::nullopt);
 
 // jnp.einsum with one or two operands: explicit ("ij,jk->ik") or implicit ("ij,jk") output,
 // `...` for broadcast dims; an index repeated within one operand (a diagonal) is an error.
