@@ -33,7 +33,8 @@ Params grads_of(const Params& p) {
           {"w", linum::array({1.0f, 2.0f, 4.0f}).astype(p.at("w").dtype()) * p.at("w")}};
 }
 
-// Every float leaf of a state has `dtype`; the others are int32 counts or bool flags.
+// Every float leaf of a state has `dtype`; the others are int32 counts, bool flags or uint32
+// PRNG keys.
 void check_state_dtypes(const linum::Tree& state, DType dtype, const std::string& name) {
   for (const Array& x : linum::detail::tree_arrays(state)) {
     if (!x.valid()) continue;
@@ -42,7 +43,7 @@ void check_state_dtypes(const linum::Tree& state, DType dtype, const std::string
     if (linum::is_floating(x.dtype()))
       CHECK(x.dtype() == dtype);
     else
-      CHECK((x.dtype() == linum::int32 || x.dtype() == linum::bool_));
+      CHECK((x.dtype() == linum::int32 || x.dtype() == linum::bool_ || x.dtype() == linum::uint32));
   }
 }
 
@@ -89,6 +90,11 @@ TEST_SUITE("optim.dtypes") {
         {"optimistic_gradient_descent", optim::optimistic_gradient_descent(0.1)},
         {"optimistic_adam", optim::optimistic_adam(0.1)},
         {"rprop", optim::rprop(0.1)},
+        {"adafactor", optim::adafactor(0.1)},
+        {"noisy_sgd", optim::noisy_sgd(0.1)},
+        {"clip_by_global_norm, adam",
+         optim::chain(optim::clip_by_global_norm(1.0), optim::adam(0.1))},
+        {"clip, sgd", optim::chain(optim::clip(0.5), optim::sgd(0.1))},
     };
     for (const DType dtype : {linum::bfloat16, linum::float16}) {
       for (const auto& [name, tx] : txs) {
@@ -110,6 +116,38 @@ TEST_SUITE("optim.dtypes") {
           // divide by a zero variance there (as in optax).
           if (dtype == linum::bfloat16)
             for (const auto& [k, leaf] : p) CHECK(linum::all(linum::isfinite(leaf)).item<bool>());
+        }
+      }
+    }
+  }
+
+  TEST_CASE("optax.contrib optimizers give updates in the grads' dtype") {
+    // Their states may hold float32 scalars (learning-rate estimates, distances) as optax's do;
+    // the updates and the params stay 2-byte.
+    const std::vector<std::pair<std::string, Erased>> txs = {
+        {"adopt", optim::adopt(0.1)},
+        {"ademamix", optim::ademamix(0.1)},
+        {"simplified_ademamix", optim::simplified_ademamix(0.1)},
+        {"madgrad", optim::madgrad(0.1)},
+        {"acprop", optim::acprop(0.1)},
+        {"cocob", optim::cocob()},
+        {"dog", optim::dog()},
+        {"dowg", optim::dowg()},
+        {"dadapt_adamw", optim::dadapt_adamw()},
+        {"prodigy", optim::prodigy()},
+        {"schedule_free_adamw", optim::schedule_free_adamw()},
+    };
+    for (const DType dtype : {linum::bfloat16, linum::float16}) {
+      for (const auto& [name, tx] : txs) {
+        INFO(name << " with " << linum::dtype_name(dtype));
+        Params p = params_in(dtype);
+        linum::Tree state = tx.init(p);
+        for (int step = 0; step < 3; ++step) {
+          auto [u, next] = tx.update(grads_of(p), state, p);
+          for (const auto& [k, leaf] : u) CHECK(leaf.dtype() == dtype);
+          state = next;
+          p = optim::apply_updates(p, u);
+          for (const auto& [k, leaf] : p) CHECK(leaf.dtype() == dtype);
         }
       }
     }
