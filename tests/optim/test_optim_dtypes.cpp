@@ -65,6 +65,7 @@ TEST_SUITE("optim.dtypes") {
         {"sgd momentum", optim::sgd(0.1, 0.9)},
         {"sgd nesterov", optim::sgd(0.1, 0.9, true)},
         {"adam", optim::adam(0.1)},
+        {"adam with a schedule", optim::adam(optim::linear_schedule(0.1, 0.01, 10))},
         {"adamw", optim::adamw(0.1)},
         {"nadam", optim::nadam(0.1)},
         {"nadamw", optim::nadamw(0.1)},
@@ -243,6 +244,24 @@ TEST_SUITE("optim.dtypes") {
       CHECK(p.dtype() == linum::float32);
       x = values(p);
     }
+  }
+
+  TEST_CASE("mu_dtype on adamw, nadam, lion and amsgrad casts the first moment only") {
+    const Array p = linum::array({1.0f, -2.0f, 0.5f}), g = linum::array({0.1f, 0.2f, -0.3f});
+    auto check = [&](const auto& tx, const char* name) {
+      INFO(name);
+      auto [u, s] = tx.update(g, tx.init(p), p);
+      CHECK(u.dtype() == linum::float32);
+      CHECK(std::get<0>(s).mu.dtype() == linum::bfloat16);
+      CHECK(std::get<0>(s).nu.dtype() == linum::float32);
+    };
+    check(optim::adamw(0.1, 0.9, 0.999, 1e-8, 0.0, linum::bfloat16), "adamw");
+    check(optim::nadam(0.1, 0.9, 0.999, 1e-8, 0.0, linum::bfloat16), "nadam");
+    check(optim::amsgrad(0.1, 0.9, 0.999, 1e-8, 0.0, linum::bfloat16), "amsgrad");
+    const auto lion = optim::lion(0.1, 0.9, 0.99, linum::bfloat16);
+    auto [u, s] = lion.update(g, lion.init(p), p);
+    CHECK(u.dtype() == linum::float32);
+    CHECK(std::get<0>(s).mu.dtype() == linum::bfloat16);
   }
 
   TEST_CASE("sgd's accumulator_dtype and adamw's decay in bfloat16") {
