@@ -206,6 +206,19 @@ TEST_SUITE("optim.dtypes") {
         0, 0);
   }
 
+  TEST_CASE("a jitted bfloat16 adam step is the eager one") {
+    const auto tx = optim::adam(0.01);
+    const Array p = linum::array({0.5f, -1.0f, 2.0f}).astype(linum::bfloat16);
+    const Array g = linum::array({0.3f, -1.7f, 0.02f}).astype(linum::bfloat16);
+    auto step = [&](const Array& params, const Array& grads) {
+      auto [u, s] = tx.update(grads, tx.init(params), params);
+      return optim::apply_updates(params, u);
+    };
+    const Array jitted = linum::jit(step)(p, g);
+    REQUIRE(jitted.dtype() == linum::bfloat16);
+    CHECK(values(jitted) == values(step(p, g)));
+  }
+
   TEST_CASE("mu_dtype=bfloat16 with float32 params: mu rounded between steps") {
     const double lr = 0.1, b1 = 0.9, b2 = 0.999, eps = 1e-8;
     const auto tx = optim::adam(lr, b1, b2, eps, 0.0, linum::bfloat16);

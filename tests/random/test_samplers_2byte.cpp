@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/autodiff/random/threefry.hpp>
@@ -281,6 +282,17 @@ TEST_SUITE("random.2byte") {
     REQUIRE(batched.dtype() == linum::bfloat16);
     for (std::int64_t i = 0; i < 3; ++i)
       CHECK(values(batched[i]) == values(lr::normal(keys[i], {5}, linum::bfloat16)));
+  }
+
+  TEST_CASE("under jit a 2-byte sampler draws what it draws eagerly") {
+    const Array k = lr::PRNGKey(12);
+    auto f = [](const Array& key) {
+      return lr::truncated_normal(key, -1.0, 3.0, {6}, linum::float16) +
+             lr::gumbel(key, {6}, linum::float16);
+    };
+    const Array jitted = linum::jit(f)(k);
+    REQUIRE(jitted.dtype() == linum::float16);
+    CHECK(values(jitted) == values(f(k)));
   }
 
   TEST_CASE("a non-float dtype is still refused") {
