@@ -9,11 +9,13 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <vector>
 
 #include <linum/autodiff/jit.hpp>
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/random.hpp>
 #include <linum/autodiff/random/threefry.hpp>
 #include <linum/autodiff/random/xla_math.hpp>
@@ -156,6 +158,21 @@ std::vector<Chain> chains() {
 }  // namespace
 
 TEST_SUITE("random.2byte") {
+  TEST_CASE("nextafter and finfo in the 2-byte formats") {
+    using lr::detail::next_after;
+    const float inf = std::numeric_limits<float>::infinity();
+    CHECK(next_after<float, BFloat16>(2.0f, -inf) == 2.0f - 0x1p-7f);
+    CHECK(next_after<float, BFloat16>(2.0f, inf) == 2.0f + 0x1p-6f);
+    CHECK(next_after<float, BFloat16>(0.0f, 1.0f) == 0x1p-133f);
+    CHECK(next_after<float, BFloat16>(-1.0f, 0.0f) == -1.0f + 0x1p-8f);
+    CHECK(next_after<float, Float16>(1.0f, 2.0f) == 1.0f + 0x1p-10f);
+    CHECK(next_after<float, Float16>(0.0f, -1.0f) == -0x1p-24f);
+    CHECK(next_after<float, Float16>(65504.0f, inf) == inf);
+    CHECK(lr::detail::finfo_tiny<float, Float16>() == 0x1p-14f);
+    CHECK(lr::detail::finfo_eps<float, BFloat16>() == 0x1p-7f);
+    CHECK(lr::detail::finfo_epsneg<float, Float16>() == 0x1p-11f);
+  }
+
   TEST_CASE("uniform: the known unit values of key(1701)'s legacy bits") {
     // The legacy 8- and 16-bit draws of key(1701) are {216, 115, 43} and {41682, 1300, 55017}.
     lr::ThreefryPartitionableScope legacy(false);
