@@ -6,7 +6,6 @@
 #include <linum/autodiff/random/sampling.hpp>
 
 #include <cmath>
-#include <limits>
 #include <numbers>
 #include <vector>
 

@@ -5,7 +5,6 @@
 #include <linum/autodiff/random/sampling.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
