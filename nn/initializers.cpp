@@ -17,6 +17,7 @@
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/matrix_samplers.hpp>
 #include <linum/autodiff/random/random.hpp>
 
@@ -24,18 +25,21 @@ namespace linum::nn::initializers {
 
 namespace {
 
-// The scale factors of variance_scaling, rounded as JAX rounds them, as a dtype scalar.
+// The scale factors of variance_scaling, rounded as JAX rounds them, as a dtype scalar: each jnp
+// op rounds to dtype (a 2-byte dtype computes in float32 and rounds per op, as JAX's op-by-op
+// initializers do).
 Array factor(DType dtype, double variance64, const std::string& distribution) {
-  return linum::detail::dispatch_float(dtype, "variance_scaling", [&]<class T>() {
-    const T variance = static_cast<T>(variance64);  // jnp.array(scale / denominator, dtype)
+  return random::detail::dispatch_draw(dtype, "variance_scaling", [&]<class T, class S>() {
+    auto rnd = [](auto v) { return random::detail::in_format<T, S>(static_cast<T>(v)); };
+    const T variance = rnd(variance64);  // jnp.array(scale / denominator, dtype)
     T f;
     if (distribution == "truncated_normal")
-      f = std::sqrt(variance) / static_cast<T>(0.87962566103423978);
+      f = rnd(rnd(std::sqrt(variance)) / rnd(0.87962566103423978));
     else if (distribution == "normal")
-      f = std::sqrt(variance);
+      f = rnd(std::sqrt(variance));
     else
-      f = std::sqrt(T(3) * variance);
-    return Array(f);
+      f = rnd(std::sqrt(rnd(T(3) * variance)));
+    return linum::detail::make_scalar(static_cast<double>(f), dtype);
   });
 }
 

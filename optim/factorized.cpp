@@ -53,15 +53,17 @@ FactoredLeaf factored_update(const Array& grad, const Array& v_row, const Array&
   FactoredLeaf out{Array(), zeros({1}, dt), zeros({1}, dt), zeros({1}, dt)};
   if (auto dims = factored_dims(param.shape(), o)) {
     auto [d1, d0] = *dims;
-    out.v_row = decay * v_row + keep * mean(grad_sqr, d0);
-    out.v_col = decay * v_col + keep * mean(grad_sqr, d1);
+    // The float32 decay promotes the statistics: optax casts them back to the param's dtype
+    // before the update reads them, so 2-byte params keep 2-byte states and updates.
+    out.v_row = astype(decay * v_row + keep * mean(grad_sqr, d0), dt);
+    out.v_col = astype(decay * v_col + keep * mean(grad_sqr, d1), dt);
     const int reduced_d1 = d1 > d0 ? d1 - 1 : d1;
     Array row_col_mean = mean(out.v_row, reduced_d1, /*keepdims=*/true);
     Array row_factor = rsqrt(out.v_row / row_col_mean);
     Array col_factor = rsqrt(out.v_col);
     out.update = grad * expand_dims(row_factor, d0) * expand_dims(col_factor, d1);
   } else {
-    out.v = decay * v + keep * grad_sqr;
+    out.v = astype(decay * v + keep * grad_sqr, dt);
     out.update = grad * rsqrt(out.v);
   }
   return out;

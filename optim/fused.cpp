@@ -29,14 +29,15 @@ thread_local bool fused_on = true;
 thread_local std::uint64_t fused_leaves = 0;
 
 // A concrete, strongly typed float32/float64 leaf, with every other leaf of the same dtype and
-// shape: the kernels' preconditions (concrete arrays are always contiguous).
+// shape: the kernels' preconditions (concrete arrays are always contiguous). 2-byte leaves take
+// the op path, which rounds per op as optax run op by op does.
 // Under jit (`in_jit`), g must be a value of the jit trace being recorded and the others values
 // of it or concrete: the kernel then runs as a primitive of the program.
 bool concrete_or_jit(const Array& a, bool in_jit) {
   return !a.is_tracer() || (in_jit && linum::detail::jit_stageable(a));
 }
 bool fusable(const Array& g, std::initializer_list<const Array*> others, bool in_jit = false) {
-  if (!fused_on || !g.valid() || g.weak_type() || !is_floating(g.dtype()) ||
+  if (!fused_on || !g.valid() || g.weak_type() || (g.dtype() != float32 && g.dtype() != float64) ||
       g.is_tracer() != in_jit || !concrete_or_jit(g, in_jit))
     return false;
   for (const Array* a : others) {

@@ -66,13 +66,16 @@ Array update_moment_per_elem_norm(const Array& g, const Array& m, double decay, 
 }
 
 Array bias_correction_denominator(double decay, const Array& count, DType dtype) {
-  // In the moment's dtype: float32 for float32 moments, as JAX computes it.
-  const DType dt = is_floating(dtype) ? dtype : float32;
+  // decay**count is JAX's default float (float32; float64 for float64 moments, as with x64): a
+  // 2-byte decay**count would round to 1 for decays near 1, so optax forms it wide first.
+  const DType dt = dtype == float64 ? float64 : float32;
   return 1.0 - power(full({}, decay, dt), astype(count, dt));
 }
 
 Array bias_correction(const Array& moment, double decay, const Array& count) {
-  return divide(moment, bias_correction_denominator(decay, count, moment.dtype()));
+  // The division happens in the moment's own dtype, as optax's.
+  return divide(moment,
+                astype(bias_correction_denominator(decay, count, moment.dtype()), moment.dtype()));
 }
 
 Array cast(const Array& x, std::optional<DType> dtype) { return dtype ? astype(x, *dtype) : x; }

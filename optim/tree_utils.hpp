@@ -25,7 +25,8 @@ namespace detail {
 Array update_moment(const Array& g, const Array& m, double decay, int order);
 Array update_moment_per_elem_norm(const Array& g, const Array& m, double decay, int order);
 Array bias_correction(const Array& moment, double decay, const Array& count);
-// 1 - decay**count, the divisor of bias_correction for a moment of that dtype.
+// 1 - decay**count, the divisor of bias_correction for a moment of that dtype: float64 for
+// float64, else float32 (bias_correction casts it to the moment's dtype before dividing).
 Array bias_correction_denominator(double decay, const Array& count, DType dtype);
 Array cast(const Array& x, std::optional<DType> dtype);
 Array sum_of_squares(const Array& x);

@@ -18,10 +18,10 @@ namespace linum::random {
 
 namespace {
 
-using detail::concat;
 using detail::check_float;
 using detail::check_key;
 using detail::check_shape;
+using detail::concat;
 using detail::GridMap;
 using detail::key_at;
 using detail::KeyData;
@@ -34,14 +34,15 @@ using detail::SamplerBase;
 using detail::shape_of;
 
 // A float sampler whose kernel is detail::KERNEL(key, out, partitionable).
-#define LINUM_UNIT_SAMPLER(Struct, KERNEL)                                                   \
-  struct Struct : SamplerBase {                                                              \
-    static constexpr const char* name = "random_" #KERNEL;                                   \
-    Array eval(const Shape& lead, Keys keys) const {                                         \
-      return detail::per_key_float(                                                          \
-          *this, name, lead, keys,                                                           \
-          [&]<class T>(KeyData k, std::span<T> s) { detail::KERNEL(k, s, partitionable); }); \
-    }                                                                                        \
+#define LINUM_UNIT_SAMPLER(Struct, KERNEL)                                            \
+  struct Struct : SamplerBase {                                                       \
+    static constexpr const char* name = "random_" #KERNEL;                            \
+    Array eval(const Shape& lead, Keys keys) const {                                  \
+      return detail::per_key_float(*this, name, lead, keys,                           \
+                                   [&]<class T, class S>(KeyData k, std::span<T> s) { \
+                                     detail::KERNEL<T, S>(k, s, partitionable);       \
+                                   });                                                \
+    }                                                                                 \
   };
 LINUM_UNIT_SAMPLER(Exponential, exponential)
 LINUM_UNIT_SAMPLER(Laplace, laplace)

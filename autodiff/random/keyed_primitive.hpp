@@ -11,11 +11,13 @@
 #include <memory>
 #include <ostream>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <linum/autodiff/ops.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/primitive.hpp>
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/threefry.hpp>
 
 namespace linum::random::detail {
@@ -58,13 +60,43 @@ Array per_key(const Shape& lead, const Shape& shape, DType out_dtype, Keys keys,
   return out;
 }
 
-// per_key for a float sampler: draw is a generic lambda [&]<class T>(KeyData, std::span<T>)
-// instantiated for the sampler's dtype (float32 or float64).
+// Runs draw(std::span<T>) on the elements of out, rounding them to S once at the end when S is a
+// 2-byte format.
+template <class T, class S, class Draw>
+void draw_rounded(std::span<S> out, Draw&& draw) {
+  if constexpr (std::is_same_v<T, S>) {
+    draw(out);
+  } else {
+    std::vector<T> v(out.size());
+    draw(std::span<T>(v));
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = S(v[i]);
+  }
+}
+
+// per_key for a float sampler: draw is a generic lambda [&]<class T, class S>(KeyData,
+// std::span<T>) instantiated for the sampler's dtype (see dispatch_draw).
 template <class Draw>
 Array per_key_float(const SamplerBase& s, const char* name, const Shape& lead, Keys keys,
                     Draw draw) {
-  return linum::detail::dispatch_float(
-      s.dtype, name, [&]<class T>() { return per_key<T>(lead, s.shape, s.dtype, keys, draw); });
+  return dispatch_draw(s.dtype, name, [&]<class T, class S>() {
+    return per_key<S>(lead, s.shape, s.dtype, keys, [&](KeyData k, std::span<S> out) {
+      draw_rounded<T>(out, [&](std::span<T> v) { draw.template operator()<T, S>(k, v); });
+    });
+  });
+}
+
+// The elements of a float array as T: a view when it holds T, else a copy (2-byte values widen
+// exactly).
+template <class T, class S>
+std::span<const T> float_view(const Array& a, std::vector<T>& copy) {
+  const S* src = linum::detail::in_ptr<S>(a);
+  if constexpr (std::is_same_v<T, S>) {
+    return {src, static_cast<std::size_t>(a.size())};
+  } else {
+    copy.resize(a.size());
+    for (std::size_t i = 0; i < copy.size(); ++i) copy[i] = static_cast<T>(src[i]);
+    return copy;
+  }
 }
 
 void print_sampler_params(std::ostream& os, const SamplerBase& s);
@@ -115,20 +147,22 @@ struct GridMap {
 };
 GridMap broadcast_grids(const Shape& key_lead, const Shape& operand_lead, const char* op);
 
-// For weighted_choice and gumbel_top_k: one call draw(key, x, dst) per grid position, x the
-// position's float operand core, dst its int32 block of shape s.shape.
+// For weighted_choice and gumbel_top_k: one call draw.template operator()<T, S>(key, x, dst) per
+// grid position, x the position's float operand core (as T), dst its int32 block of shape
+// s.shape.
 template <class Draw>
 Array per_position_int32(const SamplerBase& s, const char* name, const GridMap& m, Keys keys,
                          const Array& operand, std::int64_t core_size, Draw draw) {
-  return linum::detail::dispatch_float(operand.dtype(), name, [&]<class T>() {
-    const T* src = linum::detail::in_ptr<T>(operand);
+  return dispatch_draw(operand.dtype(), name, [&]<class T, class S>() {
+    std::vector<T> copy;
+    const T* src = float_view<T, S>(operand, copy).data();
     Array out = empty(s.out_shape(m.grid), int32);
     auto* o = linum::detail::out_ptr<std::int32_t>(out);
     const std::int64_t per = shape_size(s.shape), n = shape_size(m.grid);
     for (std::int64_t i = 0; i < n; ++i)
-      draw(keys[m.key_index[i]],
-           std::span<const T>(src + m.operand_index[i] * core_size, core_size),
-           std::span<std::int32_t>(o + i * per, per));
+      draw.template operator()<T, S>(
+          keys[m.key_index[i]], std::span<const T>(src + m.operand_index[i] * core_size, core_size),
+          std::span<std::int32_t>(o + i * per, per));
     return out;
   });
 }

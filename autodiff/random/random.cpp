@@ -8,6 +8,7 @@
 #include <string>
 
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/keyed_primitive.hpp>
 #include <linum/autodiff/random/sampler_args.hpp>
 #include <linum/autodiff/random/sampling.hpp>
@@ -16,10 +17,10 @@ namespace linum::random {
 
 namespace {
 
-using detail::concat;
 using detail::check_float;
 using detail::check_key;
 using detail::check_shape;
+using detail::concat;
 using detail::KeyData;
 using detail::KeyOperandPrim;
 using detail::KeyPrim;
@@ -157,9 +158,11 @@ struct Uniform : SamplerBase {
   static constexpr const char* name = "random_uniform";
   double minval, maxval;
   Array eval(const Shape& lead, Keys keys) const {
-    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
-      detail::uniform(k, s, static_cast<T>(minval), static_cast<T>(maxval), partitionable);
-    });
+    return detail::per_key_float(
+        *this, name, lead, keys, [&]<class T, class S>(KeyData k, std::span<T> s) {
+          detail::uniform<T, S>(k, s, detail::in_format<T, S>(minval),
+                                detail::in_format<T, S>(maxval), partitionable);
+        });
   }
 };
 }  // namespace
@@ -173,9 +176,10 @@ namespace {
 struct Normal : SamplerBase {
   static constexpr const char* name = "random_normal";
   Array eval(const Shape& lead, Keys keys) const {
-    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
-      detail::normal(k, s, partitionable);
-    });
+    return detail::per_key_float(*this, name, lead, keys,
+                                 [&]<class T, class S>(KeyData k, std::span<T> s) {
+                                   detail::normal<T, S>(k, s, partitionable);
+                                 });
   }
 };
 }  // namespace
@@ -190,9 +194,11 @@ struct TruncatedNormal : SamplerBase {
   static constexpr const char* name = "random_truncated_normal";
   double lower, upper;
   Array eval(const Shape& lead, Keys keys) const {
-    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
-      detail::truncated_normal(k, s, static_cast<T>(lower), static_cast<T>(upper), partitionable);
-    });
+    return detail::per_key_float(
+        *this, name, lead, keys, [&]<class T, class S>(KeyData k, std::span<T> s) {
+          detail::truncated_normal<T, S>(k, s, detail::in_format<T, S>(lower),
+                                         detail::in_format<T, S>(upper), partitionable);
+        });
   }
 };
 }  // namespace
@@ -211,10 +217,10 @@ struct Bernoulli : SamplerBase {
   bool high;
   DType out_dtype() const { return bool_; }
   Array eval(const Shape& lead, Keys keys) const {
-    return linum::detail::dispatch_float(dtype, "bernoulli", [&]<class T>() {
+    return detail::dispatch_draw(dtype, "bernoulli", [&]<class T, class S>() {
       return detail::per_key<std::uint8_t>(
           lead, shape, bool_, keys, [&](KeyData k, std::span<std::uint8_t> s) {
-            detail::bernoulli(k, s, static_cast<T>(p), high, partitionable);
+            detail::bernoulli<T, S>(k, s, detail::in_format<T, S>(p), high, partitionable);
           });
     });
   }
@@ -257,9 +263,10 @@ struct Gumbel : SamplerBase {
   static constexpr const char* name = "random_gumbel";
   bool high;
   Array eval(const Shape& lead, Keys keys) const {
-    return detail::per_key_float(*this, name, lead, keys, [&]<class T>(KeyData k, std::span<T> s) {
-      detail::gumbel(k, s, high, partitionable);
-    });
+    return detail::per_key_float(*this, name, lead, keys,
+                                 [&]<class T, class S>(KeyData k, std::span<T> s) {
+                                   detail::gumbel<T, S>(k, s, high, partitionable);
+                                 });
   }
 };
 }  // namespace
@@ -284,8 +291,8 @@ struct GumbelTopK : SamplerBase {
   Array eval(const detail::GridMap& m, Keys keys, const Array& logits, const Shape& core) const {
     return detail::per_position_int32(
         *this, name, m, keys, logits, shape_size(core),
-        [&]<class T>(KeyData key, std::span<const T> x, std::span<std::int32_t> dst) {
-          detail::gumbel_top_k(key, x, core, axis, k, high, dst, partitionable);
+        [&]<class T, class S>(KeyData key, std::span<const T> x, std::span<std::int32_t> dst) {
+          detail::gumbel_top_k<T, S>(key, x, core, axis, k, high, dst, partitionable);
         });
   }
 };
@@ -384,8 +391,8 @@ struct WeightedChoice : SamplerBase {
   Array eval(const detail::GridMap& m, Keys keys, const Array& weights, const Shape& core) const {
     return detail::per_position_int32(
         *this, name, m, keys, weights, shape_size(core),
-        [&]<class T>(KeyData key, std::span<const T> p, std::span<std::int32_t> dst) {
-          detail::weighted_choice(key, p, dst, replace, partitionable);
+        [&]<class T, class S>(KeyData key, std::span<const T> p, std::span<std::int32_t> dst) {
+          detail::weighted_choice<T, S>(key, p, dst, replace, partitionable);
         });
   }
 };

@@ -51,7 +51,9 @@ Array fold_in(const Array& key, std::int64_t data);
 
 // ---- samplers --------------------------------------------------------------------------------
 // Each takes one key of shape (2,) (use vmap for batches, as in JAX). Float samplers accept
-// float32 and float64.
+// float32 and float64; uniform, normal, truncated_normal, bernoulli, gumbel, exponential,
+// laplace, logistic, cauchy, maxwell and rayleigh also bfloat16 and float16 (JAX's 2-byte draw,
+// the chain computed in float32 and rounded once).
 
 // Uniform bits; linum arrays have 32-bit unsigned integers only, so dtype must be uint32
 // (detail::random_bits in threefry.hpp has the 8/16/64-bit streams).

@@ -6,49 +6,49 @@
 #include <linum/autodiff/random/sampling.hpp>
 
 #include <cmath>
-#include <limits>
 #include <numbers>
 #include <vector>
 
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/xla_math.hpp>
 
 namespace linum::random::detail {
 
-template <class T>
+template <class T, class S>
 void exponential(KeyData key, std::span<T> out, bool partitionable) {
-  uniform(key, out, T(0), T(1), partitionable);
+  uniform<T, S>(key, out, T(0), T(1), partitionable);
   // 1 - u moves log's domain to (0, 1], as JAX's comment says.
   for (T& v : out) v = -xla_log1p(-v);
 }
 
-template <class T>
+template <class T, class S>
 void laplace(KeyData key, std::span<T> out, bool partitionable) {
-  // minval -1 + epsneg is formed in Python's double, then converted to T.
-  const double epsneg = std::numeric_limits<T>::epsilon() / 2;
-  uniform(key, out, static_cast<T>(-1.0 + epsneg), T(1), partitionable);
+  // minval -1 + epsneg is formed in Python's double, then converted to S.
+  const double epsneg = finfo_epsneg<double, S>();
+  uniform<T, S>(key, out, in_format<T, S>(-1.0 + epsneg), T(1), partitionable);
   for (T& v : out) {
     const T sign = v > 0 ? T(1) : v < 0 ? T(-1) : T(0);
     v = sign * xla_log1p(-std::abs(v));
   }
 }
 
-template <class T>
+template <class T, class S>
 void logistic(KeyData key, std::span<T> out, bool partitionable) {
-  uniform(key, out, std::numeric_limits<T>::min(), T(1), partitionable);
+  uniform<T, S>(key, out, finfo_tiny<T, S>(), T(1), partitionable);
   for (T& v : out) v = xla_log(v) - xla_log1p(-v);
 }
 
-template <class T>
+template <class T, class S>
 void cauchy(KeyData key, std::span<T> out, bool partitionable) {
-  uniform(key, out, std::numeric_limits<T>::epsilon(), T(1), partitionable);
-  const T pi = std::numbers::pi_v<T>;
+  uniform<T, S>(key, out, finfo_eps<T, S>(), T(1), partitionable);
+  const T pi = in_format<T, S>(std::numbers::pi);
   for (T& v : out) v = std::tan(pi * (v - T(0.5)));
 }
 
-template <class T>
+template <class T, class S>
 void maxwell(KeyData key, std::span<T> out, bool partitionable) {
   std::vector<T> z(3 * out.size());
-  normal(key, std::span(z), partitionable);
+  normal<T, S>(key, std::span(z), partitionable);
   // jnp.linalg.norm(axis=-1): sqrt of the row's sum of squares, summed left to right.
   for (std::size_t i = 0; i < out.size(); ++i) {
     const T* r = z.data() + 3 * i;
@@ -56,9 +56,9 @@ void maxwell(KeyData key, std::span<T> out, bool partitionable) {
   }
 }
 
-template <class T>
+template <class T, class S>
 void rayleigh(KeyData key, std::span<T> out, bool partitionable) {
-  uniform(key, out, T(0), T(1), partitionable);
+  uniform<T, S>(key, out, T(0), T(1), partitionable);
   for (T& v : out) v = std::sqrt(xla_log(v) * T(-2));
 }
 
@@ -68,15 +68,17 @@ void rademacher(KeyData key, std::span<std::int32_t> out, bool partitionable) {
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = u[i] < 0.5f ? 1 : -1;
 }
 
-#define LINUM_RANDOM_INSTANTIATE(T)                          \
-  template void exponential<T>(KeyData, std::span<T>, bool); \
-  template void laplace<T>(KeyData, std::span<T>, bool);     \
-  template void logistic<T>(KeyData, std::span<T>, bool);    \
-  template void cauchy<T>(KeyData, std::span<T>, bool);      \
-  template void maxwell<T>(KeyData, std::span<T>, bool);     \
-  template void rayleigh<T>(KeyData, std::span<T>, bool);
-LINUM_RANDOM_INSTANTIATE(float)
-LINUM_RANDOM_INSTANTIATE(double)
+#define LINUM_RANDOM_INSTANTIATE(T, S)                          \
+  template void exponential<T, S>(KeyData, std::span<T>, bool); \
+  template void laplace<T, S>(KeyData, std::span<T>, bool);     \
+  template void logistic<T, S>(KeyData, std::span<T>, bool);    \
+  template void cauchy<T, S>(KeyData, std::span<T>, bool);      \
+  template void maxwell<T, S>(KeyData, std::span<T>, bool);     \
+  template void rayleigh<T, S>(KeyData, std::span<T>, bool);
+LINUM_RANDOM_INSTANTIATE(float, float)
+LINUM_RANDOM_INSTANTIATE(double, double)
+LINUM_RANDOM_INSTANTIATE(float, BFloat16)
+LINUM_RANDOM_INSTANTIATE(float, Float16)
 #undef LINUM_RANDOM_INSTANTIATE
 
 }  // namespace linum::random::detail

@@ -5,12 +5,12 @@
 #include <linum/autodiff/random/sampling.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
 
+#include <linum/autodiff/random/draw_format.hpp>
 #include <linum/autodiff/random/xla_math.hpp>
 #include <linum/error.hpp>
 
@@ -18,35 +18,13 @@ namespace linum::random::detail {
 
 namespace {
 
-template <class T>
-struct FloatBits;
-template <>
-struct FloatBits<float> {
-  using U = std::uint32_t;
-  static constexpr int kNmant = 23;
-  static constexpr U kOne = 0x3F800000u;
-};
-template <>
-struct FloatBits<double> {
-  using U = std::uint64_t;
-  static constexpr int kNmant = 52;
-  static constexpr U kOne = 0x3FF0000000000000ull;
-};
-
-// [0, 1) from the top mantissa bits, exactly as JAX's bit-level transformation.
-template <class T>
-T unit_from_bits(typename FloatBits<T>::U bits) {
-  using FB = FloatBits<T>;
-  constexpr int kShift = 8 * sizeof(T) - FB::kNmant;
-  return std::bit_cast<T>(static_cast<typename FB::U>((bits >> kShift) | FB::kOne)) - T(1);
-}
-
-template <class T>
+// The unit draws of format S: random bits of S's draw width, each mapped to [0, 1) exactly.
+template <class T, class S>
 std::vector<T> unit_draw(KeyData key, std::size_t n, bool partitionable) {
-  std::vector<typename FloatBits<T>::U> bits(n);
+  std::vector<typename DrawFormat<S>::Bits> bits(n);
   random_bits(key, std::span(bits), partitionable);
   std::vector<T> u(n);
-  for (std::size_t i = 0; i < n; ++i) u[i] = unit_from_bits<T>(bits[i]);
+  for (std::size_t i = 0; i < n; ++i) u[i] = unit_from_bits<T, S>(bits[i]);
   return u;
 }
 
@@ -55,9 +33,10 @@ T affine(T unit, T minval, T range) {
   return std::max(minval, std::fma(unit, range, minval));
 }
 
-template <class T>
+// np.array(np.sqrt(2), dtype).
+template <class T, class S>
 T sqrt2() {
-  return static_cast<T>(std::sqrt(2.0));
+  return in_format<T, S>(std::sqrt(2.0));
 }
 
 // XLA's unsigned remainder: x % 0 is x.
@@ -73,56 +52,56 @@ int shuffle_rounds(std::int64_t n) {
 
 }  // namespace
 
-template <class T>
+template <class T, class S>
 void uniform(KeyData key, std::span<T> out, T minval, T maxval, bool partitionable) {
-  const auto u = unit_draw<T>(key, out.size(), partitionable);
+  const auto u = unit_draw<T, S>(key, out.size(), partitionable);
   const T range = maxval - minval;
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = affine(u[i], minval, range);
 }
 
-template <class T>
+template <class T, class S>
 void normal(KeyData key, std::span<T> out, bool partitionable) {
-  const T lo = std::nextafter(T(-1), T(0)), hi = T(1);
-  uniform(key, out, lo, hi, partitionable);
-  for (T& v : out) v = sqrt2<T>() * erf_inv(v);
+  const T lo = next_after<T, S>(T(-1), T(0)), hi = T(1);
+  uniform<T, S>(key, out, lo, hi, partitionable);
+  for (T& v : out) v = sqrt2<T, S>() * erf_inv(v);
 }
 
-template <class T>
+template <class T, class S>
 void truncated_normal(KeyData key, std::span<T> out, T lower, T upper, bool partitionable) {
-  const T a = erf(lower / sqrt2<T>()), b = erf(upper / sqrt2<T>());
-  uniform(key, out, a, b, partitionable);
-  const T lo = std::nextafter(lower, std::numeric_limits<T>::infinity());
-  const T hi = std::nextafter(upper, -std::numeric_limits<T>::infinity());
-  for (T& v : out) v = std::min(std::max(sqrt2<T>() * erf_inv(v), lo), hi);
+  const T a = erf(lower / sqrt2<T, S>()), b = erf(upper / sqrt2<T, S>());
+  uniform<T, S>(key, out, a, b, partitionable);
+  const T lo = next_after<T, S>(lower, std::numeric_limits<T>::infinity());
+  const T hi = next_after<T, S>(upper, -std::numeric_limits<T>::infinity());
+  for (T& v : out) v = std::min(std::max(sqrt2<T, S>() * erf_inv(v), lo), hi);
 }
 
-template <class T>
+template <class T, class S>
 void bernoulli(KeyData key, std::span<std::uint8_t> out, T p, bool high, bool partitionable) {
   const std::size_t n = out.size();
   if (!high) {
     std::vector<T> u(n);
-    uniform(key, std::span(u), T(0), T(1), partitionable);
+    uniform<T, S>(key, std::span(u), T(0), T(1), partitionable);
     for (std::size_t i = 0; i < n; ++i) out[i] = u[i] < p;
     return;
   }
   std::vector<T> u(2 * n);
-  uniform(key, std::span(u), T(0), T(1), partitionable);
-  const T resolution = std::ldexp(T(1), -FloatBits<T>::kNmant);
+  uniform<T, S>(key, std::span(u), T(0), T(1), partitionable);
+  const T resolution = finfo_eps<T, S>();
   for (std::size_t i = 0; i < n; ++i) out[i] = u[n + i] * resolution < p - u[i];
 }
 
-template <class T>
+template <class T, class S>
 void gumbel(KeyData key, std::span<T> out, bool high, bool partitionable) {
   const std::size_t n = out.size();
-  const T tiny = std::numeric_limits<T>::min();
+  const T tiny = finfo_tiny<T, S>();
   if (!high) {
-    uniform(key, out, tiny, T(1), partitionable);
+    uniform<T, S>(key, out, tiny, T(1), partitionable);
     for (T& v : out) v = -xla_log(-xla_log(v));
     return;
   }
   std::vector<T> u(2 * n);
-  uniform(key, std::span(u), T(0), T(1), partitionable);
-  const T resolution = std::ldexp(T(1), -FloatBits<T>::kNmant);
+  uniform<T, S>(key, std::span(u), T(0), T(1), partitionable);
+  const T resolution = finfo_eps<T, S>();
   for (std::size_t i = 0; i < n; ++i) {
     const T hi = u[i], lo = u[n + i];
     const T x = hi >= T(0.5) ? hi : std::fma(resolution, lo, hi) + tiny;
@@ -207,7 +186,7 @@ void permutation(KeyData key, std::span<std::int32_t> out, bool partitionable) {
   shuffle_indices(key, {static_cast<std::int64_t>(out.size())}, 0, out, partitionable);
 }
 
-template <class T>
+template <class T, class S>
 void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> out, bool replace,
                      bool partitionable) {
   const std::size_t n = p.size(), k = out.size();
@@ -217,7 +196,7 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
     std::vector<T> cum(n);
     std::partial_sum(p.begin(), p.end(), cum.begin());
     std::vector<T> u(k);
-    uniform(key, std::span(u), T(0), T(1), partitionable);
+    uniform<T, S>(key, std::span(u), T(0), T(1), partitionable);
     for (std::size_t i = 0; i < k; ++i) {
       const T r = cum.back() * (T(1) - u[i]);
       out[i] = static_cast<std::int32_t>(std::lower_bound(cum.begin(), cum.end(), r) - cum.begin());
@@ -228,7 +207,7 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
     throw ValueError("choice: cannot take a larger sample (size " + std::to_string(k) +
                      ") than population (size " + std::to_string(n) + ") when 'replace=False'");
   std::vector<T> g(n);
-  gumbel(key, std::span(g), /*high=*/false, partitionable);
+  gumbel<T, S>(key, std::span(g), /*high=*/false, partitionable);
   for (std::size_t i = 0; i < n; ++i) g[i] = g[i] + xla_log(p[i]);
   // lax.top_k: descending values, ties broken by the lower index.
   std::vector<std::int32_t> idx(n);
@@ -238,7 +217,7 @@ void weighted_choice(KeyData key, std::span<const T> p, std::span<std::int32_t> 
   std::copy_n(idx.begin(), k, out.begin());
 }
 
-template <class T>
+template <class T, class S>
 void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std::int64_t>& shape,
                   int axis, std::int64_t k, bool high, std::span<std::int32_t> out,
                   bool partitionable) {
@@ -251,7 +230,7 @@ void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std:
     throw ValueError("categorical: number of samples without replacement (" + std::to_string(k) +
                      ") cannot exceed number of categories (" + std::to_string(len) + ")");
   std::vector<T> g(logits.size());
-  gumbel(key, std::span(g), high, partitionable);
+  gumbel<T, S>(key, std::span(g), high, partitionable);
   for (std::size_t i = 0; i < g.size(); ++i) g[i] = logits[i] + g[i];
   std::vector<std::int32_t> idx(len);
   for (std::int64_t o = 0; o < outer; ++o) {
@@ -265,18 +244,20 @@ void gumbel_top_k(KeyData key, std::span<const T> logits, const std::vector<std:
   }
 }
 
-#define LINUM_RANDOM_INSTANTIATE(T)                                                            \
-  template void uniform<T>(KeyData, std::span<T>, T, T, bool);                                 \
-  template void normal<T>(KeyData, std::span<T>, bool);                                        \
-  template void truncated_normal<T>(KeyData, std::span<T>, T, T, bool);                        \
-  template void bernoulli<T>(KeyData, std::span<std::uint8_t>, T, bool, bool);                 \
-  template void gumbel<T>(KeyData, std::span<T>, bool, bool);                                  \
-  template void weighted_choice<T>(KeyData, std::span<const T>, std::span<std::int32_t>, bool, \
-                                   bool);                                                      \
-  template void gumbel_top_k<T>(KeyData, std::span<const T>, const std::vector<std::int64_t>&, \
-                                int, std::int64_t, bool, std::span<std::int32_t>, bool);
-LINUM_RANDOM_INSTANTIATE(float)
-LINUM_RANDOM_INSTANTIATE(double)
+#define LINUM_RANDOM_INSTANTIATE(T, S)                                                            \
+  template void uniform<T, S>(KeyData, std::span<T>, T, T, bool);                                 \
+  template void normal<T, S>(KeyData, std::span<T>, bool);                                        \
+  template void truncated_normal<T, S>(KeyData, std::span<T>, T, T, bool);                        \
+  template void bernoulli<T, S>(KeyData, std::span<std::uint8_t>, T, bool, bool);                 \
+  template void gumbel<T, S>(KeyData, std::span<T>, bool, bool);                                  \
+  template void weighted_choice<T, S>(KeyData, std::span<const T>, std::span<std::int32_t>, bool, \
+                                      bool);                                                      \
+  template void gumbel_top_k<T, S>(KeyData, std::span<const T>, const std::vector<std::int64_t>&, \
+                                   int, std::int64_t, bool, std::span<std::int32_t>, bool);
+LINUM_RANDOM_INSTANTIATE(float, float)
+LINUM_RANDOM_INSTANTIATE(double, double)
+LINUM_RANDOM_INSTANTIATE(float, BFloat16)
+LINUM_RANDOM_INSTANTIATE(float, Float16)
 #undef LINUM_RANDOM_INSTANTIATE
 
 }  // namespace linum::random::detail
