@@ -1,6 +1,7 @@
 // flax.linen.dtypes: the dtype a layer computes in. A layer's `dtype` field (nullopt: inferred)
 // is that dtype; its parameters are created in `param_dtype` and cast to it at call time, so
 // Dense(dtype=bfloat16, param_dtype=float32) keeps float32 weights and computes in bfloat16.
+// Included only by nn's .cpp files.
 #pragma once
 
 #include <optional>
