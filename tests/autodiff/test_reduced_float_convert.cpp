@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include <linum/linum.hpp>
 
@@ -141,6 +142,40 @@ TEST_CASE("float16 conversions match numpy's casts") {
   // once, directly (a cast through float32 would not match numpy here).
   CHECK(Float16(1.0 + 0x1p-11 + 0x1p-40).bits == 0x3c01);
   CHECK(Float16(1.0 + 0x1p-11).bits == 0x3c00);
+}
+
+TEST_CASE("float32 arrays convert to float16 as the scalar codec, element by element") {
+  // astype runs a vector path (F16C's instruction where the CPU has it) over whole arrays; every
+  // float32 exponent, with mantissas at and around float16's ties, both signs, NaNs and infs,
+  // must give Float16(x)'s bits. An odd length also runs the scalar tail.
+  std::vector<float> xs;
+  for (std::uint32_t e = 0; e < 256; ++e)
+    for (std::uint32_t m : {0x0u, 0x1u, 0xfffu, 0x1000u, 0x1001u, 0x2000u, 0x3000u, 0x5a5a5u,
+                            0x400000u, 0x7fe000u, 0x7ff000u, 0x7fffffu})
+      for (std::uint32_t sign : {0u, 0x80000000u}) xs.push_back(std::bit_cast<float>(sign | (e << 23) | m));
+  xs.push_back(65519.996f);
+  REQUIRE(xs.size() % 8 != 0);
+  const Array h = astype(array(xs), float16);
+  const auto* bits = h.data<Float16>();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    INFO("float32 bits " << std::hex << std::bit_cast<std::uint32_t>(xs[i]));
+    CHECK(bits[i].bits == Float16(xs[i]).bits);
+  }
+}
+
+TEST_CASE("float16 arrays convert to float32 as the scalar codec, signalling NaNs kept") {
+  // The vector path (F16C where the CPU has it) over all 65536 patterns plus an odd tail: the
+  // same float32 bits as the codec, a signalling NaN's included.
+  std::vector<Float16> hs;
+  for (std::uint32_t h = 0; h < 65536; ++h) hs.push_back(Float16::from_bits(static_cast<std::uint16_t>(h)));
+  hs.push_back(Float16::from_bits(0x7c01));
+  const Array f = astype(array(hs), float32);
+  const auto* out = f.data<float>();
+  for (std::size_t i = 0; i < hs.size(); ++i) {
+    INFO("float16 bits " << std::hex << hs[i].bits);
+    CHECK(std::bit_cast<std::uint32_t>(out[i]) ==
+          std::bit_cast<std::uint32_t>(static_cast<float>(hs[i])));
+  }
 }
 
 TEST_CASE("float16 -> float32 is exact for all 65536 patterns") {
