@@ -3,7 +3,10 @@
 // from jax.random.permutation, batches prefetched): a progress line with the running loss and
 // examples/s during each epoch, test accuracy after each.
 // Flags: --epochs N  --batch-size N  --train-limit N (first N training images)  --threads N
-//        --lr X  --data DIR  --distributed  --checkpoint PATH
+//        --lr X  --data DIR  --dtype float32|bfloat16|float16  --distributed  --checkpoint PATH
+// --dtype: mixed precision as Flax does it: float32 parameters (and optimizer), the layers
+// computing in the given dtype, the loss in float32. float16 also scales the loss
+// (optim::DynamicScale) and skips the steps whose gradients are not finite.
 // --distributed: data-parallel over the processes of `mpirun -n P` (linum::distributed). Every
 // process shuffles the same order, takes its shard of each global batch, and the gradients are
 // summed over the "devices" axis, so P processes take the steps one process takes on the whole
@@ -14,7 +17,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <linum/autodiff/random/random.hpp>
@@ -59,13 +64,19 @@ Examples rows(const Examples& e, const dist::Shard& part) {
           linum::slice(e.second, {{part.begin, part.end}})};
 }
 
+CNN model(std::optional<linum::DType> dtype) {
+  CNN m;
+  m.dtype = dtype;
+  return m;
+}
+
 // Test accuracy; distributed, each process scores its shard and the counts are summed.
-double accuracy(const Tree& variables, const Examples& test, bool distributed) {
+double accuracy(const CNN& cnn, const Tree& variables, const Examples& test, bool distributed) {
   const std::int64_t n = test.first.shape(0);
   const Examples mine = distributed ? rows(test, dist::shard_range(n)) : test;
   std::int64_t correct = 0;
   for (const auto& [x, y] : data::Dataset(mine).batch(500)) {
-    Array pred = linum::argmax(CNN().apply(variables, x), 1);
+    Array pred = linum::argmax(CNN(cnn).apply(variables, x), 1);
     correct += linum::sum(linum::astype(linum::equal(pred, y), linum::int32)).item<std::int32_t>();
   }
   if (distributed)
@@ -92,6 +103,7 @@ int run(int argc, char** argv) {
   int epochs = 2, threads = 2;
   bool distributed = false;
   std::string checkpoint;
+  std::optional<linum::DType> dtype;  // unset: float32 throughout
   std::int64_t batch_size = 128, train_limit = 0;
   double lr = 1e-3;
   std::string dir = "/usr/share/datasets/fashion-mnist";
@@ -120,16 +132,33 @@ int run(int argc, char** argv) {
       dir = v;
     else if (a == "--checkpoint")
       checkpoint = v;
+    else if (a == "--dtype") {
+      const std::string d = v;
+      if (d == "bfloat16")
+        dtype = linum::bfloat16;
+      else if (d == "float16")
+        dtype = linum::float16;
+      else if (d != "float32") {
+        std::fprintf(stderr, "fashion_mnist: --dtype must be float32, bfloat16 or float16\n");
+        return 2;
+      }
+    }
     else {
       std::fprintf(stderr,
                    "fashion_mnist: unknown flag %s (flags: --epochs --batch-size --train-limit "
-                   "--threads --lr --data --distributed --checkpoint)\n",
+                   "--threads --lr --data --dtype --distributed --checkpoint)\n",
                    a.c_str());
       return 2;
     }
   }
   if (epochs < 1 || batch_size < 1 || threads < 1 || train_limit < 0) {
     std::fprintf(stderr, "fashion_mnist: --epochs, --batch-size and --threads must be >= 1\n");
+    return 2;
+  }
+  const bool loss_scaling = dtype == linum::float16;
+  if (loss_scaling && distributed) {
+    // Each process would back off its own scale; Flax averages the gradients first (axis_name).
+    std::fprintf(stderr, "fashion_mnist: --dtype float16 runs on one process only\n");
     return 2;
   }
   // BLAS is linum's only thread pool: one thread per core we were given.
@@ -144,17 +173,22 @@ int run(int argc, char** argv) {
 
   const Examples train = load(dir, "train", train_limit), test = load(dir, "t10k", 0);
   const std::int64_t n_train = train.first.shape(0), n_test = test.first.shape(0);
-  say("Fashion-MNIST: %lld train, %lld test; batch %lld, adam lr %g, %d threads, %d process%s\n",
+  say("Fashion-MNIST: %lld train, %lld test; batch %lld, adam lr %g, %s compute, %d threads, "
+      "%d process%s\n",
       static_cast<long long>(n_train), static_cast<long long>(n_test),
-      static_cast<long long>(batch_size), lr, threads, dist::process_count(),
-      dist::process_count() == 1 ? "" : "es");
+      static_cast<long long>(batch_size), lr,
+      std::string(linum::dtype_name(dtype.value_or(linum::float32))).c_str(), threads,
+      dist::process_count(), dist::process_count() == 1 ? "" : "es");
 
-  Tree variables = CNN().init(linum::random::PRNGKey(0), linum::zeros({1, 28, 28, 1}));
+  const CNN cnn = model(dtype);
+  Tree variables = CNN(cnn).init(linum::random::PRNGKey(0), linum::zeros({1, 28, 28, 1}));
   Tree params = variables["params"];
   // Every process starts from process 0's parameters.
   if (distributed) params = dist::broadcast_one_to_all(params);
   auto tx = optim::adam(lr);
   auto opt_state = tx.init(params);
+  optim::DynamicScale dynamic_scale;
+  std::int64_t skipped = 0;  // float16 steps whose gradients overflowed
 
   // Every process shuffles the same order from the same key, and takes its rows of each global
   // batch; the next batches are gathered on a background thread while this one trains.
@@ -174,7 +208,7 @@ int run(int argc, char** argv) {
       // The mean over the global batch: each process sums its rows over the global count, and
       // psum over "devices" adds the shards (pmean of the local means when shards are equal).
       auto loss_fn = [&](const Tree& p) {
-        Array logp = CNN().apply(Tree{{"params", p}}, x);
+        Array logp = CNN(cnn).apply(Tree{{"params", p}}, x);
         return -linum::sum(labels * logp) / static_cast<double>(global);
       };
       auto grads_fn = [&](const Tree& p) {
@@ -182,17 +216,34 @@ int run(int argc, char** argv) {
         if (!distributed) return std::make_pair(l, g);
         return std::make_pair(linum::psum(l, "devices"), linum::psum(g, "devices"));
       };
-      auto [loss, grads] = distributed ? dist::pmap(grads_fn)(params) : grads_fn(params);
+      Array loss;
+      Tree grads;
+      if (loss_scaling) {
+        // Flax's recipe: a step whose gradients are not finite leaves params and opt_state as
+        // they were, and the scale backs off.
+        auto r = dynamic_scale.value_and_grad(loss_fn)(params);
+        dynamic_scale = r.dynamic_scale;
+        if (!r.finite.item<bool>()) {
+          ++skipped;
+          continue;
+        }
+        loss = r.value, grads = r.grad;
+      } else {
+        std::tie(loss, grads) = distributed ? dist::pmap(grads_fn)(params) : grads_fn(params);
+      }
       auto [updates, new_state] = tx.update(grads, opt_state, params);
       opt_state = new_state;
       params = optim::apply_updates(params, updates);
       progress.update(loss.item<double>(), global);
     }
     progress.close();
-    const double acc = accuracy(Tree{{"params", params}}, test, distributed);
+    const double acc = accuracy(cnn, Tree{{"params", params}}, test, distributed);
     say("epoch %d done: train loss %.4f, %.1f s (%.0f examples/s), test accuracy %.2f%%\n", epoch,
         progress.mean_loss(), progress.elapsed(), static_cast<double>(n_train) / progress.elapsed(),
         100.0 * acc);
+    if (loss_scaling)
+      say("loss scale %g, %lld steps skipped (gradients not finite)\n",
+          dynamic_scale.scale.item<double>(), static_cast<long long>(skipped));
     if (distributed) {
       if (!dist::is_replicated(params))
         throw linum::ValueError("the parameters differ between processes after epoch " +

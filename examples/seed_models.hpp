@@ -2,6 +2,8 @@
 // half): CNN, SowCNN, SowCNN2, Features/Classifier/RefactoredCNN, SeqCNN and the perturbed Model.
 #pragma once
 
+#include <optional>
+
 #include <linum/linum.hpp>
 #include <linum/nn/nn.hpp>
 
@@ -10,17 +12,23 @@ using linum::Array;
 namespace nn = linum::nn;
 
 struct CNN : nn::Module<CNN> {
+  // The layers' computation dtype (Flax's `dtype` field; params stay float32): bfloat16 or
+  // float16 for mixed precision. Unset, the seed's model exactly.
+  std::optional<linum::DType> dtype;
+
   Array call(Array x) {
-    x = nn::Conv({.features = 32, .kernel_size = {3, 3}})(x);
+    x = nn::Conv({.features = 32, .kernel_size = {3, 3}, .dtype = dtype})(x);
     x = nn::relu(x);
     x = nn::avg_pool(x, {2, 2}, {2, 2});
-    x = nn::Conv({.features = 64, .kernel_size = {3, 3}})(x);
+    x = nn::Conv({.features = 64, .kernel_size = {3, 3}, .dtype = dtype})(x);
     x = nn::relu(x);
     x = nn::avg_pool(x, {2, 2}, {2, 2});
     x = x.reshape({x.shape(0), -1});  // flatten
-    x = nn::Dense(256)(x);
+    x = nn::Dense({.features = 256, .dtype = dtype})(x);
     x = nn::relu(x);
-    x = nn::Dense(10)(x);
+    x = nn::Dense({.features = 10, .dtype = dtype})(x);
+    // Mixed precision's usual recipe: the log-probabilities (and so the loss) in float32.
+    if (dtype) x = linum::astype(x, linum::float32);
     x = nn::log_softmax(x);
     return x;
   }
