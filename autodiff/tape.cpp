@@ -4,6 +4,7 @@
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -30,17 +31,18 @@ struct DroppedValue final : ArrayImpl {
 };
 
 // What the tape keeps of a primal: the value when the rule reads it or when it fits the array's
-// inline storage (dropping it frees nothing), else a DroppedValue.
-Array residual(Array a, bool read) {
+// inline storage (dropping it frees nothing), else a DroppedValue. In place: an Array returned
+// through the stack and reloaded whole stalled every recorded primitive (store forwarding).
+void keep_residual(Array& a, bool read) {
   if (read ||
       static_cast<std::size_t>(a.size()) * itemsize(a.dtype()) <= sizeof(ConcreteImpl::small))
-    return a;
-  return Array(make_small<DroppedValue>(*a.impl()));
+    return;
+  a = Array(make_small<DroppedValue>(*a.impl()));
 }
 
 // Nodes index into flat vectors so that recording a node allocates nothing (amortised).
 struct TapeNode {
-  PrimPtr prim;
+  const Primitive* prim;      // owned by TapeBuffers::prims
   std::uint32_t in_begin;     // inputs' primals at values[in_begin, in_begin + n_in)
   std::uint32_t out_begin;    // outputs at values[out_begin, out_begin + n_out)
   std::uint32_t n_in, n_out;  // 32 bits: a concatenate of 70,000 pieces is one node
@@ -50,9 +52,29 @@ struct TapeBuffers {
   std::vector<TapeNode> nodes;
   std::vector<Array> values;
   std::vector<int> vars;  // variable id of each entry of `values` (-1: constant for this tape)
+  // The nodes' primitives, each held once: a long tape repeats a few of them, and a handle per
+  // node cost an atomic increment when recorded and a decrement when freed. `recent` remembers
+  // the last few held (a cache: a primitive that fell out of it is held again, harmlessly).
+  std::vector<PrimPtr> prims;
+  std::array<const Primitive*, 8> recent{};
+  std::size_t next_recent = 0;
+  const Primitive* hold(const PrimPtr& p) {
+    for (const Primitive* q : recent)
+      if (q == p.get()) return q;
+    prims.push_back(p);
+    recent[next_recent++ % recent.size()] = p.get();
+    return p.get();
+  }
+  void clear() {
+    nodes.clear();
+    values.clear();
+    vars.clear();
+    prims.clear();
+    recent.fill(nullptr);
+  }
   std::size_t capacity_bytes() const {
     return nodes.capacity() * sizeof(TapeNode) + values.capacity() * sizeof(Array) +
-           vars.capacity() * sizeof(int);
+           vars.capacity() * sizeof(int) + prims.capacity() * sizeof(PrimPtr);
   }
 };
 
@@ -96,17 +118,18 @@ struct TapeTrace::Impl : TapeBuffers {
       return result;
     }
     for (std::size_t i = 0; i < in.size(); ++i)
-      values[in_begin + i] = residual(std::move(values[in_begin + i]), prim->vjp_reads_input(i));
+      keep_residual(values[in_begin + i], prim->vjp_reads_input(i));
     const auto out_begin = static_cast<std::uint32_t>(values.size());
     const int out_var0 = nvars;
     for (std::size_t j = 0; j < outs.size(); ++j) {
       Array& o = outs[j];
       const bool diff = is_inexact(o.dtype());
-      values.push_back(residual(o, prim->vjp_reads_output(j)));
+      values.push_back(o);
+      keep_residual(values.back(), prim->vjp_reads_output(j));
       vars.push_back(diff ? nvars : -1);
       if (diff) o = Array(make_small<TapeTracer>(std::move(o), t.level(), t.uid(), nvars++));
     }
-    nodes.push_back(TapeNode{prim, in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+    nodes.push_back(TapeNode{hold(prim), in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
                              static_cast<std::uint32_t>(outs.size()), out_var0});
     return result;
   }
@@ -126,11 +149,7 @@ TapeTrace::~TapeTrace() {
 }
 
 // Releases the values (and so the arrays) but keeps the vectors' capacity (see spare_tapes).
-void TapeTrace::clear() {
-  impl_->nodes.clear();
-  impl_->values.clear();
-  impl_->vars.clear();
-}
+void TapeTrace::clear() { impl_->clear(); }
 
 std::size_t TapeTrace::num_nodes() const { return impl_->nodes.size(); }
 
@@ -181,8 +200,21 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
     for (std::uint32_t j = 0; j < node.n_in; ++j) m.values[node.in_begin + j] = Array();
     for (std::uint32_t j = 0; j < node.n_out; ++j) m.values[node.out_begin + j] = Array();
   };
+  // The sweep reads each node's values long after the forward pass wrote them, so on a long tape
+  // they have left the cache; their addresses are known from the flat `values`, so fetch a few
+  // nodes ahead (an array and its control block share the lines prefetched).
+  constexpr std::size_t kAhead = 6;
+  auto prefetch = [&](const TapeNode& node) {
+    const std::uint32_t end = node.out_begin + node.n_out;
+    for (std::uint32_t k = node.in_begin; k < end; ++k)
+      if (const auto* p = reinterpret_cast<const char*>(m.values[k].impl().get())) {
+        __builtin_prefetch(p - 16);
+        __builtin_prefetch(p + 48);
+      }
+  };
   for (std::size_t n = m.nodes.size(); n-- > 0;) {
     const auto& node = m.nodes[n];
+    if (n >= kAhead) prefetch(m.nodes[n - kAhead]);
     out_cts.assign(node.n_out, Array());
     bool any = false;
     for (std::uint32_t j = 0; j < node.n_out; ++j) {

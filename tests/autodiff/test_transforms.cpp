@@ -188,6 +188,36 @@ TEST_CASE("grad through a chain of 10^6 ops does not overflow the stack") {
   CHECK(g.item<double>() == doctest::Approx(std::pow(1.0000001, n)).epsilon(1e-9));
 }
 
+TEST_CASE("the tape holds its nodes' primitives: ones made per call, more than it remembers") {
+  // Each custom_vjp below lives for one iteration, so only the tape keeps its primitive alive,
+  // and the next one may be built at the same address; twelve interleaved are more than the
+  // tape's cache of recent primitives. Each rule scales by its own factor (twice the true
+  // derivative, so that the rule is what grad used): a mix-up of rules changes the gradient.
+  auto f = [](const Array& x) {
+    Array y = x;
+    for (int round = 0; round < 3; ++round)
+      for (int k = 1; k <= 12; ++k) {
+        const double c = 1.0 + k / 64.0;
+        auto scale = linum::custom_vjp(
+            [c](const Array& a) { return a * c; },
+            [c](const Array& a) { return std::make_pair(a * c, std::tuple<>{}); },
+            [c](std::tuple<>, const Array& g) { return std::make_tuple(g * (2.0 * c)); });
+        y = linum::sin(scale(y)) + y;
+      }
+    return y;
+  };
+  // The same chain by hand in double: y' = cos(c y) * 2c * y' + y'.
+  double y = 0.25, dy = 1.0;
+  for (int round = 0; round < 3; ++round)
+    for (int k = 1; k <= 12; ++k) {
+      const double c = 1.0 + k / 64.0;
+      dy = std::cos(c * y) * 2.0 * c * dy + dy;
+      y = std::sin(c * y) + y;
+    }
+  Array g = linum::grad(f)(linum::array(0.25));
+  CHECK(g.item<double>() == doctest::Approx(dy).epsilon(1e-12));
+}
+
 TEST_CASE("two threads differentiate independent functions at the same time") {
   auto work = [](double c, double* out) {
     double acc = 0;
