@@ -276,7 +276,7 @@ struct Add final : Binary<Add> {
     return {add(t[0], t[1])};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return {sum_to_shape(ct[0], p[0].shape()), sum_to_shape(ct[0], p[1].shape())};
+    return arrays_of(sum_to_shape(ct[0], p[0].shape()), sum_to_shape(ct[0], p[1].shape()));
   }
 };
 
@@ -313,8 +313,8 @@ struct Mul final : Binary<Mul> {
   // A constant factor (x * 2.0) gets no cotangent: one multiply per backward step, not two.
   Arrays vjp_needed(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>,
                     std::span<const bool> needed) const override {
-    return {needed[0] ? sum_to_shape(multiply(ct[0], p[1]), p[0].shape()) : Array(),
-            needed[1] ? sum_to_shape(multiply(p[0], ct[0]), p[1].shape()) : Array()};
+    return arrays_of(needed[0] ? sum_to_shape(multiply(ct[0], p[1]), p[0].shape()) : Array(),
+                     needed[1] ? sum_to_shape(multiply(p[0], ct[0]), p[1].shape()) : Array());
   }
 };
 

@@ -103,7 +103,7 @@ struct Unary : Primitive {
     else
       return unary_kernel<D>(in[0], in[0].dtype());
   }
-  Arrays eval(std::span<const Array> in) const final { return {eval1(in)}; }
+  Arrays eval(std::span<const Array> in) const final { return arrays_of(eval1(in)); }
   bool differentiable() const override {
     return !requires { D::kNoGrad; };
   }
@@ -120,11 +120,11 @@ struct Unary : Primitive {
   }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t,
              std::span<const Array> o) const override {
-    return {times_deriv(t[0], p[0], o[0])};
+    return arrays_of(times_deriv(t[0], p[0], o[0]));
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct,
              std::span<const Array> o) const override {
-    return {times_deriv(ct[0], p[0], o[0])};
+    return arrays_of(times_deriv(ct[0], p[0], o[0]));
   }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     return {{bind1(singleton<D>(), {in[0]})}, {bdims[0]}};
@@ -147,7 +147,7 @@ struct Binary : Primitive {
     else
       return binary_kernel<D>(in[0], in[1], in[0].dtype());
   }
-  Arrays eval(std::span<const Array> in) const final { return {eval1(in)}; }
+  Arrays eval(std::span<const Array> in) const final { return arrays_of(eval1(in)); }
   Batched vmap(std::span<const Array> in, std::span<const int> bdims) const override {
     Arrays a = align_batched(in, bdims);
     return {{bind1(singleton<D>(), {a[0], a[1]})}, {0}};

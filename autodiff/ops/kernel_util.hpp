@@ -9,6 +9,7 @@
 #include <span>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <linum/autodiff/array.hpp>
@@ -111,6 +112,15 @@ void check_valid(const Array& x, const char* op);
 
 // Sums `ct` down to `shape` (the transpose of numpy broadcasting), for VJPs of broadcasting ops.
 Array sum_to_shape(const Array& ct, const Shape& shape);
+// Arrays holding the given values, moved in. A rule's `return {a, b};` copies each value out of
+// its initializer list, an atomic increment and decrement per Array on every grad step.
+template <class... A>
+Arrays arrays_of(A&&... a) {
+  Arrays v;
+  v.reserve(sizeof...(a));
+  (v.push_back(std::forward<A>(a)), ...);
+  return v;
+}
 // Batching helper for n-ary broadcasting elementwise ops: moves each batched operand's batch
 // axis to the front and pads its rank so that numpy broadcasting lines up (output bdim 0).
 Arrays align_batched(std::span<const Array> in, std::span<const int> bdims);
