@@ -5,10 +5,15 @@
 // W1_bf16 is the same gradient with bfloat16 compute and float32 params, as Flax's mixed
 // precision (Dense(dtype=bfloat16): inputs and params cast to bfloat16 per layer, the logits back
 // to float32 for the loss); W1_gemm_floor_bf16 its eight GEMMs on oneDNN's native bfloat16
-// matmul (registered where native_reduced_gemm(bfloat16) holds).
+// matmul (registered where native_reduced_gemm(bfloat16) holds). W1_fma_peak: what one core's
+// float32 fused multiply-adds can do at most (the widest the build targets), the ceiling the
+// floor is measured against.
 #include <cblas.h>
+#include <immintrin.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include <linum/autodiff/ops/dnnl_backend.hpp>
 #include <linum/autodiff/ops/kernel_util.hpp>
@@ -103,6 +108,53 @@ BENCHMARK(BM_W1_gemm_floor<float, cblas>)->Name("W1_gemm_floor")->Apply(linum::b
 BENCHMARK(BM_W1_gemm_floor<float, backend>)
     ->Name("W1_gemm_floor_backend")
     ->Apply(linum::bench::configure);
+// 16 independent chains of FMAs, enough to keep every FMA pipe busy, on the widest vectors the
+// CPU has (the library picks its kernels' width the same way); GFLOP/s in the counter. The
+// operands come from memory so that the compiler cannot fold the chains.
+constexpr int kFmaChains = 16, kFmaSteps = 4096;
+[[gnu::target("avx512f")]] void fma_chains_avx512(float* acc, const float* ab) {
+  __m512 r[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) r[i] = _mm512_loadu_ps(acc + 16 * i);
+  const __m512 a = _mm512_loadu_ps(ab), b = _mm512_loadu_ps(ab + 16);
+  for (int it = 0; it < kFmaSteps; ++it)
+#pragma GCC unroll 16
+    for (int i = 0; i < kFmaChains; ++i) r[i] = _mm512_fmadd_ps(r[i], a, b);
+  for (int i = 0; i < kFmaChains; ++i) _mm512_storeu_ps(acc + 16 * i, r[i]);
+}
+[[gnu::target("avx2,fma")]] void fma_chains_avx2(float* acc, const float* ab) {
+  __m256 r[kFmaChains];
+  for (int i = 0; i < kFmaChains; ++i) r[i] = _mm256_loadu_ps(acc + 8 * i);
+  const __m256 a = _mm256_loadu_ps(ab), b = _mm256_loadu_ps(ab + 16);
+  for (int it = 0; it < kFmaSteps; ++it)
+#pragma GCC unroll 16
+    for (int i = 0; i < kFmaChains; ++i) r[i] = _mm256_fmadd_ps(r[i], a, b);
+  for (int i = 0; i < kFmaChains; ++i) _mm256_storeu_ps(acc + 8 * i, r[i]);
+}
+void BM_W1_fma_peak(benchmark::State& state) {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+    state.SkipWithError("this CPU has no AVX2 FMA");
+    return;
+  }
+  std::vector<float> acc(16 * kFmaChains, 0.001f), ab(32, 1e-5f);
+  std::fill(ab.begin(), ab.begin() + 16, 0.9999f);
+  for (auto _ : state) {
+    if (avx512) fma_chains_avx512(acc.data(), ab.data());
+    else fma_chains_avx2(acc.data(), ab.data());
+    benchmark::DoNotOptimize(acc.data());
+    benchmark::ClobberMemory();
+  }
+  const double flops = 2.0 * kFmaChains * kFmaSteps * (avx512 ? 16 : 8);
+  state.counters["GFLOPs"] = benchmark::Counter(
+      flops * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_W1_fma_peak)
+    ->Name("W1_fma_peak")
+    ->UseRealTime()
+    ->Repetitions(9)
+    ->ReportAggregatesOnly(true)
+    ->Unit(benchmark::kMicrosecond);
+
 [[maybe_unused]] const bool bf16_floor_registered = [] {
   if (linum::native_reduced_gemm(linum::bfloat16))
     benchmark::RegisterBenchmark("W1_gemm_floor_bf16", BM_W1_gemm_floor<linum::BFloat16, bf16>)
