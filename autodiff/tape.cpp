@@ -4,6 +4,7 @@
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <array>
 #include <limits>
 #include <memory>
@@ -207,9 +208,9 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
   auto prefetch = [&](const TapeNode& node) {
     const std::uint32_t end = node.out_begin + node.n_out;
     for (std::uint32_t k = node.in_begin; k < end; ++k)
-      if (const auto* p = reinterpret_cast<const char*>(m.values[k].impl().get())) {
-        __builtin_prefetch(p - 16);
-        __builtin_prefetch(p + 48);
+      if (const auto p = reinterpret_cast<std::uintptr_t>(m.values[k].impl().get())) {
+        __builtin_prefetch(reinterpret_cast<const void*>(p - 16));  // the control block's line
+        __builtin_prefetch(reinterpret_cast<const void*>(p + 48));
       }
   };
   for (std::size_t n = m.nodes.size(); n-- > 0;) {
