@@ -96,6 +96,16 @@ TEST_CASE("unary dtype rules follow jnp") {
   check_array(square(array({true, false})), {2}, int32, {1, 0});
 }
 
+TEST_CASE("abs wraps the most negative integer and clears the sign of -0.0, as lax.abs") {
+  // Elements past the last SIMD batch take the scalar path: 17 float32 values cover both.
+  std::vector<float> z(17, -0.0f);
+  Array a = abs(array(z));
+  for (int k = 0; k < 17; ++k) CHECK_FALSE(std::signbit(a.data<float>()[k]));
+  CHECK_FALSE(std::signbit(abs(array(-0.0)).item<double>()));
+  check_array(abs(array(std::vector<std::int32_t>{-2147483647 - 1, -5})), {2}, int32,
+              {-2147483648.0, 5});
+}
+
 TEST_CASE("isnan and isfinite: bool results for every dtype") {
   Array x =
       array({1.0f, static_cast<float>(kNan), static_cast<float>(kInf), -static_cast<float>(kInf)});
