@@ -3,6 +3,7 @@
 // them promote dtypes, check broadcasting, and bind. Comparisons, logical ops and where are in
 // elementwise_compare.cpp, astype and dtype promotion in elementwise_convert.cpp.
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -31,6 +32,18 @@ T int_power(T x, std::int64_t e) {
 }
 
 
+// Signed integers wrap as XLA's do (INT32_MIN - 1 is INT32_MAX); a signed overflow is undefined
+// in C++, so their +, - and * run in the unsigned type of the same width.
+template <class T, class Op>
+T wrapping(T x, T y, Op op) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(op(static_cast<U>(x), static_cast<U>(y))));
+  } else {
+    return static_cast<T>(op(x, y));
+  }
+}
+
 // ---- unary primitives -------------------------------------------------------------------------
 
 struct Neg final : Unary<Neg> {
@@ -38,7 +51,10 @@ struct Neg final : Unary<Neg> {
   bool vjp_reads_input(std::size_t) const override { return false; }
   bool vjp_reads_output(std::size_t) const override { return false; }
 
-  template <class T> static T f(T x) { return static_cast<T>(-x); }
+  template <class T> static T f(T x) {
+    if constexpr (std::is_integral_v<T>) return wrapping(T(0), x, std::minus<>());
+    else return static_cast<T>(-x);  // not 0 - x: -(+0.0) is -0.0
+  }
   template <class B> static B simd(B x) { return -x; }
   Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array>) const override {
     return {t[0].valid() ? negative(t[0]) : Array()};
@@ -277,7 +293,7 @@ struct Add final : Binary<Add> {
   bool vjp_reads_input(std::size_t) const override { return false; }
   bool vjp_reads_output(std::size_t) const override { return false; }
 
-  template <class T> static T f(T x, T y) { return static_cast<T>(x + y); }
+  template <class T> static T f(T x, T y) { return wrapping(x, y, std::plus<>()); }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array> o) const override {
     if (!t[0].valid()) return {broadcast_to(t[1], o[0].shape())};
     if (!t[1].valid()) return {broadcast_to(t[0], o[0].shape())};
@@ -294,7 +310,7 @@ struct Sub final : Binary<Sub> {
   bool vjp_reads_input(std::size_t) const override { return false; }
   bool vjp_reads_output(std::size_t) const override { return false; }
 
-  template <class T> static T f(T x, T y) { return static_cast<T>(x - y); }
+  template <class T> static T f(T x, T y) { return wrapping(x, y, std::minus<>()); }
   Arrays jvp(std::span<const Array>, std::span<const Array> t, std::span<const Array> o) const override {
     if (!t[0].valid()) return {broadcast_to(negative(t[1]), o[0].shape())};
     if (!t[1].valid()) return {broadcast_to(t[0], o[0].shape())};
@@ -309,7 +325,7 @@ struct Mul final : Binary<Mul> {
   static constexpr const char* kName = "mul";
   bool vjp_reads_output(std::size_t) const override { return false; }
 
-  template <class T> static T f(T x, T y) { return static_cast<T>(x * y); }
+  template <class T> static T f(T x, T y) { return wrapping(x, y, std::multiplies<>()); }
   Arrays jvp(std::span<const Array> p, std::span<const Array> t, std::span<const Array>) const override {
     if (!t[0].valid()) return {multiply(p[0], t[1])};
     if (!t[1].valid()) return {multiply(t[0], p[1])};

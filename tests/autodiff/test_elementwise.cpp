@@ -106,6 +106,15 @@ TEST_CASE("abs wraps the most negative integer and clears the sign of -0.0, as l
               {-2147483648.0, 5});
 }
 
+TEST_CASE("int32 +, -, * and negation wrap around, as XLA's integer arithmetic") {
+  const Array big = array(std::vector<std::int32_t>{2147483647, -2147483647 - 1, 65536});
+  const Array one = array(std::vector<std::int32_t>{1, 1, 65536});
+  check_array(add(big, one), {3}, int32, {-2147483648.0, -2147483647.0, 131072});
+  check_array(subtract(big, one), {3}, int32, {2147483646, 2147483647, 0});
+  check_array(multiply(big, one), {3}, int32, {2147483647, -2147483648.0, 0});
+  check_array(negative(big), {3}, int32, {-2147483647, -2147483648.0, -65536});
+}
+
 TEST_CASE("isnan and isfinite: bool results for every dtype") {
   Array x =
       array({1.0f, static_cast<float>(kNan), static_cast<float>(kInf), -static_cast<float>(kInf)});
