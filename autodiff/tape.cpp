@@ -4,8 +4,8 @@
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -130,7 +130,8 @@ struct TapeTrace::Impl : TapeBuffers {
       vars.push_back(diff ? nvars : -1);
       if (diff) o = Array(make_small<TapeTracer>(std::move(o), t.level(), t.uid(), nvars++));
     }
-    nodes.push_back(TapeNode{hold(prim), in_begin, out_begin, static_cast<std::uint32_t>(in.size()),
+    nodes.push_back(TapeNode{hold(prim), in_begin, out_begin,
+                             static_cast<std::uint32_t>(in.size()),
                              static_cast<std::uint32_t>(outs.size()), out_var0});
     return result;
   }

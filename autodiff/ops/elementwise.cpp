@@ -161,12 +161,8 @@ struct Abs final : Unary<Abs> {
   // Integers wrap as lax.abs does (abs(INT32_MIN) is INT32_MIN; negating it in int is UB);
   // floats clear the sign bit, so abs(-0.0) is +0.0 as on the SIMD path.
   template <class T> static T f(T x) requires std::is_signed_v<T> {
-    if constexpr (std::is_integral_v<T>) {
-      using U = std::make_unsigned_t<T>;
-      return x < 0 ? static_cast<T>(static_cast<U>(U(0) - static_cast<U>(x))) : x;
-    } else {
-      return std::fabs(x);
-    }
+    if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping(T(0), x, std::minus<>()) : x;
+    else return std::fabs(x);
   }
   template <class B> static B simd(B x) { return xsimd::abs(x); }
   // lax.abs's rule: the derivative at 0 is +1 (select(x >= 0, g, -g)).
