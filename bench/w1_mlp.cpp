@@ -5,11 +5,13 @@
 // W1_bf16 is the same gradient with bfloat16 compute and float32 params, as Flax's mixed
 // precision (Dense(dtype=bfloat16): inputs and params cast to bfloat16 per layer, the logits back
 // to float32 for the loss); W1_gemm_floor_bf16 its eight GEMMs on oneDNN's native bfloat16
-// matmul (registered where native_reduced_gemm(bfloat16) holds). W1_fma_peak: what one core's
-// float32 fused multiply-adds can do at most (the widest the build targets), the ceiling the
-// floor is measured against.
+// matmul (registered where native_reduced_gemm(bfloat16) holds). W1_fma_peak (x86 only): what
+// one core's float32 fused multiply-adds can do at most, the ceiling the floor is measured
+// against.
 #include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <random>
@@ -108,9 +110,11 @@ BENCHMARK(BM_W1_gemm_floor<float, cblas>)->Name("W1_gemm_floor")->Apply(linum::b
 BENCHMARK(BM_W1_gemm_floor<float, backend>)
     ->Name("W1_gemm_floor_backend")
     ->Apply(linum::bench::configure);
+#if defined(__x86_64__) || defined(__i386__)
 // 16 independent chains of FMAs, enough to keep every FMA pipe busy, on the widest vectors the
-// CPU has (the library picks its kernels' width the same way); GFLOP/s in the counter. The
-// operands come from memory so that the compiler cannot fold the chains.
+// CPU has, AVX-512 or AVX2, chosen at run time as oneDNN chooses its kernels; GFLOP/s in the
+// counter. The operands come from memory so that the compiler cannot fold the chains. One body
+// per instruction set: intrinsics need their target on the function that holds them.
 constexpr int kFmaChains = 16, kFmaSteps = 4096;
 [[gnu::target("avx512f")]] void fma_chains_avx512(float* acc, const float* ab) {
   __m512 r[kFmaChains];
@@ -154,6 +158,7 @@ BENCHMARK(BM_W1_fma_peak)
     ->Repetitions(9)
     ->ReportAggregatesOnly(true)
     ->Unit(benchmark::kMicrosecond);
+#endif
 
 [[maybe_unused]] const bool bf16_floor_registered = [] {
   if (linum::native_reduced_gemm(linum::bfloat16))

@@ -32,18 +32,6 @@ T int_power(T x, std::int64_t e) {
 }
 
 
-// Signed integers wrap as XLA's do (INT32_MIN - 1 is INT32_MAX); a signed overflow is undefined
-// in C++, so their +, - and * run in the unsigned type of the same width.
-template <class T, class Op>
-T wrapping(T x, T y, Op op) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(op(static_cast<U>(x), static_cast<U>(y))));
-  } else {
-    return static_cast<T>(op(x, y));
-  }
-}
-
 // ---- unary primitives -------------------------------------------------------------------------
 
 struct Neg final : Unary<Neg> {
@@ -52,7 +40,7 @@ struct Neg final : Unary<Neg> {
   bool vjp_reads_output(std::size_t) const override { return false; }
 
   template <class T> static T f(T x) {
-    if constexpr (std::is_integral_v<T>) return wrapping(T(0), x, std::minus<>());
+    if constexpr (std::is_integral_v<T>) return wrapping_negate(x);
     else return static_cast<T>(-x);  // not 0 - x: -(+0.0) is -0.0
   }
   template <class B> static B simd(B x) { return -x; }
@@ -161,7 +149,7 @@ struct Abs final : Unary<Abs> {
   // Integers wrap as lax.abs does (abs(INT32_MIN) is INT32_MIN; negating it in int is UB);
   // floats clear the sign bit, so abs(-0.0) is +0.0 as on the SIMD path.
   template <class T> static T f(T x) requires std::is_signed_v<T> {
-    if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping(T(0), x, std::minus<>()) : x;
+    if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_negate(x) : x;
     else return std::fabs(x);
   }
   template <class B> static B simd(B x) { return xsimd::abs(x); }

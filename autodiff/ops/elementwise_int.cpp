@@ -29,7 +29,7 @@ struct IntDiv final : IntBinary<IntDiv> {
   static T f(T x, T y) {
     if (y == 0) return static_cast<T>(-1);
     if constexpr (std::is_signed_v<T>)
-      if (y == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(x));
+      if (y == T(-1)) return wrapping_negate(x);
     return static_cast<T>(x / y);
   }
 };

@@ -20,6 +20,23 @@ namespace linum::detail {
 
 // ---- kernels --------------------------------------------------------------------------------
 
+// Signed integers wrap as XLA's do (INT32_MIN - 1 is INT32_MAX); a signed overflow is undefined
+// in C++, so their arithmetic runs in the unsigned type of the same width.
+template <class T, class Op>
+T wrapping(T x, T y, Op op) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(op(static_cast<U>(x), static_cast<U>(y))));
+  } else {
+    return static_cast<T>(op(x, y));
+  }
+}
+template <class T>
+T wrapping_negate(T x) {
+  return wrapping(T(0), x, [](auto a, auto b) { return a - b; });
+}
+
+
 // out = D::f(x) elementwise; float types use D's SIMD form when it has one.
 template <class D>
 Array unary_kernel(const Array& x, DType out_dtype) {
