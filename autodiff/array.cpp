@@ -78,12 +78,8 @@ std::int64_t check_shape(const char* op, const Shape& s, DType d) {
 
 }  // namespace detail
 
-std::int64_t shape_size(const Shape& s) {
-  std::int64_t n = 1;
-  for (auto d : s)
-    if (__builtin_mul_overflow(n, d, &n))
-      detail::throw_too_large(detail::current_op(), s, "the element count");
-  return n;
+void detail::throw_element_count_overflow(const Shape& s) {
+  throw_too_large(current_op(), s, "the element count");
 }
 
 namespace detail {

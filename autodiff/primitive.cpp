@@ -10,6 +10,11 @@ Array Primitive::eval1(std::span<const Array> in) const {
   return std::move(outs.front());
 }
 
+Array Primitive::eval_binary(const Array& a, const Array& b) const {
+  const Array in[] = {a, b};
+  return eval1(in);
+}
+
 Arrays Primitive::jvp(std::span<const Array>, std::span<const Array>, std::span<const Array>) const {
   throw NotImplementedError(std::string("jvp of ") + name() + " is not implemented");
 }

@@ -42,6 +42,9 @@ class Primitive {
   // The kernel of a one-output primitive without the vector: bind1 calls it when no transform
   // intercepts the op, which eager code does once per op. Default: eval()'s one output.
   virtual Array eval1(std::span<const Array> in) const;
+  // eval1 on two operands the caller holds apart: bind1(prim, a, b)'s kernel, which spares the
+  // two handle copies (atomic increments) that packing them into a span costs. Default: eval1.
+  virtual Array eval_binary(const Array& a, const Array& b) const;
 
   // Forward mode: output tangents from input tangents (empty Array = symbolic zero).
   // `outs` are the primal outputs, for rules such as exp's that reuse them.
@@ -100,6 +103,12 @@ Array bind1(const PrimPtr& prim, std::span<const Array> in);
 inline Array bind1(const PrimPtr& prim, std::initializer_list<Array> in) {
   return bind1(prim, std::span<const Array>(in.begin(), in.size()));
 }
+// bind1 on one or two operands as the caller holds them, without the handle copies (an atomic
+// increment and decrement each) of an initializer list: the elementwise ops' path.
+inline Array bind1(const PrimPtr& prim, const Array& x) {
+  return bind1(prim, std::span<const Array>(&x, 1));
+}
+Array bind1(const PrimPtr& prim, const Array& a, const Array& b);
 
 // A primitive without parameters is a process-wide singleton.
 template <class P>

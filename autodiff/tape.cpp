@@ -1,6 +1,7 @@
 // Reverse mode: the tape records one node per primitive in creation order (a topological order),
 // so backward is one reverse sweep with no recursion and no sort.
 #include <linum/autodiff/ops.hpp>
+#include <linum/autodiff/ops/kernel_util.hpp>
 #include <linum/autodiff/trace.hpp>
 
 #include <algorithm>
@@ -89,22 +90,23 @@ thread_local std::vector<TapeBuffers> spare_tapes;
 struct TapeTrace::Impl : TapeBuffers {
   int nvars = 0;
 
-  // One primitive on the tape: its inputs' primals and variable ids, then `run` on the primals
-  // (the kernel, or the outer transform when some primal is a tracer), then the outputs that
-  // `run` returned become this tape's tracers and the node records both.
-  template <class Run>
-  auto record(const TapeTrace& t, const PrimPtr& prim, std::span<const Array> in, Run run) {
+  // One primitive on the tape: its n inputs' (`input(i)`) primals and variable ids, then `run`
+  // on the primals (the kernel, or the outer transform when some primal is a tracer), then the
+  // outputs that `run` returned become this tape's tracers and the node records both.
+  template <class Input, class Run>
+  auto record(const TapeTrace& t, const PrimPtr& prim, std::size_t n, Input input, Run run) {
     const auto in_begin = static_cast<std::uint32_t>(values.size());
     bool concrete = true;  // no outer transform below: run the kernel without a second dispatch
-    for (const Array& a : in) {
-      auto [p, v] = t.unwrap(a);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto [p, v] = t.unwrap(input(i));
       concrete = concrete && p.valid() && !p.is_tracer();
       values.push_back(std::move(p));
       vars.push_back(v);
     }
-    decltype(run(in, true)) result;
+    const std::span<const Array> primals(values.data() + in_begin, n);
+    decltype(run(primals, true)) result;
     try {
-      result = run(std::span<const Array>(values.data() + in_begin, in.size()), concrete);
+      result = run(primals, concrete);
     } catch (...) {
       values.resize(in_begin);
       vars.resize(in_begin);
@@ -118,7 +120,7 @@ struct TapeTrace::Impl : TapeBuffers {
       vars.resize(in_begin);
       return result;
     }
-    for (std::size_t i = 0; i < in.size(); ++i)
+    for (std::size_t i = 0; i < n; ++i)
       keep_residual(values[in_begin + i], prim->vjp_reads_input(i));
     const auto out_begin = static_cast<std::uint32_t>(values.size());
     const int out_var0 = nvars;
@@ -131,7 +133,7 @@ struct TapeTrace::Impl : TapeBuffers {
       if (diff) o = Array(make_small<TapeTracer>(std::move(o), t.level(), t.uid(), nvars++));
     }
     nodes.push_back(TapeNode{hold(prim), in_begin, out_begin,
-                             static_cast<std::uint32_t>(in.size()),
+                             static_cast<std::uint32_t>(n),
                              static_cast<std::uint32_t>(outs.size()), out_var0});
     return result;
   }
@@ -166,19 +168,34 @@ std::pair<Array, int> TapeTrace::unwrap(const Array& y) const {
 }
 
 Arrays TapeTrace::process(const PrimPtr& prim, std::span<const Array> in) {
-  return impl_->record(*this, prim, in, [&](std::span<const Array> primals, bool concrete) {
-    if (!concrete) return bind(prim, primals);
-    detail::OpScope scope(prim->name());
-    return prim->eval(primals);
-  });
+  return impl_->record(
+      *this, prim, in.size(), [&](std::size_t i) -> const Array& { return in[i]; },
+      [&](std::span<const Array> primals, bool concrete) {
+        if (!concrete) return bind(prim, primals);
+        detail::OpScope scope(prim->name());
+        return prim->eval(primals);
+      });
 }
 
+// The one-output forms: their primals, copied onto the tape, are already a span for eval1.
+namespace {
+Array run1(const PrimPtr& prim, std::span<const Array> primals, bool concrete) {
+  if (!concrete) return bind1(prim, primals);
+  detail::OpScope scope(prim->name());
+  return prim->eval1(primals);
+}
+}  // namespace
+
 Array TapeTrace::process1(const PrimPtr& prim, std::span<const Array> in) {
-  return impl_->record(*this, prim, in, [&](std::span<const Array> primals, bool concrete) {
-    if (!concrete) return bind1(prim, primals);
-    detail::OpScope scope(prim->name());
-    return prim->eval1(primals);
-  });
+  return impl_->record(
+      *this, prim, in.size(), [&](std::size_t i) -> const Array& { return in[i]; },
+      [&](std::span<const Array> primals, bool concrete) { return run1(prim, primals, concrete); });
+}
+
+Array TapeTrace::process_binary(const PrimPtr& prim, const Array& a, const Array& b) {
+  return impl_->record(
+      *this, prim, 2, [&](std::size_t i) -> const Array& { return i ? b : a; },
+      [&](std::span<const Array> primals, bool concrete) { return run1(prim, primals, concrete); });
 }
 
 Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array> cts, int n_inputs,
@@ -248,6 +265,7 @@ Arrays TapeTrace::backward(std::span<const int> out_vars, std::span<const Array>
       }
       accumulate(v, std::move(in_cts[j]));
     }
+    give_back_arrays(std::move(in_cts));
     done(node);
   }
   ct.resize(n_inputs);

@@ -39,6 +39,11 @@ Array Trace::process1(const PrimPtr& prim, std::span<const Array> in) {
   return std::move(outs.front());
 }
 
+Array Trace::process_binary(const PrimPtr& prim, const Array& a, const Array& b) {
+  const Array in[] = {a, b};
+  return process1(prim, in);
+}
+
 TraceScope::TraceScope(Trace& t) : trace_(&t) {
   auto& stack = this_thread_stack();
   t.level_ = static_cast<int>(stack.size());
@@ -121,17 +126,18 @@ Arrays with_weak_type(Arrays outs) {
   return outs;
 }
 
-// The trace that interprets `prim` on `in`: the one owning the highest-level tracer among them,
-// nullptr when they are all concrete. `all_weak`: whether every input is weakly typed;
-// `reduced`: whether any is bfloat16/float16.
-detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, bool& all_weak,
+// The trace that interprets `prim` on its n inputs (`input(i)`, a `const Array&`): the one owning
+// the highest-level tracer among them, nullptr when they are all concrete. `all_weak`: whether
+// every input is weakly typed; `reduced`: whether any is bfloat16/float16.
+template <class Input>
+detail::Trace* interpreter(const Primitive& prim, std::size_t n, Input input, bool& all_weak,
                            bool& reduced) {
   int top = -1;
   const detail::ArrayImpl* top_impl = nullptr;
-  all_weak = !in.empty();
+  all_weak = n > 0;
   reduced = false;
-  for (const Array& a : in) {
-    const auto* impl = a.impl().get();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto* impl = input(i).impl().get();
     if (!impl)
       throw ValueError(std::string(prim.name()) +
                        ": got an empty Array handle (default-constructed)");
@@ -148,6 +154,11 @@ detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, boo
     detail::throw_escaped(prim, *top_impl);
   return stack[top];
 }
+detail::Trace* interpreter(const Primitive& prim, std::span<const Array> in, bool& all_weak,
+                           bool& reduced) {
+  return interpreter(prim, in.size(), [&](std::size_t i) -> const Array& { return in[i]; },
+                     all_weak, reduced);
+}
 }  // namespace
 
 Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
@@ -162,20 +173,39 @@ Arrays bind(const PrimPtr& prim, std::span<const Array> in) {
   return weak ? with_weak_type(trace->process(prim, in)) : trace->process(prim, in);
 }
 
-Array bind1(const PrimPtr& prim, std::span<const Array> in) {
+namespace {
+// bind1's body over n inputs read as input(i). `process` and `eval` run the primitive through a
+// trace or on its kernel; `packed` is bind1 on the inputs as a span (bfloat16's float32 path).
+template <class Input, class Process, class Eval, class Packed>
+Array bind_one(const PrimPtr& prim, std::size_t n, Input input, Process process, Eval eval,
+               Packed packed) {
   bool all_weak, reduced;
-  detail::Trace* trace = interpreter(*prim, in, all_weak, reduced);
-  if (reduced && !prim->handles_reduced_floats())
-    return std::move(detail::bind_in_float32(prim, in).front());
+  detail::Trace* trace = interpreter(*prim, n, input, all_weak, reduced);
+  if (reduced && !prim->handles_reduced_floats()) return packed();
   Array out;
   if (trace) {
-    out = trace->process1(prim, in);
+    out = process(*trace);
   } else {
     detail::OpScope scope(prim->name());
-    out = prim->eval1(in);  // eager code's path: no output vector
+    out = eval();  // eager code's path: no output vector
   }
   if (prim->weak_type_rule(all_weak)) mark_weak(out);
   return out;
+}
+}  // namespace
+
+Array bind1(const PrimPtr& prim, std::span<const Array> in) {
+  return bind_one(
+      prim, in.size(), [&](std::size_t i) -> const Array& { return in[i]; },
+      [&](detail::Trace& t) { return t.process1(prim, in); }, [&] { return prim->eval1(in); },
+      [&] { return std::move(detail::bind_in_float32(prim, in).front()); });
+}
+
+Array bind1(const PrimPtr& prim, const Array& a, const Array& b) {
+  return bind_one(
+      prim, 2, [&](std::size_t i) -> const Array& { return i ? b : a; },
+      [&](detail::Trace& t) { return t.process_binary(prim, a, b); },
+      [&] { return prim->eval_binary(a, b); }, [&] { return bind1(prim, {a, b}); });
 }
 
 }  // namespace linum

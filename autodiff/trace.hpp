@@ -22,6 +22,8 @@ class Trace {
   virtual Arrays process(const PrimPtr& prim, std::span<const Array> in) = 0;
   // process for a one-output primitive (bind1's path). Default: process()'s one output.
   virtual Array process1(const PrimPtr& prim, std::span<const Array> in);
+  // process1 on two operands the caller holds apart (bind1(prim, a, b)). Default: process1.
+  virtual Array process_binary(const PrimPtr& prim, const Array& a, const Array& b);
   virtual const char* transform_name() const = 0;
 
   int level() const { return level_; }
@@ -69,6 +71,7 @@ class TapeTrace final : public Trace {
   ~TapeTrace() override;
   Arrays process(const PrimPtr& prim, std::span<const Array> in) override;
   Array process1(const PrimPtr& prim, std::span<const Array> in) override;
+  Array process_binary(const PrimPtr& prim, const Array& a, const Array& b) override;
   const char* transform_name() const override { return "grad"; }
 
   // A new input variable of the tape (inputs get ids 0, 1, ... in the order watched).

@@ -255,7 +255,7 @@ Array complex_arithmetic(ComplexOp op, const Array& a, const Array& b) {
 
 Array complex_negative(const Array& x) { return complex(negative(real(x)), negative(imag(x))); }
 
-Array complex_abs(const Array& x) { return bind1(singleton<ComplexAbs>(), {x}); }
+Array complex_abs(const Array& x) { return bind1(singleton<ComplexAbs>(), x); }
 
 Array complex_sum(const Array& x, const Axes& axis, bool keepdims) {
   return complex(sum(real(x), axis, keepdims), sum(imag(x), axis, keepdims));
@@ -267,17 +267,17 @@ using namespace detail;
 
 Array real(const Array& x) {
   check_valid(x, "real");
-  return is_complex(x.dtype()) ? bind1(singleton<RealPart>(), {x}) : x;
+  return is_complex(x.dtype()) ? bind1(singleton<RealPart>(), x) : x;
 }
 
 Array imag(const Array& x) {
   check_valid(x, "imag");
-  return is_complex(x.dtype()) ? bind1(singleton<ImagPart>(), {x}) : zeros_like(x);
+  return is_complex(x.dtype()) ? bind1(singleton<ImagPart>(), x) : zeros_like(x);
 }
 
 Array conj(const Array& x) {
   check_valid(x, "conj");
-  return is_complex(x.dtype()) ? bind1(singleton<Conj>(), {x}) : x;
+  return is_complex(x.dtype()) ? bind1(singleton<Conj>(), x) : x;
 }
 Array conjugate(const Array& x) { return conj(x); }
 
@@ -288,7 +288,7 @@ Array angle(const Array& x, bool deg) {
     const Array re = is_floating(x.dtype()) ? x : astype(x, float32);
     z = complex(re, zeros_like(re));
   }
-  const Array a = bind1(singleton<Angle>(), {z});
+  const Array a = bind1(singleton<Angle>(), z);
   return deg ? multiply(a, 180.0 / std::numbers::pi) : a;
 }
 
@@ -308,7 +308,7 @@ Array complex(const Array& re, const Array& im) {
   Array a = promote_to(re, r), b = promote_to(im, r);
   if (a.shape() != s) a = broadcast_to(a, s);
   if (b.shape() != s) b = broadcast_to(b, s);
-  return bind1(singleton<MakeComplex>(), {a, b});
+  return bind1(singleton<MakeComplex>(), a, b);
 }
 
 }  // namespace linum

@@ -48,7 +48,7 @@ struct Neg final : Unary<Neg> {
     return {t[0].valid() ? negative(t[0]) : Array()};
   }
   Arrays vjp(std::span<const Array>, std::span<const Array> ct, std::span<const Array>) const override {
-    return {ct[0].valid() ? negative(ct[0]) : Array()};
+    return arrays_of(ct[0].valid() ? negative(ct[0]) : Array());
   }
 };
 
@@ -301,7 +301,7 @@ struct Sub final : Binary<Sub> {
     return {subtract(t[0], t[1])};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return {sum_to_shape(ct[0], p[0].shape()), sum_to_shape(negative(ct[0]), p[1].shape())};
+    return arrays_of(sum_to_shape(ct[0], p[0].shape()), sum_to_shape(negative(ct[0]), p[1].shape()));
   }
 };
 
@@ -430,7 +430,7 @@ struct ReluMask final : Binary<ReluMask> {
 Array Relu::pick(const Array& g, const Array& x) {
   if (!g.valid()) return Array();
   if (g.shape() == x.shape() && g.dtype() == x.dtype() && is_floating(x.dtype()))
-    return bind1(singleton<ReluMask>(), {g, x});
+    return bind1(singleton<ReluMask>(), g, x);
   return where(greater(x, 0), g, 0);
 }
 
@@ -489,7 +489,7 @@ Array subtract(const Array& a, const Array& b) {
     throw TypeError(
         "subtract: sub does not accept dtype bool at position 0. Accepted dtypes at position 0 "
         "are subtypes of integer, floating, complexfloating.");
-  return bind1(singleton<Sub>(), {x, y});
+  return bind1(singleton<Sub>(), x, y);
 }
 Array multiply(const Array& a, const Array& b) {
   if (any_complex(a, b)) return complex_arithmetic(ComplexOp::multiply, a, b);
@@ -517,7 +517,7 @@ Array power(const Array& a, const Array& b) {
     if (e == std::floor(e) && std::abs(e) <= std::numeric_limits<std::int32_t>::max())
       return integer_pow(x, static_cast<std::int64_t>(e));
   }
-  return bind1(singleton<Pow>(), {x, y});
+  return bind1(singleton<Pow>(), x, y);
 }
 
 Array negative(const Array& x) {
@@ -528,7 +528,7 @@ Array negative(const Array& x) {
     throw TypeError(
         "negative: neg does not accept dtype bool. Accepted dtypes are subtypes of integer, "
         "floating, complexfloating.");
-  return bind1(singleton<Neg>(), {x});
+  return bind1(singleton<Neg>(), x);
 }
 Array sin(const Array& x) { return unary_float<Sin>(x, "sin"); }
 Array cos(const Array& x) { return unary_float<Cos>(x, "cos"); }
@@ -549,7 +549,7 @@ Array abs(const Array& x) {
   check_valid(x, "abs");
   if (x.dtype() == bool_ || x.dtype() == uint32) return x;  // already non-negative, as jnp.abs
   if (is_complex(x.dtype())) return complex_abs(x);
-  return bind1(singleton<Abs>(), {x});
+  return bind1(singleton<Abs>(), x);
 }
 Array sign(const Array& x) { return bind1(singleton<Sign>(), {to_numeric(x, "sign")}); }
 Array floor(const Array& x) { return rounding<Floor>(x, "floor"); }
@@ -567,7 +567,7 @@ Array clip(const Array& x, const Array& lo, const Array& hi) {
 
 Array stop_gradient(const Array& x) {
   check_valid(x, "stop_gradient");
-  return bind1(singleton<StopGradient>(), {x});
+  return bind1(singleton<StopGradient>(), x);
 }
 
 Array relu(const Array& x) { return bind1(singleton<Relu>(), {to_numeric(x, "relu")}); }

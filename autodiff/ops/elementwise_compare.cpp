@@ -175,11 +175,11 @@ Array logical_or(const Array& a, const Array& b) {
 Array logical_not(const Array& x) { return bind1(singleton<Not>(), {to_bool(x, "logical_not")}); }
 Array isfinite(const Array& x) {
   check_valid(x, "isfinite");
-  return bind1(singleton<IsFinite>(), {x});
+  return bind1(singleton<IsFinite>(), x);
 }
 Array isnan(const Array& x) {
   check_valid(x, "isnan");
-  return bind1(singleton<IsNan>(), {x});
+  return bind1(singleton<IsNan>(), x);
 }
 
 Array where(const Array& cond, const Array& x, const Array& y) {

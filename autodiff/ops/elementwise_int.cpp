@@ -129,7 +129,7 @@ void require_integer(const Array& x, const char* op, const char* what) {
 
 template <class P>
 Array bind_int(const Array& x, const Array& y) {
-  return bind1(singleton<P>(), {x, y});
+  return bind1(singleton<P>(), x, y);
 }
 
 // jnp's _float_divmod: the quotient rounded to an integral value and the remainder with the
@@ -180,7 +180,7 @@ Array bitwise_not(const Array& x) {
   check_valid(x, "bitwise_not");
   if (x.dtype() == bool_) return logical_not(x);
   require_integer(x, "bitwise_not", "expected an integer or bool operand");
-  return bind1(singleton<BitNot>(), {x});
+  return bind1(singleton<BitNot>(), x);
 }
 Array bitwise_invert(const Array& x) { return bitwise_not(x); }
 Array invert(const Array& x) { return bitwise_not(x); }

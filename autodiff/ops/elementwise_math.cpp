@@ -320,12 +320,12 @@ struct NextAfterTwoByte final : Binary<NextAfterTwoByte<H>> {
 template <class P>
 Array binary_float(const Array& a, const Array& b, const char* op) {
   auto [x, y] = promote_inexact(a, b, op);
-  return bind1(singleton<P>(), {x, y});
+  return bind1(singleton<P>(), x, y);
 }
 
 }  // namespace
 
-Array rem(const Array& x, const Array& y) { return bind1(singleton<Rem>(), {x, y}); }
+Array rem(const Array& x, const Array& y) { return bind1(singleton<Rem>(), x, y); }
 Array sinc_maclaurin(int k, const Array& x) {
   return bind1(std::make_shared<const SincMaclaurin>(k), {x});
 }
@@ -367,11 +367,11 @@ Array nextafter(const Array& x1, const Array& x2) {
   auto [x, y] = promote_inexact(x1, x2, "nextafter");
   if (x.dtype() == bfloat16) return bind1(singleton<NextAfterTwoByte<BFloat16>>(), {x, y});
   if (x.dtype() == float16) return bind1(singleton<NextAfterTwoByte<Float16>>(), {x, y});
-  return bind1(singleton<NextAfter>(), {x, y});
+  return bind1(singleton<NextAfter>(), x, y);
 }
 Array signbit(const Array& x) {
   check_valid(x, "signbit");
-  return bind1(singleton<SignBit>(), {x});
+  return bind1(singleton<SignBit>(), x);
 }
 std::pair<Array, Array> frexp(const Array& x) {
   Arrays r = bind(singleton<Frexp>(), Arrays{to_inexact(x, "frexp")});

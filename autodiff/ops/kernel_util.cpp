@@ -6,6 +6,31 @@
 
 namespace linum::detail {
 
+namespace {
+thread_local Arrays t_spare_storage;
+// Its address in initial-exec TLS, as the allocator's cache: one %fs-relative load per call
+// where the vector itself (destroyed at thread exit, so guarded) costs a __tls_get_addr.
+[[gnu::tls_model("initial-exec")]] thread_local Arrays* t_spare = nullptr;
+Arrays& spare() {
+  Arrays* s = t_spare;
+  if (!s) [[unlikely]]
+    s = t_spare = &t_spare_storage;
+  return *s;
+}
+}  // namespace
+
+Arrays spare_arrays() {
+  Arrays v;
+  v.swap(spare());
+  return v;
+}
+
+void give_back_arrays(Arrays&& v) {
+  constexpr std::size_t kMaxKept = 64;  // a concatenate's thousands of cotangents: not kept
+  v.clear();
+  if (v.capacity() <= kMaxKept && v.capacity() > spare().capacity()) spare() = std::move(v);
+}
+
 void throw_complex_unsupported(DType d) {
   throw TypeError(std::string(current_op()) + ": " + std::string(dtype_name(d)) +
                   " inputs are not supported; complex arrays support arithmetic (add, subtract, "

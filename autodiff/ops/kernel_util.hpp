@@ -112,11 +112,17 @@ void check_valid(const Array& x, const char* op);
 
 // Sums `ct` down to `shape` (the transpose of numpy broadcasting), for VJPs of broadcasting ops.
 Array sum_to_shape(const Array& ct, const Shape& shape);
+// An empty vector that keeps the room of one given back earlier on this thread (else a new one).
+// The tape's sweep gives back each node's vector of cotangents once it has used them, and
+// arrays_of takes one, so that the hot VJP rules' results allocate nothing per node.
+Arrays spare_arrays();
+void give_back_arrays(Arrays&& v);
+
 // Arrays holding the given values, moved in. A rule's `return {a, b};` copies each value out of
 // its initializer list, an atomic increment and decrement per Array on every grad step.
 template <class... A>
 Arrays arrays_of(A&&... a) {
-  Arrays v;
+  Arrays v = spare_arrays();
   v.reserve(sizeof...(a));
   (v.push_back(std::forward<A>(a)), ...);
   return v;

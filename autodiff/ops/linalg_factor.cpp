@@ -472,7 +472,7 @@ namespace lax::linalg {
 Array cholesky(const Array& x, bool symmetrize_input) {
   Array a = check_matrix(x, "cholesky", true);
   if (symmetrize_input) a = divide(add(a, mT(a)), 2);
-  return bind1(singleton<Cholesky>(), {a});
+  return bind1(singleton<Cholesky>(), a);
 }
 
 Array triangular_solve(const Array& a, const Array& b, const TriangularSolveOptions& opts) {

@@ -266,7 +266,7 @@ struct Igamma final : BinaryPartials<Igamma> {
     return special::igamma(a, x);
   }
   static Array partial(int i, const Array& a, const Array& x, const Array&) {
-    return i == 0 ? bind1(singleton<IgammaGradA>(), {a, x}) : igamma_dx(a, x);
+    return i == 0 ? bind1(singleton<IgammaGradA>(), a, x) : igamma_dx(a, x);
   }
 };
 struct Igammac final : BinaryPartials<Igammac> {
@@ -304,15 +304,15 @@ struct Xlog1py final : BinaryPartials<Xlog1py> {
 };
 
 Array bind_polygamma(const Array& n, const Array& x) {
-  return bind1(singleton<Polygamma>(), {n, x});
+  return bind1(singleton<Polygamma>(), n, x);
 }
-Array bind_bessel_i0e(const Array& x) { return bind1(singleton<BesselI0e>(), {x}); }
-Array bind_bessel_i1e(const Array& x) { return bind1(singleton<BesselI1e>(), {x}); }
+Array bind_bessel_i0e(const Array& x) { return bind1(singleton<BesselI0e>(), x); }
+Array bind_bessel_i1e(const Array& x) { return bind1(singleton<BesselI1e>(), x); }
 
 template <class P>
 Array binary_float(const Array& a, const Array& b, const char* op) {
   auto [x, y] = promote_inexact(a, b, op);
-  return bind1(singleton<P>(), {x, y});
+  return bind1(singleton<P>(), x, y);
 }
 
 // ndtr, ndtri, log_ndtr accept float32 and float64 only, as jax.scipy.special's.
@@ -336,7 +336,7 @@ std::span<const FusedEntry> special_fused_entries() {
   return entries;
 }
 
-Array xlogx(const Array& x) { return bind1(singleton<XLogX>(), {x}); }
+Array xlogx(const Array& x) { return bind1(singleton<XLogX>(), x); }
 
 }  // namespace detail
 
@@ -365,7 +365,7 @@ Array xlog1py(const Array& x, const Array& y) { return binary_float<Xlog1py>(x, 
 
 Array ndtri(const Array& p) {
   require_float(p, "ndtri");
-  return bind1(singleton<Ndtri>(), {p});
+  return bind1(singleton<Ndtri>(), p);
 }
 
 Array log_ndtr(const Array& x, int series_order) {

@@ -51,7 +51,7 @@ class RandomGammaGrad final : public Primitive {
     const std::int64_t size = in[bdims[0] >= 0 ? 0 : 1].shape(bdims[0] >= 0 ? bdims[0] : bdims[1]);
     const Array a = linum::detail::move_bdim(in[0], bdims[0], 0, size);
     const Array x = linum::detail::move_bdim(in[1], bdims[1], 0, size);
-    return {{bind1(singleton<RandomGammaGrad>(), {a, x})}, {0}};
+    return {{bind1(singleton<RandomGammaGrad>(), a, x)}, {0}};
   }
 };
 
