@@ -27,8 +27,8 @@ namespace detail {
 [[noreturn]] void throw_element_count_overflow(const Shape& s);
 }
 // The element count of `s`; throws ValueError (naming the running op) when it overflows int64.
-// Inline: every op asks it of its operands and output, most often of a scalar's empty shape.
 inline std::int64_t shape_size(const Shape& s) {
+  // Inline: every op asks it of its operands and output, most often of a scalar's empty shape.
   std::int64_t n = 1;
   for (auto d : s)
     if (__builtin_mul_overflow(n, d, &n)) detail::throw_element_count_overflow(s);
