@@ -301,7 +301,8 @@ struct Sub final : Binary<Sub> {
     return {subtract(t[0], t[1])};
   }
   Arrays vjp(std::span<const Array> p, std::span<const Array> ct, std::span<const Array>) const override {
-    return arrays_of(sum_to_shape(ct[0], p[0].shape()), sum_to_shape(negative(ct[0]), p[1].shape()));
+    return arrays_of(sum_to_shape(ct[0], p[0].shape()),
+                     sum_to_shape(negative(ct[0]), p[1].shape()));
   }
 };
 

@@ -225,7 +225,8 @@ Array sinc_maclaurin(int k, const Array& x);
 template <class P>
 Array unary_float(const Array& x, const char* op) {
   check_valid(x, op);
-  return is_inexact(x.dtype()) ? bind1(singleton<P>(), x) : bind1(singleton<P>(), to_inexact(x, op));
+  if (is_inexact(x.dtype())) return bind1(singleton<P>(), x);
+  return bind1(singleton<P>(), to_inexact(x, op));
 }
 
 template <class P>
