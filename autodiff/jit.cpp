@@ -216,7 +216,7 @@ class JitTrace final : public Trace, private ProgramEditor {
     t.impl()->weak_type = var_weak_[r.var];
     return t;
   }
-  int recorded_var(const Array& a) const override { return var_of(a); }
+  Ref recorded(const Array& a) override { return ref(a, "a rewrite"); }
   ShapeDtype aval(const Ref& r) const override {
     if (r.var >= 0) return var_aval_[r.var];
     return {program_.consts[r.constant].shape(), program_.consts[r.constant].dtype()};

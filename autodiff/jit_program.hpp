@@ -108,7 +108,9 @@ class ProgramEditor {
  public:
   virtual Program& program() = 0;
   virtual Array value(const Ref& r) = 0;  // a tracer standing for r, or the constant itself
-  virtual int recorded_var(const Array& a) const = 0;  // the var of a value() or an op's result
+  // The value of an op's result: its var, or a constant where the op read constants alone
+  // (the op then ran at once: a rewrite's transpose of a weight the function closes over).
+  virtual Ref recorded(const Array& a) = 0;
   virtual ShapeDtype aval(const Ref& r) const = 0;
 
  protected:

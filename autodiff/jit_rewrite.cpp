@@ -65,7 +65,7 @@ struct Uses {
 struct Edits {
   std::vector<std::pair<int, std::vector<Eqn>>> inserts;
   std::vector<char> drop;
-  std::unordered_map<int, int> rename;
+  std::unordered_map<int, Ref> rename;  // a var read after the edits as another value
 
   explicit Edits(const Program& p) : drop(p.eqns.size(), 0) {}
 
@@ -99,7 +99,7 @@ struct Edits {
     insert_until(p.eqns.size());
     auto renamed = [&](Ref& r) {
       for (auto it = rename.find(r.var); r.var >= 0 && it != rename.end(); it = rename.find(r.var))
-        r.var = it->second;
+        r = it->second;
     };
     for (Eqn& e : out)
       for (Ref& r : e.in) renamed(r);
@@ -185,7 +185,7 @@ void batch_slice_products(ProgramEditor& ed) {
       edits.record_before(ed, at, [&] {
         const Arrays ys =
             unstack(product_of_all_slices(ed.value(x_ref), ed.value(g.other), g), "jit");
-        for (std::size_t t = 0; t < n; ++t) edits.rename[old_out[t]] = ed.recorded_var(ys[t]);
+        for (std::size_t t = 0; t < n; ++t) edits.rename[old_out[t]] = ed.recorded(ys[t]);
       });
     }
   }
@@ -248,7 +248,7 @@ void lay_out_shared_operands(ProgramEditor& ed) {
         gemm_layout(*g.dims, g.side, static_cast<int>(ed.aval(g.operand).shape.size()));
     Ref transposed;
     edits.record_before(ed, g.eqns[0], [&] {
-      transposed = Ref{ed.recorded_var(linum::transpose(ed.value(g.operand), perm)), -1};
+      transposed = ed.recorded(linum::transpose(ed.value(g.operand), perm));
     });
     for (int k : g.eqns) {
       if (edits.drop[k]) continue;  // both operands of a product qualified: the first wins
@@ -258,7 +258,7 @@ void lay_out_shared_operands(ProgramEditor& ed) {
       edits.record_before(ed, k, [&] {
         const Array o = ed.value(other), t = ed.value(transposed);
         const Array y = g.side ? linum::dot_general(o, t, laid) : linum::dot_general(t, o, laid);
-        edits.rename[old_out] = ed.recorded_var(y);
+        edits.rename[old_out] = ed.recorded(y);
       });
     }
   }
@@ -294,7 +294,7 @@ class SummedProducts {
         Array sum = ed_.value(t.sums[0]);
         for (std::size_t i = 1; i < t.sums.size(); ++i) sum = linum::add(sum, ed_.value(t.sums[i]));
         for (const Ref& r : t.rest) sum = linum::add(sum, ed_.value(r));
-        edits_.rename[root_out] = ed_.recorded_var(sum);
+        edits_.rename[root_out] = ed_.recorded(sum);
       });
     }
     edits_.apply(p_);
@@ -438,7 +438,7 @@ class SummedProducts {
     edits_.record_before(ed_, at, [&] {
       Arrays xs;
       for (const Ref& r : refs) xs.push_back(ed_.value(r));
-      out = Ref{ed_.recorded_var(linum::concatenate(xs, axis)), -1};
+      out = ed_.recorded(linum::concatenate(xs, axis));
     });
     concatenations_.emplace(std::move(key), std::make_pair(refs, out));
     return out;
@@ -483,7 +483,7 @@ class SummedProducts {
     const auto a = operand(0, lhs, i_ax), b = operand(1, rhs, j_ax);
     Ref out;
     edits_.record_before(ed_, at, [&] {
-      out = Ref{ed_.recorded_var(linum::dot_general(a(), b(), d)), -1};
+      out = ed_.recorded(linum::dot_general(a(), b(), d));
     });
     return out;
   }

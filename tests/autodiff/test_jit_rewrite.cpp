@@ -125,6 +125,24 @@ TEST_SUITE("jit") {
     auto jg = jit(linum::grad(with_decay));
     check_close(jg(wx, wh, xs), linum::grad(with_decay)(wx, wh, xs), 1e-11);
   }
+
+  TEST_CASE("a weight the function closes over is transposed once, as a constant of the program") {
+    // The weight is no argument but a constant of the program, so its transpose (which every
+    // step's cotangent reads) runs at trace time and is a constant too. This used to crash: the
+    // rewrite took the transpose for a traced value.
+    for (DType dt : {float32, float64}) {
+      const double tol = dt == float32 ? 1e-5 : 1e-12;
+      const Array w = rand({16, 16}, 2, dt) * 0.2, x = rand({4, 16}, 1, dt);
+      auto loss = [&](const Array& xx) {
+        Array h = xx;
+        for (int t = 0; t < 4; ++t) h = tanh(matmul(h, w));
+        return sum(h);
+      };
+      auto jl = jit(linum::grad(loss));
+      check_close(jl(x), linum::grad(loss)(x), tol);
+      CHECK(count_eqns(jl.program_text(), "transpose") == 0);
+    }
+  }
 }
 
 }  // namespace test_jit_rewrite
