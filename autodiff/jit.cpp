@@ -144,7 +144,10 @@ class JitTrace final : public Trace, private ProgramEditor {
     }
     if (!closed_) batch_contractions(*this);
     eliminate_dead_code();
-    if (!closed_) fuse_elementwise_chains(program_, var_aval_, var_weak_);
+    if (!closed_) {
+      fuse_elementwise_chains(program_, var_aval_, var_weak_);
+      place_concatenated_pieces(program_, var_aval_);
+    }
     compact_vars();
     // Liveness: a var is released after its last reader, unless it is an output.
     std::vector<int> last(program_.num_vars, -1);
@@ -273,6 +276,7 @@ Arrays eval_program(const Program& p, std::span<const Array> inputs,
   auto get = [&](const Ref& r) -> const Array& {
     return r.var >= 0 ? env[r.var] : p.consts[r.constant];
   };
+  std::vector<Array> buffers(p.buffers.size());
   Arrays in;
   for (const Eqn& e : p.eqns) {
     in.clear();
@@ -282,7 +286,8 @@ Arrays eval_program(const Program& p, std::span<const Array> inputs,
       outs = linum::bind(e.prim, in);
     } else {
       OpScope op(e.prim->name());
-      outs = with_weak(*e.prim, in, e.prim->eval(in));
+      const bool in_place = !e.placed.empty() || e.fills >= 0;
+      outs = with_weak(*e.prim, in, in_place ? eval_in_place(p, e, in, buffers) : e.prim->eval(in));
     }
     for (std::size_t j = 0; j < e.out.size(); ++j) env[e.out[j]] = std::move(outs[j]);
     for (int v : e.release) env[v] = Array();

@@ -100,6 +100,8 @@ class FusedChain final : public Primitive {
 
   const char* name() const override { return "fused_elementwise"; }
   Arrays eval(std::span<const Array> in) const override;  // jit_fused_kernels.cpp
+  // As eval, writing into the given outputs where `outs` holds one (a piece of a concatenation).
+  Arrays eval_into(std::span<const Array> in, Arrays outs) const;
   Avals abstract_eval(std::span<const ShapeDtype>) const override { return outs; }
   bool weak_type_rule(bool) const override { return false; }  // the kernel sets each output's
 };

@@ -128,13 +128,16 @@ halt:
 }  // namespace
 
 Arrays FusedChain::eval(std::span<const Array> in) const {
+  return eval_into(in, Arrays(outs.size()));
+}
+
+Arrays FusedChain::eval_into(std::span<const Array> in, Arrays outs) const {
   return dispatch_float(dtype, name(), [&]<class T>() {
-    Arrays outs;
     std::vector<T*> out_ptrs;
-    for (const ShapeDtype& o : this->outs) {
-      outs.push_back(empty(o.shape, dtype));
-      outs.back().impl()->weak_type = o.weak_type;
-      out_ptrs.push_back(out_ptr<T>(outs.back()));
+    for (std::size_t j = 0; j < outs.size(); ++j) {
+      if (!outs[j].valid()) outs[j] = empty(this->outs[j].shape, dtype);
+      outs[j].impl()->weak_type = this->outs[j].weak_type;
+      out_ptrs.push_back(out_ptr<T>(outs[j]));
     }
     if (const auto* sc = std::get_if<ScalarCode<T>>(&code))
       run_scalar(*sc, in, out_ptrs);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
@@ -30,6 +31,16 @@ struct Eqn {
   std::vector<int> out;
   std::vector<int> release;  // vars whose last reader is this eqn
   std::size_t size = 1;      // recorded primitives it stands for (a fused chain: several)
+  // A fused chain's outputs that a later concatenation reads: the kernel writes each in place in
+  // that concatenation's buffer (Program::buffers), at `offset` elements, so that the
+  // concatenation copies nothing. A concatenation so written: `fills` is its buffer.
+  struct Placed {
+    int output;
+    int buffer;
+    std::int64_t offset;
+  };
+  std::vector<Placed> placed;
+  int fills = -1;
 };
 
 class Program {
@@ -39,8 +50,9 @@ class Program {
   std::vector<Eqn> eqns;
   Arrays consts;
   std::vector<Ref> outputs;
-  std::vector<int> capture_vars;  // a sub-program's inputs after num_inputs: closed-over values
-  Avals out_avals;                // shape, dtype and weak type of each output
+  std::vector<int> capture_vars;    // a sub-program's inputs after num_inputs: closed-over values
+  Avals out_avals;                  // shape, dtype and weak type of each output
+  std::vector<ShapeDtype> buffers;  // concatenations that their pieces' chains write in place
 };
 
 // How eval_program runs each eqn: on its kernel (a replay on concrete values that no transform
@@ -49,6 +61,14 @@ enum class Run { kernels, bind };
 // The one interpreter of programs; each value is dropped after its last reader.
 Arrays eval_program(const Program& p, std::span<const Array> inputs,
                     std::span<const Array> captures, Run how);
+
+// Lets fused chains write the pieces of a concatenation along its leading axis (where each piece
+// is one contiguous block of the result) straight into its buffer (jit_in_place.cpp), as the
+// weight gradients of a scan under jit read every step's values. var_aval: each var's aval.
+void place_concatenated_pieces(Program& p, const std::vector<ShapeDtype>& var_aval);
+// Runs an eqn with placed outputs or a filled buffer; `buffers`: this run's, per Program::buffers.
+Arrays eval_in_place(const Program& p, const Eqn& e, std::span<const Array> in,
+                     std::vector<Array>& buffers);
 
 // Staged control flow: switch picks programs[index] (cond is a switch over {false, true}); while
 // runs programs[1] (body) while programs[0] (cond) gives true. The inputs are the index (switch),

@@ -1,6 +1,7 @@
 // jit's fused elementwise chains beyond test_jit.cpp's: one-element chains run as register code
 // (every operation form, constants folded into the code, several outputs), compared bit for bit
-// with eager evaluation, which runs each primitive's own kernel.
+// with eager evaluation, which runs each primitive's own kernel; chains reading and writing
+// splits and concatenations in place, counted by the buffers a replay allocates.
 #include <doctest/doctest.h>
 
 #include <utility>
@@ -144,6 +145,48 @@ TEST_SUITE("jit") {
         auto jl = jit(linum::grad(loss));
         CHECK(same(jl(x), linum::grad(loss)(x)));
         CHECK(count(jl.program_text(), "concatenate") == (cols == 10));
+      }
+    }
+  }
+
+  TEST_CASE("chains write the pieces of a leading-axis concatenation into its buffer") {
+    // An unrolled recurrence: each step's chain makes h, which the next step's product reads and
+    // a concatenation of every step's h (after a constant first row block) collects, as scan's
+    // stacked outputs do under jit.
+    auto steps = [](const Array& x, const Array& w, int n) {
+      Arrays hs{zeros(x.shape(), x.dtype())};
+      Array h = x;
+      for (int t = 0; t < n; ++t) {
+        h = tanh(matmul(h, w) + 0.5f) * 2.0f;
+        hs.push_back(h);
+      }
+      hs.push_back(hs[2]);  // a piece twice: its second place is a copy
+      return std::make_pair(concatenate(hs, 0), sum(h));
+    };
+    for (DType dt : {float32, float64}) {
+      // Rows of 16 columns: every piece starts 64-byte aligned and is written in place; of 5
+      // columns (60 or 120 bytes a piece) most are not, and are copied.
+      for (std::int64_t cols : {16, 5}) {
+        const Array x = astype(data({4, cols}, 1), dt);
+        const Array w = astype(data({cols, cols}, 2) * 0.1f, dt);
+        auto run = [&](const Array& xx, const Array& ww) { return steps(xx, ww, 5); };
+        auto js = jit(run);
+        js(x, w);  // trace
+        const std::uint64_t before = memory_stats().num_allocs;
+        const auto got = js(x, w);
+        const std::uint64_t allocs = memory_stats().num_allocs - before;
+        const auto want = run(x, w);
+        INFO(dtype_name(dt) << " cols " << cols);
+        CHECK(same(got.first, want.first));
+        CHECK(same(got.second, want.second));
+        // Aligned: the 5 products and the one concatenated buffer (the steps' chains write into
+        // it); unaligned: each chain's output too.
+        if (cols == 16) CHECK(allocs == 6);
+        // The gradient reads the pieces back (its products of a weight the function closes over
+        // are batched, so it equals eager's up to rounding).
+        auto loss = [&](const Array& xx) { return sum(square(run(xx, w).first)); };
+        auto jl = jit(linum::grad(loss));
+        check_close(jl(x), linum::grad(loss)(x), dt == float32 ? 1e-5 : 1e-12);
       }
     }
   }
