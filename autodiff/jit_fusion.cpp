@@ -336,14 +336,7 @@ struct Fuser {
     const int def = e.in[0].var >= 0 ? defining(e.in[0].var, k) : -1;
     if (def < 0 || !chain_of[def]) return;
     FusedChain& chain = *chain_of[def];
-    // The axis: the one dim where the pieces differ from the result.
-    if (chain.shape.size() != dst.shape.size()) return;
-    int axis = -1;
-    for (std::size_t d = 0; d < dst.shape.size(); ++d)
-      if (dst.shape[d] != chain.shape[d]) {
-        if (axis >= 0) return;
-        axis = static_cast<int>(d);
-      }
+    const int axis = concatenated_axis(dst.shape, chain.shape);
     if (axis < 0) return;
     std::vector<Layout> at;
     std::int64_t start = 0;
@@ -412,6 +405,17 @@ struct Fuser {
 };
 
 }  // namespace
+
+int concatenated_axis(const Shape& result, const Shape& piece) {
+  if (piece.size() != result.size()) return -1;
+  int axis = -1;
+  for (std::size_t d = 0; d < result.size(); ++d)
+    if (result[d] != piece[d]) {
+      if (axis >= 0) return -1;
+      axis = static_cast<int>(d);
+    }
+  return axis;
+}
 
 void fuse_elementwise_chains(Program& p, const std::vector<ShapeDtype>& var_aval,
                              const std::vector<char>& var_weak) {

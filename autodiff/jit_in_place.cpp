@@ -1,5 +1,6 @@
 // Concatenations written in place: the fused chains that make a concatenation's pieces write them
 // straight into its buffer, each piece a view of it, so that the concatenation copies nothing.
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -31,42 +32,36 @@ void place_concatenated_pieces(Program& p, const std::vector<ShapeDtype>& var_av
         made_by[static_cast<std::size_t>(p.eqns[k].out[j])] = {static_cast<int>(k),
                                                                static_cast<int>(j)};
   std::vector<char> placed(static_cast<std::size_t>(p.num_vars), 0);
+  auto aval_of = [&](const Ref& r) -> ShapeDtype {
+    if (r.var >= 0) return var_aval[static_cast<std::size_t>(r.var)];
+    const Array& c = p.consts[static_cast<std::size_t>(r.constant)];
+    return {c.shape(), c.dtype()};
+  };
   for (Eqn& e : p.eqns) {
     if (std::string_view(e.prim->name()) != "concatenate" || e.in.size() < 2) continue;
     const ShapeDtype& dst = var_aval[static_cast<std::size_t>(e.out[0])];
-    auto shape_of = [&](const Ref& r) -> const Shape& {
-      return r.var >= 0 ? var_aval[static_cast<std::size_t>(r.var)].shape
-                        : p.consts[static_cast<std::size_t>(r.constant)].shape();
-    };
-    // The axis: the dim where the first piece differs from the result. Only a leading axis (all
-    // dims before it of size 1) makes each piece one contiguous block.
-    const Shape& first = shape_of(e.in[0]);
-    std::size_t axis = 0;
-    while (axis < dst.shape.size() && dst.shape[axis] == first[axis]) ++axis;
-    if (axis == dst.shape.size()) continue;
+    std::vector<ShapeDtype> pieces;
+    for (const Ref& r : e.in) pieces.push_back(aval_of(r));
+    // Only a leading axis (all dims before it of size 1) makes each piece one contiguous block.
+    const int axis = concatenated_axis(dst.shape, pieces[0].shape);
+    if (axis < 0) continue;
     std::int64_t outer = 1, inner = 1;
-    for (std::size_t d = 0; d < axis; ++d) outer *= dst.shape[d];
-    for (std::size_t d = axis + 1; d < dst.shape.size(); ++d) inner *= dst.shape[d];
-    bool same_dtype = true;
-    for (const Ref& r : e.in)
-      same_dtype =
-          same_dtype &&
-          (r.var >= 0 ? var_aval[static_cast<std::size_t>(r.var)].dtype
-                      : p.consts[static_cast<std::size_t>(r.constant)].dtype()) == dst.dtype;
+    for (int d = 0; d < axis; ++d) outer *= dst.shape[static_cast<std::size_t>(d)];
+    for (std::size_t d = static_cast<std::size_t>(axis) + 1; d < dst.shape.size(); ++d)
+      inner *= dst.shape[d];
+    const bool same_dtype = std::all_of(pieces.begin(), pieces.end(),
+                                        [&](const ShapeDtype& a) { return a.dtype == dst.dtype; });
     if (outer != 1 || !same_dtype) continue;
     const int buffer = static_cast<int>(p.buffers.size());
     std::int64_t start = 0;
-    for (const Ref& r : e.in) {
+    for (std::size_t k = 0; k < e.in.size(); ++k) {
+      const Ref& r = e.in[k];
       const std::int64_t offset = start * inner;
-      start += shape_of(r)[axis];
+      start += pieces[k].shape[static_cast<std::size_t>(axis)];
       if (r.var < 0 || placed[static_cast<std::size_t>(r.var)]) continue;
       const Maker m = made_by[static_cast<std::size_t>(r.var)];
-      if (m.eqn < 0) continue;
-      const auto& chain =
-          static_cast<const FusedChain&>(*p.eqns[static_cast<std::size_t>(m.eqn)].prim);
       // Pieces stay 64-byte aligned, as every buffer of the caching allocator is.
-      if (chain.dtype != dst.dtype || offset * static_cast<std::int64_t>(itemsize(dst.dtype)) % 64)
-        continue;
+      if (m.eqn < 0 || offset * static_cast<std::int64_t>(itemsize(dst.dtype)) % 64) continue;
       p.eqns[static_cast<std::size_t>(m.eqn)].placed.push_back({m.output, buffer, offset});
       placed[static_cast<std::size_t>(r.var)] = 1;
       e.fills = buffer;

@@ -62,6 +62,10 @@ enum class Run { kernels, bind };
 Arrays eval_program(const Program& p, std::span<const Array> inputs,
                     std::span<const Array> captures, Run how);
 
+// The axis of a concatenation: the one dim where `piece` differs from `result`; -1 if none or
+// several do.
+int concatenated_axis(const Shape& result, const Shape& piece);
+
 // Lets fused chains write the pieces of a concatenation along its leading axis (where each piece
 // is one contiguous block of the result) straight into its buffer (jit_in_place.cpp), as the
 // weight gradients of a scan under jit read every step's values. var_aval: each var's aval.
